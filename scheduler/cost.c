@@ -1,0 +1,36 @@
+/* The patent's formula (1):
+ *     Cost(tid, c) = sum_{n in Pred(c)} size(n) * trCost(n->tid, tid)
+ * size(n) is the bytes c reads from n (recorded per input), n->tid the worker
+ * that ran n.  Inputs from outside the scheduler (worker -1) cost nothing
+ * anywhere, so they do not sway placement. */
+#include "internal.h"
+
+uint64_t df_cost(const DfPolicyEnv *env, const DfNode *c, int tid)
+{
+    const unsigned n = (unsigned)env->n_workers;
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < c->n_inputs; i++) {
+        const DfInput *in = df_node_input_c(c, i);
+        if (in->worker < 0 || in->bytes == 0)
+            continue;
+        sum += in->bytes * env->trcost[(unsigned)in->worker * n + (unsigned)tid];
+    }
+    return sum;
+}
+
+uint64_t df_cost_scaled(const DfPolicyEnv *env, const DfNode *c, int tid, const double *scale,
+                        int n_scale)
+{
+    const unsigned n = (unsigned)env->n_workers;
+    double sum = 0;
+    for (unsigned i = 0; i < c->n_inputs; i++) {
+        const DfInput *in = df_node_input_c(c, i);
+        if (in->worker < 0 || in->bytes == 0)
+            continue;
+        double size = (double)in->bytes;
+        if (in->module >= 0 && in->module < n_scale)
+            size *= scale[in->module];
+        sum += size * env->trcost[(unsigned)in->worker * n + (unsigned)tid];
+    }
+    return (uint64_t)(sum + 0.5);
+}

@@ -1,0 +1,433 @@
+/* dfsched — a user-space dataflow scheduler (patent JP4621786B2).
+ *
+ * A program is a set of serial basic modules plus a parallel execution
+ * control description (a module table).  The table is compiled once into
+ * graph-generation information and instantiated per input (per frame) into
+ * nodes of a dataflow task graph; tasks may add nodes at run time.  Pinned
+ * workers take ready nodes and run them; the placement policy uses the
+ * patent's formula (1):
+ *
+ *     Cost(tid, c) = sum over n in Pred(c) of size(n) * trCost(n->tid, tid)
+ *
+ * Threading rules: every function may be called from any thread unless noted.
+ * A node's dependencies and inputs may only be added before it is submitted,
+ * by the thread that created it.
+ */
+#ifndef DFSCHED_H
+#define DFSCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct DfSched DfSched;
+typedef struct DfNode DfNode;
+typedef struct DfGroup DfGroup;
+typedef struct DfTask DfTask;
+typedef struct DfGraphInfo DfGraphInfo;
+typedef struct DfInstance DfInstance;
+
+/* A basic module's body.  `task` is the running context; `arg` the user data. */
+typedef void (*DfTaskFn)(DfTask *task, void *arg);
+
+/* Error details filled by functions that take a DfError pointer (may be NULL). */
+typedef struct DfError {
+    int code;       /* negative errno value */
+    char msg[256];  /* one human-readable line */
+} DfError;
+
+/* No deadline: such nodes sort after every node that has one. */
+#define DF_NO_DEADLINE INT64_MAX
+
+/* ---------------------------------------------------------------- topology */
+
+/* Distance classes between two workers, from the smallest level they share. */
+typedef enum DfLevel {
+    DF_LEVEL_SELF = 0, /* the same worker: trCost 0 */
+    DF_LEVEL_PU,       /* same core: SMT siblings, or two workers on one PU */
+    DF_LEVEL_L2,       /* share an L2 (or L1) cache */
+    DF_LEVEL_L3,       /* share an L3 cache */
+    DF_LEVEL_NUMA,     /* same NUMA node / package, no shared cache */
+    DF_LEVEL_MACHINE,  /* different NUMA nodes or packages */
+    DF_N_LEVELS
+} DfLevel;
+
+/* Name of a level ("self", "pu", "l2", "l3", "numa", "machine"). */
+const char *df_level_name(DfLevel level);
+
+/* How trCost is derived from the levels. */
+typedef enum DfCostModel {
+    DF_COST_HIER = 0, /* per-level weights (default 0,1,2,4,8,16) */
+    DF_COST_FLAT,     /* the patent's 0/1 cost */
+} DfCostModel;
+
+/* ------------------------------------------------------------- scheduler */
+
+typedef struct DfSchedConfig {
+    int n_workers;             /* 0: one per core of the process's CPU set */
+    const char *policy;        /* "fifo", "steal", "cost", "cost-local", "learned" */
+    const char *topology;      /* NULL: the real machine (hwloc); else an hwloc
+                                * synthetic string, e.g. "package:2 l3:2 core:4 pu:2" */
+    const char *cpuset;        /* NULL: the process's CPU set; else a list "0-3,6" */
+    int poll_us;               /* idle spin before parking; -1: poll mode, never park */
+    bool pin;                  /* pin workers to cores (default true) */
+    DfCostModel cost_model;    /* default DF_COST_HIER */
+    uint32_t level_cost[DF_N_LEVELS]; /* weights per level when non-zero (SELF ignored) */
+    size_t trace_capacity;     /* trace events kept per worker; 0: tracing off */
+    size_t stack_size;         /* worker stack bytes; 0: 8 MiB */
+    uint64_t seed;             /* for random victims and exploration; 0: fixed default */
+    double explore_rate;       /* learned policy: share of dispatches stolen on purpose */
+} DfSchedConfig;
+
+/* Fill `cfg` with the defaults documented above. */
+void df_sched_config_init(DfSchedConfig *cfg);
+
+/* Create a scheduler and start its workers.  Returns 0 or a negative errno. */
+int df_sched_new(const DfSchedConfig *cfg, DfSched **out, DfError *err);
+
+/* Take another reference on a scheduler (shared by several decoders). */
+DfSched *df_sched_ref(DfSched *sched);
+
+/* Drop a reference; the last one stops and joins the workers.  Every group
+ * must be finished before that. */
+void df_sched_unref(DfSched *sched);
+
+/* The process-wide shared scheduler, created with `cfg` (or defaults) on first
+ * use; later callers get the same one with a new reference. */
+int df_sched_get_shared(const DfSchedConfig *cfg, DfSched **out, DfError *err);
+
+/* Number of workers. */
+int df_sched_n_workers(const DfSched *sched);
+
+/* Name of the policy in use. */
+const char *df_sched_policy_name(const DfSched *sched);
+
+/* Index of the calling thread's worker in `sched`, or -1 if it is not one. */
+int df_sched_current_worker(const DfSched *sched);
+
+/* The n_workers x n_workers trCost matrix (row = producer, column = consumer). */
+const uint32_t *df_sched_trcost(const DfSched *sched);
+
+/* The n_workers x n_workers level matrix (DfLevel values). */
+const uint8_t *df_sched_levels(const DfSched *sched);
+
+/* True when more workers than cores were requested. */
+bool df_sched_oversubscribed(const DfSched *sched);
+
+/* Fill `buf` with a one-line description of workers, cores and topology. */
+void df_sched_describe(const DfSched *sched, char *buf, size_t len);
+
+/* Names of all policies, NULL-terminated. */
+const char *const *df_policy_names(void);
+
+/* Register (or look up) a module name for statistics and learning.
+ * Returns its id (>= 0).  Ids are shared by all users of the scheduler. */
+int df_sched_module_id(DfSched *sched, const char *name);
+
+/* Name of a module id, or "?" when unknown. */
+const char *df_sched_module_name(const DfSched *sched, int module);
+
+/* ----------------------------------------------------------------- groups */
+
+/* A group collects nodes (e.g. all tasks of one frame) so that they can be
+ * awaited or cancelled together.  `deadline` (ns, CLOCK_MONOTONIC, or
+ * DF_NO_DEADLINE) is inherited by nodes created in the group. */
+DfGroup *df_group_new(DfSched *sched, int64_t deadline);
+
+/* Drop the creator's reference.  Allowed at any time; memory is kept until
+ * the last node of the group has finished. */
+void df_group_release(DfGroup *group);
+
+/* Wait until every node of the group has finished (or been skipped).  From
+ * inside a task, the calling worker runs other ready tasks while it waits;
+ * from another thread it blocks. */
+void df_sched_wait(DfSched *sched, DfGroup *group);
+
+/* True once every node of the group has finished. */
+bool df_group_done(const DfGroup *group);
+
+/* Cancel: nodes of the group that have not started are skipped (their
+ * cancel function runs instead of their body). */
+void df_group_cancel(DfGroup *group);
+
+/* True after df_group_cancel(). */
+bool df_group_cancelled(const DfGroup *group);
+
+/* The group's deadline. */
+int64_t df_group_deadline(const DfGroup *group);
+
+/* ------------------------------------------------------------------ nodes */
+
+typedef struct DfNodeDesc {
+    DfTaskFn fn;        /* body */
+    void *arg;          /* passed to fn and cancel */
+    DfTaskFn cancel;    /* runs instead of fn when the group was cancelled; may be NULL */
+    int module;         /* id from df_sched_module_id(), or -1 */
+    int index;          /* index of the node within its module instance (e.g. band) */
+    DfGroup *group;     /* may be NULL */
+    int64_t deadline;   /* 0: inherit from group (or none) */
+    uint64_t out_size;  /* bytes this node produces (size(n)) */
+} DfNodeDesc;
+
+/* Create a node.  It runs once submitted and all its dependencies finished.
+ * The caller owns one reference (release with df_node_release()). */
+DfNode *df_node_new(DfSched *sched, const DfNodeDesc *desc);
+
+/* `succ` reads `bytes` produced by `pred`: it runs after `pred` has finished
+ * and its cost counts those bytes on pred's worker.  `pred` may have finished
+ * already.  Only before df_node_submit(succ).  Returns 0, or -ENOMEM (then
+ * the caller should df_node_discard(succ)). */
+int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes);
+
+/* `node` reads `bytes` produced earlier by a finished task (no edge): counts
+ * in the cost function as data held by `worker`.  `pred_id`/`module` identify
+ * the producer for traces (0/-1 if unknown).  Returns 0 or a negative errno. */
+int df_node_add_input(DfNode *node, int worker, uint64_t bytes, int module, uint64_t pred_id);
+
+/* Make the node eligible to run. */
+void df_node_submit(DfNode *node);
+
+/* Submit a node so that it is skipped like a cancelled one: its cancel
+ * function runs instead of its body and successors see the cancellation.
+ * For nodes that could not be set up completely. */
+void df_node_discard(DfNode *node);
+
+/* Drop a reference to a node. */
+void df_node_release(DfNode *node);
+
+/* Take one more hold on a not-yet-ready node: it will not run before a
+ * matching df_node_unhold().  Only before df_node_submit(). */
+void df_node_hold(DfNode *node);
+
+/* Release a hold taken with df_node_hold(); may be called from any thread. */
+void df_node_unhold(DfNode *node);
+
+/* Unique id of a node (monotonic per scheduler). */
+uint64_t df_node_id(const DfNode *node);
+
+/* Worker that ran the node, or -1 if it has not finished. */
+int df_node_worker(const DfNode *node);
+
+/* True when the node was skipped because its group was cancelled. */
+bool df_node_skipped(const DfNode *node);
+
+/* Create, submit and release a node in one call. */
+void df_spawn(DfSched *sched, DfTaskFn fn, void *arg, DfGroup *group);
+
+/* ------------------------------------------------------ running task info */
+
+/* The scheduler running the task. */
+DfSched *df_task_sched(const DfTask *task);
+
+/* The worker running the task. */
+int df_task_worker(const DfTask *task);
+
+/* The node being run (valid during the call). */
+DfNode *df_task_node(const DfTask *task);
+
+/* The node's module instance index (DfNodeDesc.index). */
+int df_task_index(const DfTask *task);
+
+/* True if any predecessor of the running node was skipped by cancellation. */
+bool df_task_pred_cancelled(const DfTask *task);
+
+/* True when the running node was taken from another worker's ready set. */
+bool df_task_stolen(const DfTask *task);
+
+/* ------------------------------------------------ control description */
+
+/* How a predecessor module's nodes connect to this module's nodes. */
+typedef enum DfLinkKind {
+    DF_LINK_ALL = 0,    /* every node of the predecessor -> every node here */
+    DF_LINK_SAME_INDEX, /* node i -> node i (widths must match) */
+} DfLinkKind;
+
+typedef struct DfLink {
+    int module;         /* predecessor module id (index in the table) */
+    DfLinkKind kind;
+    bool prev_instance; /* predecessor in the previous instance (e.g. D(k-1) -> D(k)) */
+} DfLink;
+
+/* One row of the parallel execution control description. */
+typedef struct DfModuleDesc {
+    const char *name;      /* registered with df_sched_module_id() */
+    DfTaskFn fn;
+    DfTaskFn cancel;       /* may be NULL */
+    const DfLink *preds;
+    int n_preds;
+    int out_type;          /* output buffer type (user-defined tag) */
+    uint64_t out_size;     /* bytes each node of the module produces */
+    int width;             /* nodes per instance (default 1; may be overridden) */
+} DfModuleDesc;
+
+/* Compile a module table (id = row index) into graph-generation information.
+ * Rejects unknown ids, cycles within an instance and mismatched widths. */
+int df_graph_compile(DfSched *sched, const DfModuleDesc *mods, int n_mods, DfGraphInfo **out,
+                     DfError *err);
+
+/* Free compiled graph information (after its instances are released). */
+void df_graph_free(DfGraphInfo *info);
+
+/* Per-instance parameters. */
+typedef struct DfInstanceParams {
+    void *arg;                /* passed to every node body */
+    DfGroup *group;           /* group of all nodes (may be NULL) */
+    int64_t deadline;         /* 0: group's */
+    const int *widths;        /* per module width override (0 = table's), or NULL */
+    const uint64_t *out_size; /* per module out_size override (0 = table's), or NULL */
+    DfInstance *prev;         /* previous instance for prev_instance links, or NULL */
+} DfInstanceParams;
+
+/* Instantiate the graph for one input.  Nodes are created and linked but not
+ * submitted, so tasks and callers can add dependencies first. */
+DfInstance *df_graph_instantiate(const DfGraphInfo *info, const DfInstanceParams *params);
+
+/* Node `index` of `module` in an instance (borrowed reference). */
+DfNode *df_instance_node(const DfInstance *inst, int module, int index);
+
+/* Width of `module` in this instance. */
+int df_instance_width(const DfInstance *inst, int module);
+
+/* Submit every node of the instance. */
+void df_instance_submit(DfInstance *inst);
+
+/* Release the instance and its node references. */
+void df_instance_release(DfInstance *inst);
+
+/* ------------------------------------------------------ ordered job batches */
+
+/* A batch of jobs as libavcodec's execute/execute2 hooks hand them out. */
+typedef struct DfJobs {
+    int n_jobs;
+    void (*fn)(void *ctx, int jobnr, int threadnr);
+    void *ctx;
+    int n_slots;          /* threadnr = jobnr % n_slots and job j starts only after
+                           * job j - n_slots finished; 0: unlimited, threadnr = 0 */
+    bool ordered_start;   /* job j becomes ready only once job j-1 started (WPP) */
+    int module;           /* module id of the job nodes */
+    int64_t deadline;     /* 0: none */
+    uint64_t out_size;    /* bytes each job produces */
+    int *workers;         /* optional out: worker that ran each job (n_jobs entries) */
+    uint64_t *node_ids;   /* optional out: node id of each job */
+} DfJobs;
+
+/* Run a batch and return when every job has finished.  From a worker, the
+ * caller helps; from another thread it blocks.  Re-entrant.  Returns 0. */
+int df_jobs_run(DfSched *sched, const DfJobs *jobs);
+
+/* ------------------------------------------------------------- statistics */
+
+typedef struct DfWorkerStats {
+    uint64_t tasks_run;      /* bodies run (and cancelled nodes skipped) */
+    uint64_t tasks_stolen;   /* taken from another worker's ready set */
+    uint64_t tasks_explored; /* stolen on purpose (learned policy) */
+    uint64_t tasks_skipped;  /* cancelled */
+    uint64_t idle_ns;        /* time with nothing to run */
+    uint64_t busy_ns;        /* time inside task bodies (when timing is on) */
+    uint64_t parks;          /* futex sleeps */
+    uint64_t wakeups_sent;   /* futex wakes issued by this worker */
+    uint64_t bytes_local;    /* input bytes produced by this same worker */
+    uint64_t bytes_level[DF_N_LEVELS]; /* input bytes by trCost level (SELF = local) */
+    uint64_t slab_chunks;    /* slab chunks allocated (cold path) */
+    uint64_t max_wait_depth; /* deepest nesting of df_sched_wait() */
+} DfWorkerStats;
+
+typedef struct DfStats {
+    int n_workers;
+    DfWorkerStats total;
+    DfWorkerStats *workers; /* n_workers entries, owned by the caller of df_stats_free */
+    uint64_t external_submits; /* nodes made ready by non-worker threads */
+} DfStats;
+
+/* Snapshot the counters (approximate while running).  Free with df_stats_free(). */
+int df_sched_stats(DfSched *sched, DfStats *out);
+
+/* Free a snapshot's arrays. */
+void df_stats_free(DfStats *stats);
+
+/* Zero every counter. */
+void df_sched_stats_reset(DfSched *sched);
+
+/* Share of input bytes consumed on the worker that produced them (0..1; 1 when none). */
+double df_stats_local_share(const DfStats *stats);
+
+/* ------------------------------------------------------------------ trace */
+
+/* Flags of a trace event. */
+enum {
+    DF_TRACE_STOLEN = 1 << 0,   /* taken from another worker's ready set */
+    DF_TRACE_EXPLORED = 1 << 1, /* stolen on purpose (learned policy) */
+    DF_TRACE_SKIPPED = 1 << 2,  /* group cancelled: body not run */
+    DF_TRACE_INLINE = 1 << 3,   /* run inline by the submitting thread */
+};
+
+/* One input of a traced node: bytes it read from a producer. */
+typedef struct DfTraceInput {
+    uint64_t pred_id; /* producer node id (0 unknown) */
+    int32_t worker;   /* producer's worker (-1 outside the scheduler) */
+    int32_t module;   /* producer's module (-1 unknown) */
+    uint64_t bytes;
+} DfTraceInput;
+
+/* One executed (or skipped) node. */
+typedef struct DfTraceEvent {
+    uint64_t node_id;
+    int32_t module;
+    int32_t index;
+    int64_t tag;        /* group's tag (e.g. frame number), -1 none */
+    int32_t worker;
+    uint32_t flags;
+    int64_t start_ns;
+    int64_t end_ns;
+    int64_t deadline;   /* DF_NO_DEADLINE when none */
+    uint32_t first_input; /* index into DfTrace.inputs */
+    uint32_t n_inputs;
+} DfTraceEvent;
+
+typedef struct DfTrace {
+    DfTraceEvent *events; /* sorted by start time */
+    size_t n_events;
+    DfTraceInput *inputs;
+    size_t n_inputs;
+    uint64_t dropped;     /* events lost because a worker's buffer was full */
+    int n_workers;
+    char **module_names;  /* module id -> name, n_modules entries */
+    int n_modules;
+    uint32_t *trcost;     /* copy of the trCost matrix */
+    uint8_t *levels;      /* copy of the level matrix */
+} DfTrace;
+
+/* Start recording up to `capacity` events per worker (replaces older ones). */
+int df_sched_trace_start(DfSched *sched, size_t capacity);
+
+/* Stop recording (events are kept). */
+void df_sched_trace_stop(DfSched *sched);
+
+/* True while recording. */
+bool df_sched_tracing(const DfSched *sched);
+
+/* Copy the recorded events into `out` (merged, sorted).  Free with df_trace_free(). */
+int df_sched_trace_collect(DfSched *sched, DfTrace *out);
+
+/* Free a collected trace. */
+void df_trace_free(DfTrace *trace);
+
+/* Give a group a tag shown in traces (e.g. frame number). */
+void df_group_set_tag(DfGroup *group, int64_t tag);
+
+/* The group's tag (-1 by default). */
+int64_t df_group_tag(const DfGroup *group);
+
+/* ------------------------------------------------------------------ time */
+
+/* Monotonic nanoseconds (CLOCK_MONOTONIC base, no system call). */
+int64_t df_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DFSCHED_H */

@@ -1,0 +1,441 @@
+/* dfsched internals shared by the scheduler's files, the policies and dfsim.
+ * Not installed; not a public API. */
+#ifndef DFSCHED_INTERNAL_H
+#define DFSCHED_INTERNAL_H
+
+#include "dfsched.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define DF_CACHELINE 64
+#define DF_ALIGNED __attribute__((aligned(DF_CACHELINE)))
+#define DF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define DF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#if defined(__x86_64__) || defined(__i386__)
+#define df_cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define df_cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define df_cpu_relax() ((void)0)
+#endif
+
+/* Fill a DfError (if non-NULL) and return `code`. */
+int df_set_error(DfError *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ------------------------------------------------------------------ slabs */
+
+typedef struct DfCache DfCache;
+
+/* Fixed-size object slab owned by one thread.  Frees from other threads go
+ * to a lock-free remote list that only the owner drains (no ABA). */
+typedef struct DfSlab {
+    void *local;               /* owner-only free list */
+    _Atomic(void *) remote;    /* frees from other threads */
+    void *chunks;              /* chunk list, freed with the cache */
+    size_t slot_size;          /* header + object */
+    size_t per_chunk;
+    uint64_t n_chunks;
+    DfCache *home;
+} DfSlab;
+
+void df_slab_init(DfSlab *slab, DfCache *home, size_t obj_size, size_t per_chunk);
+void df_slab_fini(DfSlab *slab);
+/* Allocate from the calling thread's slab (must be its owner).  NULL on OOM. */
+void *df_slab_alloc(DfSlab *slab);
+/* Free an object to the slab it came from; `self` is the caller's cache. */
+void df_slab_free(void *obj, const DfCache *self);
+
+/* Per-thread allocation cache: one per worker, one per outside thread. */
+struct DfCache {
+    DfSched *sched;
+    int worker;           /* -1 for outside threads */
+    DfSlab nodes;
+    DfSlab edges;
+    DfSlab blocks;
+    DfSlab groups;
+    _Atomic uint64_t chunk_count; /* slab chunks allocated, all slabs */
+    DfCache *next_all;    /* sched->caches list (under sched->cache_lock) */
+    DfCache *next_free;   /* orphaned outside-thread caches */
+};
+
+/* The calling thread's cache for `sched` (creating it on first use). */
+DfCache *df_cache_get(DfSched *sched);
+void df_cache_fini(DfCache *cache);
+
+/* ------------------------------------------------------------------ nodes */
+
+#define DF_INLINE_INPUTS 4
+#define DF_BLOCK_INPUTS 4
+
+typedef struct DfInput {
+    uint64_t bytes;
+    uint64_t pred_id;
+    int32_t worker; /* producer's worker, -1 until it finished / outside */
+    int32_t module;
+} DfInput;
+
+typedef struct DfInputBlock {
+    struct DfInputBlock *next;
+    DfInput in[DF_BLOCK_INPUTS];
+} DfInputBlock;
+
+typedef struct DfEdge {
+    struct DfEdge *next;
+    DfNode *succ;
+    uint32_t slot;
+} DfEdge;
+
+/* Sentinel for a finished node's successor list. */
+#define DF_EDGES_CLOSED ((DfEdge *)(uintptr_t)1)
+
+enum {
+    DF_NF_SKIPPED = 1 << 0,
+    DF_NF_STOLEN = 1 << 1,
+    DF_NF_EXPLORED = 1 << 2,
+    DF_NF_SUBMITTED = 1 << 3,
+    DF_NF_DISCARD = 1 << 4,
+};
+
+struct DfNode {
+    _Atomic int32_t pending;   /* unmet dependencies + holds (+1 until submit) */
+    _Atomic uint32_t refs;
+    _Atomic(DfEdge *) succ;    /* successors, or DF_EDGES_CLOSED */
+    _Atomic uint8_t pred_cancelled;
+    uint8_t flags;
+    uint16_t n_inputs;
+    int32_t module;
+    int32_t index;
+    int32_t worker;            /* who ran it; published by the succ exchange */
+    int32_t placed;            /* worker whose ready set received it (-1 shared) */
+    DfTaskFn fn;
+    DfTaskFn cancel;
+    void *arg;
+    DfGroup *group;
+    DfSched *sched;
+    int64_t deadline;
+    uint64_t id;
+    uint64_t out_size;
+    uint64_t in_bytes;         /* sum of input bytes */
+    uintptr_t aux[2];          /* for internal users (jobs) */
+    DfNode *next;              /* ready-set links */
+    DfNode *prev;
+    int64_t ready_ns;          /* when it became ready (timing on) */
+    DfInputBlock *more;
+    DfInput in[DF_INLINE_INPUTS];
+    uint64_t cost_cache[];     /* policy scratch (cost policy: one per worker) */
+};
+
+/* Input slot `i` of a node. */
+DfInput *df_node_input(DfNode *node, unsigned i);
+const DfInput *df_node_input_c(const DfNode *node, unsigned i);
+
+/* ----------------------------------------------------------------- groups */
+
+struct DfGroup {
+    _Atomic int64_t pending;   /* nodes not finished */
+    _Atomic int32_t refs;      /* handle + nodes */
+    _Atomic uint32_t done_seq; /* futex word for outside waiters */
+    _Atomic int32_t n_waiters;
+    _Atomic bool cancelled;
+    int64_t deadline;
+    int64_t tag;
+    uint64_t id;
+    DfSched *sched;
+};
+
+void df_group_node_added(DfGroup *g);
+void df_group_node_finished(DfGroup *g);
+
+/* ---------------------------------------------------------------- policy */
+
+typedef struct DfPolicy DfPolicy;
+
+/* What a policy sees of the machine; the same for threads (dfsched) and for
+ * the simulator (dfsim), which is why policies take no thread handles. */
+typedef struct DfPolicyEnv {
+    int n_workers;
+    const uint32_t *trcost;   /* n x n, [producer * n + consumer] */
+    const uint8_t *levels;    /* n x n DfLevel */
+    int64_t (*now)(void *clock_ctx);
+    void *clock_ctx;
+    uint64_t seed;
+    double explore_rate;
+    bool lifo;                /* owner takes newest first (steal policy) */
+} DfPolicyEnv;
+
+/* Where a pushed node went, so that the caller can wake the right worker. */
+typedef struct DfPlacement {
+    int worker;      /* ready set of this worker, or -1 for a shared set */
+    bool backlog;    /* the worker already had queued work */
+} DfPlacement;
+
+typedef struct DfPolicyOps {
+    const char *name;
+    /* Bytes of per-node scratch (DfNode.cost_cache) the policy needs. */
+    size_t (*node_scratch)(int n_workers);
+    int (*create)(const DfPolicyEnv *env, DfPolicy **out);
+    void (*destroy)(DfPolicy *p);
+    /* Node became ready; `self` is the worker that made it so (-1 outside). */
+    DfPlacement (*push)(DfPolicy *p, int self, DfNode *n);
+    /* Next node for worker `self` (own set first, then others), or NULL.
+     * Sets DF_NF_STOLEN / DF_NF_EXPLORED on the node. */
+    DfNode *(*pop)(DfPolicy *p, int self);
+    /* Cheap check that worker `self` could find work now. */
+    bool (*has_work)(DfPolicy *p, int self);
+    /* Optional: node finished on `self` after `exec_ns` (timing on). */
+    void (*done)(DfPolicy *p, int self, const DfNode *n, int64_t exec_ns);
+    /* Optional: the policy wants exec times (turns timing on). */
+    bool needs_timing;
+} DfPolicyOps;
+
+/* Common header of every policy instance. */
+struct DfPolicy {
+    const DfPolicyOps *ops;
+    DfPolicyEnv env;
+};
+
+const DfPolicyOps *df_policy_find(const char *name);
+
+extern const DfPolicyOps df_policy_fifo;
+extern const DfPolicyOps df_policy_steal;
+extern const DfPolicyOps df_policy_cost;
+extern const DfPolicyOps df_policy_cost_local;
+extern const DfPolicyOps df_policy_learned;
+
+/* Formula (1): Cost(tid, c) over the node's inputs. */
+uint64_t df_cost(const DfPolicyEnv *env, const DfNode *c, int tid);
+
+/* Formula (1) with per-producer-module size corrections (learned policy):
+ * size(n) is scaled by scale[module] (1.0 when module is out of range). */
+uint64_t df_cost_scaled(const DfPolicyEnv *env, const DfNode *c, int tid, const double *scale,
+                        int n_scale);
+
+/* --------------------------------------------------------- ready sets */
+
+/* A worker's Ready set: an array deque that only the owner pushes to (no
+ * lock; anyone takes from the old end with one CAS; the owner may also take
+ * from the new end), plus an inbox that any thread pushes to (lock-free
+ * stack) for nodes registered by other threads (patent fig. 13). */
+typedef struct DfDequeBuf {
+    int64_t mask;
+    struct DfDequeBuf *prev;  /* retired buffers, freed with the deque */
+    _Atomic(DfNode *) slots[];
+} DfDequeBuf;
+
+typedef struct DfReady {
+    DF_ALIGNED _Atomic int64_t top;
+    _Atomic(DfNode *) inbox;
+    DF_ALIGNED _Atomic int64_t bottom;
+    _Atomic(DfDequeBuf *) buf;
+} DfReady;
+
+int df_ready_init(DfReady *r, int64_t capacity);
+void df_ready_fini(DfReady *r);
+/* Owner only. */
+void df_ready_push(DfReady *r, DfNode *n);
+/* Owner only: newest first. */
+DfNode *df_ready_pop_newest(DfReady *r);
+/* Anyone: oldest first (the owner in FIFO mode, thieves always). */
+DfNode *df_ready_take_oldest(DfReady *r);
+/* Anyone: push into the inbox. */
+void df_ready_post(DfReady *r, DfNode *n);
+/* Owner: move the inbox into the deque (oldest first).  Returns count. */
+int df_ready_drain_inbox(DfReady *r);
+/* Anyone but the owner: take the oldest inbox node, put the rest back. */
+DfNode *df_ready_steal_inbox(DfReady *r);
+/* Approximate number of nodes queued (deque + non-empty inbox as 1). */
+int64_t df_ready_size(const DfReady *r);
+bool df_ready_empty(const DfReady *r);
+
+/* One Ready set per worker, as the stealing policies keep them. */
+typedef struct DfReadySets {
+    int n;
+    DfReady *sets; /* n entries, cache-line aligned */
+} DfReadySets;
+int df_ready_sets_init(DfReadySets *rs, int n);
+void df_ready_sets_fini(DfReadySets *rs);
+/* True if any set holds a node. */
+bool df_ready_sets_any(const DfReadySets *rs);
+/* Take the oldest node of another worker's set (deque, then inbox). */
+DfNode *df_ready_steal(DfReady *victim);
+
+/* The running task's context. */
+struct DfTask {
+    DfSched *sched;
+    DfNode *node;
+    int worker;
+};
+
+/* A spinlock for the shared sets of the baseline policies. */
+typedef struct DfSpin {
+    _Atomic int locked;
+} DfSpin;
+void df_spin_lock(DfSpin *l);
+void df_spin_unlock(DfSpin *l);
+
+/* cost-local's state, shared with learned (which extends it). */
+typedef struct DfCostLocal DfCostLocal;
+struct DfCostLocal {
+    DfPolicy base;
+    DfReadySets rs;
+    int *order;                 /* per worker: victims by increasing trCost */
+    uint64_t *rng;              /* per worker, DF_CACHELINE apart */
+    DF_ALIGNED _Atomic uint32_t rr;
+    /* Cost(tid, c) used for placement (formula (1) or a learned variant). */
+    uint64_t (*cost)(DfCostLocal *cl, const DfNode *n, int tid);
+    /* Learned: take from another worker on purpose now (may be NULL). */
+    DfNode *(*explore)(DfCostLocal *cl, int self);
+};
+int df_cost_local_init(DfCostLocal *cl, const DfPolicyEnv *env);
+void df_cost_local_fini(DfCostLocal *cl);
+DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n);
+DfNode *df_cost_local_pop(DfPolicy *p, int self);
+bool df_cost_local_has_work(DfPolicy *p, int self);
+/* Steal the oldest node from the nearest non-empty victim of `self`. */
+DfNode *df_cost_local_steal(DfCostLocal *cl, int self);
+
+/* A tiny xorshift generator. */
+static inline uint64_t df_rand_next(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    return x;
+}
+
+/* ------------------------------------------------------------ topology */
+
+typedef struct DfTopo {
+    int n_workers;
+    int n_cores;           /* cores of the CPU set on the real machine */
+    int n_pus;
+    bool oversubscribed;
+    bool synthetic;
+    void *real;            /* hwloc_topology_t */
+    void **pin_sets;       /* hwloc_bitmap_t per worker, NULL when not pinning */
+    int *model_pu;         /* per worker: PU logical index in the model topology */
+    uint8_t *levels;       /* n x n */
+    uint32_t *trcost;      /* n x n */
+    uint32_t level_cost[DF_N_LEVELS];
+    char desc[256];
+} DfTopo;
+
+int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err);
+void df_topo_fini(DfTopo *t);
+/* Pin the calling thread as worker `w` (no-op when not pinning). */
+void df_topo_pin(const DfTopo *t, int w);
+/* Compute levels and trCost for `n_workers` workers on a topology string
+ * (NULL: real machine) without creating a scheduler (dfsim, tests). */
+int df_topo_model(DfTopo *t, const char *topology, int n_workers, DfCostModel model,
+                  const uint32_t *level_cost, DfError *err);
+
+/* ----------------------------------------------------------------- trace */
+
+typedef struct DfTraceBuf {
+    DfTraceEvent *events;
+    DfTraceInput *inputs;
+    size_t cap_events;
+    size_t cap_inputs;
+    _Atomic size_t n_events;
+    size_t n_inputs;
+    _Atomic uint64_t dropped;
+} DfTraceBuf;
+
+/* ---------------------------------------------------------------- worker */
+
+/* A worker's counters: written only by the worker, read by anyone.  Relaxed
+ * atomics compile to plain moves (no lock prefix) yet make the concurrent
+ * reads of df_sched_stats() well defined. */
+typedef struct DfCounters {
+    _Atomic uint64_t tasks_run, tasks_stolen, tasks_explored, tasks_skipped;
+    _Atomic uint64_t idle_ns, busy_ns, parks, wakeups_sent;
+    _Atomic uint64_t bytes_local, bytes_level[DF_N_LEVELS];
+    _Atomic uint64_t max_wait_depth;
+} DfCounters;
+
+#define DF_CTR_ADD(w, field, v)                                                                    \
+    atomic_store_explicit(&(w)->ctr.field,                                                         \
+                          atomic_load_explicit(&(w)->ctr.field, memory_order_relaxed) + (v),       \
+                          memory_order_relaxed)
+
+typedef struct DfWorker {
+    DF_ALIGNED DfSched *sched;
+    int index;
+    pthread_t thread;
+    DfCache *cache;
+    _Atomic uint32_t park_word;     /* futex */
+    _Atomic(DfGroup *) waiting_on;  /* group awaited while parked */
+    uint32_t wait_depth;
+    uint64_t rng;
+    DfCounters ctr;                 /* written by the owner only */
+    _Atomic(DfTraceBuf *) trace;
+    int64_t idle_since;
+} DfWorker;
+
+#define DF_MAX_MODULES 256
+
+struct DfSched {
+    _Atomic int refs;
+    DfSchedConfig cfg;
+    char policy_name[32];
+    DfTopo topo;
+    int n_workers;
+    DfWorker *workers;
+    DfPolicy *policy;
+    const DfPolicyOps *pops;
+    size_t node_size;
+    _Atomic bool timing;      /* per-task timestamps (trace or policy) */
+    _Atomic bool tracing;
+    _Atomic bool stop;
+    _Atomic int started;
+    DF_ALIGNED _Atomic int n_parked;
+    _Atomic uint64_t *parked_mask; /* bit per worker */
+    int mask_words;
+    DF_ALIGNED _Atomic uint64_t next_node_id;
+    _Atomic uint64_t next_group_id;
+    _Atomic uint64_t external_submits;
+    pthread_mutex_t cache_lock;
+    pthread_key_t cache_key;
+    DfCache *caches;          /* all caches */
+    DfCache *orphans;         /* caches of exited outside threads */
+    pthread_mutex_t module_lock;
+    int n_modules;
+    char *module_names[DF_MAX_MODULES];
+    pthread_mutex_t trace_lock;
+    void *trace_retired;      /* replaced trace buffers (under trace_lock) */
+};
+
+/* Worker structure of the calling thread for `sched`, or NULL. */
+DfWorker *df_current_worker(const DfSched *sched);
+
+/* A node became ready: hand it to the policy and wake a worker if needed.
+ * `self` is the calling worker or NULL. */
+void df_make_ready(DfSched *s, DfWorker *self, DfNode *n);
+
+/* Run a node on worker `w` (body, accounting, completion). */
+void df_run_node(DfWorker *w, DfNode *n);
+
+/* Release successors and the group after a node ran. */
+void df_node_complete(DfWorker *w, DfNode *n);
+
+/* Node memory. */
+void df_node_unref(DfNode *n, const DfCache *self);
+
+/* Wake parked workers: the preferred one if parked, else (if `any`) another. */
+void df_wake(DfSched *s, int preferred, bool any);
+
+/* Wake workers parked while waiting on `g`, and outside waiters. */
+void df_wake_group_waiters(DfGroup *g);
+
+/* Record a finished node in the worker's trace buffer. */
+void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end);
+
+/* Futex wrappers. */
+void df_futex_wait(_Atomic uint32_t *addr, uint32_t expected);
+void df_futex_wake(_Atomic uint32_t *addr, int n);
+
+#endif /* DFSCHED_INTERNAL_H */

@@ -1,0 +1,112 @@
+/* Job batches as libavcodec's execute/execute2 hooks hand them out.
+ *
+ * With ordered_start, job j becomes ready only when job j-1 has started, so
+ * a job that blocks until its predecessor has made progress (HEVC WPP rows
+ * do, in pthread_cond_wait) always waits on a job that is already running:
+ * no deadlock, whatever the number of workers.  With n_slots, job j also
+ * waits for job j - n_slots to finish, because they share a threadnr slot
+ * (libavcodec's per-thread local context). */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define STACK_JOBS 128
+
+
+static void job_body(DfTask *t, void *arg)
+{
+    const DfJobs *jobs = arg;
+    DfNode *self = t->node;
+    if (self->aux[0] == UINTPTR_MAX)
+        return; /* placeholder whose job runs inline after the batch */
+    const int jobnr = (int)self->aux[0];
+    DfNode *next = (DfNode *)self->aux[1];
+    if (next)
+        df_node_unhold(next); /* job j+1 may start now that j has */
+    const int threadnr = jobs->n_slots > 0 ? jobnr % jobs->n_slots : 0;
+    jobs->fn(jobs->ctx, jobnr, threadnr);
+    if (jobs->workers)
+        jobs->workers[jobnr] = t->worker;
+    if (jobs->node_ids)
+        jobs->node_ids[jobnr] = self->id;
+}
+
+/* The group was cancelled (never, for job batches) or a node was discarded:
+ * the job must still run, because libavcodec reads every ret[] slot. */
+static void job_cancel(DfTask *t, void *arg)
+{
+    job_body(t, arg);
+}
+
+int df_jobs_run(DfSched *s, const DfJobs *jobs)
+{
+    const int n = jobs->n_jobs;
+    if (n <= 0)
+        return 0;
+    if (n == 1) {
+        /* One job: no parallelism to gain, run it here. */
+        jobs->fn(jobs->ctx, 0, 0);
+        if (jobs->workers)
+            jobs->workers[0] = df_sched_current_worker(s);
+        if (jobs->node_ids)
+            jobs->node_ids[0] = 0;
+        return 0;
+    }
+    DfGroup *g = df_group_new(s, jobs->deadline);
+    DfNode *stack_nodes[STACK_JOBS];
+    DfNode **nodes = n <= STACK_JOBS ? stack_nodes : malloc(sizeof(DfNode *) * (size_t)n);
+    if (!g || !nodes) {
+        /* Out of memory: the jobs still have to run; run them in order here. */
+        if (nodes != stack_nodes)
+            free(nodes);
+        df_group_release(g);
+        for (int j = 0; j < n; j++)
+            jobs->fn(jobs->ctx, j, jobs->n_slots > 0 ? j % jobs->n_slots : 0);
+        return -ENOMEM;
+    }
+    int created = 0;
+    for (int j = 0; j < n; j++) {
+        DfNodeDesc d = {
+            .fn = job_body,
+            .cancel = job_cancel,
+            .arg = (void *)jobs,
+            .module = jobs->module,
+            .index = j,
+            .group = g,
+            .deadline = jobs->deadline,
+            .out_size = jobs->out_size,
+        };
+        DfNode *node = df_node_new(s, &d);
+        if (!node)
+            break;
+        node->aux[0] = (uintptr_t)j;
+        node->aux[1] = 0;
+        if (j > 0 && jobs->ordered_start) {
+            df_node_hold(node);
+            nodes[j - 1]->aux[1] = (uintptr_t)node;
+        }
+        nodes[j] = node;
+        created++;
+        if (jobs->n_slots > 0 && j >= jobs->n_slots &&
+            df_node_depend(node, nodes[j - jobs->n_slots], 0) < 0) {
+            /* Out of memory: this job and the rest run inline afterwards. */
+            node->aux[0] = UINTPTR_MAX;
+            break;
+        }
+    }
+    const int first_inline = created > 0 && nodes[created - 1]->aux[0] == UINTPTR_MAX ? created - 1 : created;
+    for (int j = 0; j < created; j++)
+        df_node_submit(nodes[j]);
+    df_sched_wait(s, g);
+    for (int j = 0; j < created; j++)
+        df_node_release(nodes[j]);
+    if (nodes != stack_nodes)
+        free(nodes);
+    df_group_release(g);
+    /* Jobs that got no node (out of memory) run here, in order, after the
+     * others: a WPP row then finds its predecessors finished. */
+    for (int j = first_inline; j < n; j++)
+        jobs->fn(jobs->ctx, j, jobs->n_slots > 0 ? j % jobs->n_slots : 0);
+    return first_inline < n ? -ENOMEM : 0;
+}

@@ -1,0 +1,385 @@
+/* Nodes of the dataflow task graph: creation, dependencies, completion.
+ *
+ * A node's successor list is a lock-free stack of edges.  Completion swaps
+ * it for a CLOSED sentinel, so an edge added concurrently either lands in
+ * the list (and is released by the completion) or sees CLOSED and counts as
+ * already satisfied — the only synchronisation between creating the graph
+ * and running it.  The producer's worker id is written into the consumer's
+ * input slot at that moment (the patent's "thread id recorded on the node").
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ID_BLOCK 4096
+
+DfInput *df_node_input(DfNode *node, unsigned i)
+{
+    if (i < DF_INLINE_INPUTS)
+        return &node->in[i];
+    i -= DF_INLINE_INPUTS;
+    DfInputBlock *b = node->more;
+    while (i >= DF_BLOCK_INPUTS) {
+        b = b->next;
+        i -= DF_BLOCK_INPUTS;
+    }
+    return &b->in[i];
+}
+
+const DfInput *df_node_input_c(const DfNode *node, unsigned i)
+{
+    return df_node_input((DfNode *)node, i);
+}
+
+/* Per-cache id ranges keep node creation off a shared counter. */
+static uint64_t next_id(DfSched *s, DfCache *c)
+{
+    static _Thread_local struct {
+        DfCache *cache;
+        uint64_t next, end;
+    } ids;
+    if (DF_UNLIKELY(ids.cache != c || ids.next == ids.end)) {
+        ids.cache = c;
+        ids.next = atomic_fetch_add_explicit(&s->next_node_id, ID_BLOCK, memory_order_relaxed);
+        ids.end = ids.next + ID_BLOCK;
+    }
+    return ids.next++;
+}
+
+static DfNode *node_alloc(DfSched *s, DfCache *c, const DfNodeDesc *d, int refs, int pending)
+{
+    DfNode *n = df_slab_alloc(&c->nodes);
+    if (DF_UNLIKELY(!n))
+        return NULL;
+    atomic_init(&n->pending, pending);
+    atomic_init(&n->refs, (uint32_t)refs);
+    atomic_init(&n->succ, NULL);
+    atomic_init(&n->pred_cancelled, 0);
+    n->flags = 0;
+    n->n_inputs = 0;
+    n->module = d->module;
+    n->index = d->index;
+    n->worker = -1;
+    n->placed = -1;
+    n->fn = d->fn;
+    n->cancel = d->cancel;
+    n->arg = d->arg;
+    n->group = d->group;
+    n->sched = s;
+    n->deadline = d->deadline ? d->deadline : (d->group ? d->group->deadline : DF_NO_DEADLINE);
+    n->id = next_id(s, c);
+    n->out_size = d->out_size;
+    n->in_bytes = 0;
+    n->more = NULL;
+    n->next = n->prev = NULL;
+    if (d->group)
+        df_group_node_added(d->group);
+    return n;
+}
+
+DfNode *df_node_new(DfSched *s, const DfNodeDesc *desc)
+{
+    DfCache *c = df_cache_get(s);
+    if (!c)
+        return NULL;
+    /* One reference for the caller, one held until the node has run. */
+    return node_alloc(s, c, desc, 2, 1);
+}
+
+static DfInput *new_input(DfNode *n, DfCache *c)
+{
+    unsigned i = n->n_inputs;
+    if (i >= DF_INLINE_INPUTS && (i - DF_INLINE_INPUTS) % DF_BLOCK_INPUTS == 0) {
+        DfInputBlock *b = df_slab_alloc(&c->blocks);
+        if (!b)
+            return NULL;
+        b->next = NULL;
+        if (!n->more) {
+            n->more = b;
+        } else {
+            DfInputBlock *last = n->more;
+            while (last->next)
+                last = last->next;
+            last->next = b;
+        }
+    }
+    DfInput *in = df_node_input(n, i);
+    n->n_inputs = (uint16_t)(i + 1);
+    return in;
+}
+
+int df_node_add_input(DfNode *node, int worker, uint64_t bytes, int module, uint64_t pred_id)
+{
+    if (node->n_inputs == UINT16_MAX)
+        return -E2BIG;
+    DfInput *in = new_input(node, df_cache_get(node->sched));
+    if (!in)
+        return -ENOMEM;
+    in->bytes = bytes;
+    in->pred_id = pred_id;
+    in->worker = worker;
+    in->module = module;
+    node->in_bytes += bytes;
+    return 0;
+}
+
+int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes)
+{
+    DfCache *c = df_cache_get(succ->sched);
+    if (succ->n_inputs == UINT16_MAX)
+        return -E2BIG;
+    DfEdge *e = df_slab_alloc(&c->edges);
+    if (!e)
+        return -ENOMEM;
+    DfInput *in = new_input(succ, c);
+    if (!in) {
+        df_slab_free(e, c);
+        return -ENOMEM;
+    }
+    unsigned slot = succ->n_inputs - 1u;
+    in->bytes = bytes;
+    in->pred_id = pred->id;
+    in->module = pred->module;
+    in->worker = -1;
+    succ->in_bytes += bytes;
+    atomic_fetch_add_explicit(&succ->pending, 1, memory_order_relaxed);
+    e->succ = succ;
+    e->slot = slot;
+    DfEdge *head = atomic_load_explicit(&pred->succ, memory_order_acquire);
+    for (;;) {
+        if (head == DF_EDGES_CLOSED) {
+            /* pred already finished: the dependency holds; record where. */
+            in->worker = pred->worker;
+            if (pred->flags & DF_NF_SKIPPED)
+                atomic_store_explicit(&succ->pred_cancelled, 1, memory_order_relaxed);
+            atomic_fetch_sub_explicit(&succ->pending, 1, memory_order_relaxed);
+            df_slab_free(e, c);
+            return 0;
+        }
+        e->next = head;
+        if (atomic_compare_exchange_weak_explicit(&pred->succ, &head, e, memory_order_release,
+                                                  memory_order_acquire))
+            return 0;
+    }
+}
+
+void df_node_submit(DfNode *node)
+{
+    node->flags |= DF_NF_SUBMITTED;
+    if (atomic_fetch_sub_explicit(&node->pending, 1, memory_order_acq_rel) == 1)
+        df_make_ready(node->sched, df_current_worker(node->sched), node);
+}
+
+void df_node_discard(DfNode *node)
+{
+    node->flags |= DF_NF_DISCARD;
+    df_node_submit(node);
+}
+
+void df_node_hold(DfNode *node)
+{
+    atomic_fetch_add_explicit(&node->pending, 1, memory_order_relaxed);
+}
+
+void df_node_unhold(DfNode *node)
+{
+    if (atomic_fetch_sub_explicit(&node->pending, 1, memory_order_acq_rel) == 1)
+        df_make_ready(node->sched, df_current_worker(node->sched), node);
+}
+
+void df_node_unref(DfNode *n, const DfCache *self)
+{
+    if (atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    DfInputBlock *b = n->more;
+    while (b) {
+        DfInputBlock *next = b->next;
+        df_slab_free(b, self);
+        b = next;
+    }
+    df_slab_free(n, self);
+}
+
+void df_node_release(DfNode *node)
+{
+    df_node_unref(node, df_cache_get(node->sched));
+}
+
+uint64_t df_node_id(const DfNode *node)
+{
+    return node->id;
+}
+
+int df_node_worker(const DfNode *node)
+{
+    if (atomic_load_explicit(&((DfNode *)node)->succ, memory_order_acquire) != DF_EDGES_CLOSED)
+        return -1;
+    return node->worker;
+}
+
+bool df_node_skipped(const DfNode *node)
+{
+    if (atomic_load_explicit(&((DfNode *)node)->succ, memory_order_acquire) != DF_EDGES_CLOSED)
+        return false;
+    return node->flags & DF_NF_SKIPPED;
+}
+
+void df_spawn(DfSched *s, DfTaskFn fn, void *arg, DfGroup *group)
+{
+    DfCache *c = df_cache_get(s);
+    DfNodeDesc d = {.fn = fn, .arg = arg, .module = -1, .group = group};
+    DfNode *n = c ? node_alloc(s, c, &d, 1, 0) : NULL;
+    if (DF_UNLIKELY(!n)) {
+        /* No memory for a node: run it here rather than lose it. */
+        DfTask t = {.sched = s, .node = NULL, .worker = df_sched_current_worker(s)};
+        fn(&t, arg);
+        return;
+    }
+    n->flags |= DF_NF_SUBMITTED;
+    df_make_ready(s, df_current_worker(s), n);
+}
+
+static void sort_ready(DfNode **v, int n)
+{
+    /* Earliest deadline first among nodes made ready together; creation
+     * order breaks ties.  Batches are small: insertion sort. */
+    for (int i = 1; i < n; i++) {
+        DfNode *x = v[i];
+        int j = i - 1;
+        while (j >= 0 && (v[j]->deadline > x->deadline ||
+                          (v[j]->deadline == x->deadline && v[j]->id > x->id))) {
+            v[j + 1] = v[j];
+            j--;
+        }
+        v[j + 1] = x;
+    }
+}
+
+#define READY_BATCH 32
+
+void df_node_complete(DfWorker *w, DfNode *n)
+{
+    DfSched *s = w->sched;
+    n->worker = w->index;
+    DfEdge *e = atomic_exchange_explicit(&n->succ, DF_EDGES_CLOSED, memory_order_acq_rel);
+    const bool skipped = n->flags & DF_NF_SKIPPED;
+    /* The list is newest first; reverse it to release in creation order. */
+    DfEdge *rev = NULL;
+    while (e) {
+        DfEdge *next = e->next;
+        e->next = rev;
+        rev = e;
+        e = next;
+    }
+    DfNode *batch[READY_BATCH];
+    int nb = 0;
+    for (e = rev; e;) {
+        DfEdge *next = e->next;
+        DfNode *succ = e->succ;
+        df_node_input(succ, e->slot)->worker = w->index;
+        if (skipped)
+            atomic_store_explicit(&succ->pred_cancelled, 1, memory_order_relaxed);
+        df_slab_free(e, w->cache);
+        if (atomic_fetch_sub_explicit(&succ->pending, 1, memory_order_acq_rel) == 1) {
+            if (nb == READY_BATCH) {
+                /* A wide fan-out: release the first batch as it is. */
+                for (int i = 0; i < nb; i++)
+                    df_make_ready(s, w, batch[i]);
+                nb = 0;
+            }
+            batch[nb++] = succ;
+        }
+        e = next;
+    }
+    if (nb > 1)
+        sort_ready(batch, nb);
+    if (s->policy->env.lifo) {
+        /* Newest runs first: push the earliest deadline last. */
+        for (int i = nb - 1; i >= 0; i--)
+            df_make_ready(s, w, batch[i]);
+    } else {
+        for (int i = 0; i < nb; i++)
+            df_make_ready(s, w, batch[i]);
+    }
+    if (n->group)
+        df_group_node_finished(n->group);
+    df_node_unref(n, w->cache);
+}
+
+void df_run_node(DfWorker *w, DfNode *n)
+{
+    DfSched *s = w->sched;
+    const unsigned nw = (unsigned)s->n_workers;
+    const unsigned self = (unsigned)w->index;
+    DfTask t = {.sched = s, .node = n, .worker = w->index};
+
+    for (unsigned i = 0; i < n->n_inputs; i++) {
+        const DfInput *in = df_node_input_c(n, i);
+        if (in->worker < 0 || in->bytes == 0)
+            continue;
+        DfLevel l = (DfLevel)s->topo.levels[(unsigned)in->worker * nw + self];
+        DF_CTR_ADD(w, bytes_level[l], in->bytes);
+        if (l == DF_LEVEL_SELF)
+            DF_CTR_ADD(w, bytes_local, in->bytes);
+    }
+
+    const bool skip = (n->flags & DF_NF_DISCARD) ||
+                      (n->group && atomic_load_explicit(&n->group->cancelled, memory_order_relaxed));
+    const bool timed = atomic_load_explicit(&s->timing, memory_order_relaxed);
+    const int64_t t0 = timed ? df_now_ns() : 0;
+    if (DF_LIKELY(!skip)) {
+        n->fn(&t, n->arg);
+    } else {
+        n->flags |= DF_NF_SKIPPED;
+        DF_CTR_ADD(w, tasks_skipped, 1);
+        if (n->cancel)
+            n->cancel(&t, n->arg);
+    }
+    DF_CTR_ADD(w, tasks_run, 1);
+    if (n->flags & DF_NF_STOLEN)
+        DF_CTR_ADD(w, tasks_stolen, 1);
+    if (n->flags & DF_NF_EXPLORED)
+        DF_CTR_ADD(w, tasks_explored, 1);
+    if (timed) {
+        const int64_t t1 = df_now_ns();
+        DF_CTR_ADD(w, busy_ns, (uint64_t)(t1 - t0));
+        if (s->pops->done && !skip)
+            s->pops->done(s->policy, w->index, n, t1 - t0);
+        if (atomic_load_explicit(&s->tracing, memory_order_relaxed))
+            df_trace_record(w, n, t0, t1);
+    }
+    df_node_complete(w, n);
+}
+
+DfSched *df_task_sched(const DfTask *task)
+{
+    return task->sched;
+}
+
+int df_task_worker(const DfTask *task)
+{
+    return task->worker;
+}
+
+DfNode *df_task_node(const DfTask *task)
+{
+    return task->node;
+}
+
+int df_task_index(const DfTask *task)
+{
+    return task->node ? task->node->index : 0;
+}
+
+bool df_task_pred_cancelled(const DfTask *task)
+{
+    return task->node &&
+           atomic_load_explicit(&task->node->pred_cancelled, memory_order_relaxed) != 0;
+}
+
+bool df_task_stolen(const DfTask *task)
+{
+    return task->node && (task->node->flags & DF_NF_STOLEN);
+}

@@ -1,0 +1,116 @@
+/* cost (patent fig. 12): one shared Ready set; a free worker tid takes the
+ * node c of least Cost(tid, c), ties by earliest deadline, then oldest.
+ * Cost(tid, c) is cached per node in an array with one entry per worker, as
+ * the patent suggests.  The set is scanned from its oldest node over a
+ * bounded window so that a large backlog does not make selection quadratic;
+ * the exclusive section is the selection itself, as in the patent. */
+#include "internal.h"
+
+#include <stdlib.h>
+
+#define SCAN_WINDOW 64
+#define CACHE_MAX_WORKERS 64
+#define NOT_COMPUTED UINT64_MAX
+
+typedef struct CostP {
+    DfPolicy base;
+    bool cache;
+    DF_ALIGNED DfSpin lock;
+    DfNode *head, *tail;
+    _Atomic int64_t count;
+} CostP;
+
+static size_t cost_scratch(int n_workers)
+{
+    return n_workers <= CACHE_MAX_WORKERS ? sizeof(uint64_t) * (size_t)n_workers : 0;
+}
+
+static int cost_create(const DfPolicyEnv *env, DfPolicy **out)
+{
+    CostP *c = aligned_alloc(DF_CACHELINE, (sizeof(CostP) + DF_CACHELINE - 1) & ~(size_t)(DF_CACHELINE - 1));
+    if (!c)
+        return -1;
+    *c = (CostP){.base = {.env = *env}, .cache = env->n_workers <= CACHE_MAX_WORKERS};
+    *out = &c->base;
+    return 0;
+}
+
+static void cost_destroy(DfPolicy *p)
+{
+    free(p);
+}
+
+static DfPlacement cost_push(DfPolicy *p, int self, DfNode *n)
+{
+    CostP *c = (CostP *)p;
+    if (c->cache)
+        for (int i = 0; i < p->env.n_workers; i++)
+            n->cost_cache[i] = NOT_COMPUTED;
+    n->placed = -1;
+    n->next = NULL;
+    df_spin_lock(&c->lock);
+    n->prev = c->tail;
+    if (c->tail)
+        c->tail->next = n;
+    else
+        c->head = n;
+    c->tail = n;
+    int64_t before = atomic_fetch_add_explicit(&c->count, 1, memory_order_relaxed);
+    df_spin_unlock(&c->lock);
+    return (DfPlacement){.worker = -1, .backlog = before > 0};
+}
+
+static uint64_t cached_cost(CostP *c, DfNode *n, int tid)
+{
+    if (!c->cache)
+        return df_cost(&c->base.env, n, tid);
+    if (n->cost_cache[tid] == NOT_COMPUTED)
+        n->cost_cache[tid] = df_cost(&c->base.env, n, tid);
+    return n->cost_cache[tid];
+}
+
+static DfNode *cost_pop(DfPolicy *p, int self)
+{
+    CostP *c = (CostP *)p;
+    if (atomic_load_explicit(&c->count, memory_order_relaxed) == 0)
+        return NULL;
+    df_spin_lock(&c->lock);
+    DfNode *best = NULL;
+    uint64_t best_cost = UINT64_MAX;
+    int k = 0;
+    for (DfNode *n = c->head; n && k < SCAN_WINDOW; n = n->next, k++) {
+        uint64_t cost = cached_cost(c, n, self);
+        if (!best || cost < best_cost || (cost == best_cost && n->deadline < best->deadline)) {
+            best = n;
+            best_cost = cost;
+        }
+    }
+    if (best) {
+        if (best->prev)
+            best->prev->next = best->next;
+        else
+            c->head = best->next;
+        if (best->next)
+            best->next->prev = best->prev;
+        else
+            c->tail = best->prev;
+        atomic_fetch_sub_explicit(&c->count, 1, memory_order_relaxed);
+    }
+    df_spin_unlock(&c->lock);
+    return best;
+}
+
+static bool cost_has_work(DfPolicy *p, int self)
+{
+    return atomic_load_explicit(&((CostP *)p)->count, memory_order_relaxed) > 0;
+}
+
+const DfPolicyOps df_policy_cost = {
+    .name = "cost",
+    .node_scratch = cost_scratch,
+    .create = cost_create,
+    .destroy = cost_destroy,
+    .push = cost_push,
+    .pop = cost_pop,
+    .has_work = cost_has_work,
+};

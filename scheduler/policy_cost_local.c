@@ -1,0 +1,171 @@
+/* cost-local (patent figs. 13-14): a node that becomes ready is registered
+ * in the Ready set of the worker of least Cost(tid, c); only the workers
+ * that produced its inputs (and the current one) need evaluating.  A worker
+ * takes from its own set first, else steals from the worker m of least
+ * trCost(m, tid), then the next nearest, and so on. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define RNG_STRIDE (DF_CACHELINE / sizeof(uint64_t))
+
+static uint64_t formula1(DfCostLocal *cl, const DfNode *n, int tid)
+{
+    return df_cost(&cl->base.env, n, tid);
+}
+
+typedef struct SortCtx {
+    const uint32_t *trcost;
+    int self, n;
+} SortCtx;
+
+/* Victims of `self` by the cost of moving their data to self, then by index
+ * distance so that equally near neighbours spread the load. */
+static int cmp_victims(const void *a, const void *b, void *p)
+{
+    const SortCtx *c = p;
+    int va = *(const int *)a, vb = *(const int *)b;
+    uint32_t ca = c->trcost[va * c->n + c->self], cb = c->trcost[vb * c->n + c->self];
+    if (ca != cb)
+        return ca < cb ? -1 : 1;
+    int da = (va - c->self + c->n) % c->n, db = (vb - c->self + c->n) % c->n;
+    return da - db;
+}
+
+int df_cost_local_init(DfCostLocal *cl, const DfPolicyEnv *env)
+{
+    int n = env->n_workers;
+    cl->base.env = *env;
+    cl->cost = formula1;
+    cl->order = malloc(sizeof(int) * (size_t)n * (size_t)(n > 1 ? n - 1 : 1));
+    cl->rng = aligned_alloc(DF_CACHELINE, DF_CACHELINE * (size_t)n);
+    if (!cl->order || !cl->rng || df_ready_sets_init(&cl->rs, n) < 0) {
+        free(cl->order);
+        free(cl->rng);
+        return -1;
+    }
+    int stride = n > 1 ? n - 1 : 1;
+    for (int self = 0; self < n; self++) {
+        int *row = cl->order + (size_t)self * (size_t)stride, k = 0;
+        for (int v = 0; v < n; v++)
+            if (v != self)
+                row[k++] = v;
+        SortCtx ctx = {env->trcost, self, n};
+        qsort_r(row, (size_t)k, sizeof(int), cmp_victims, &ctx);
+    }
+    for (int i = 0; i < n; i++)
+        cl->rng[i * RNG_STRIDE] =
+            (env->seed ? env->seed : 0x243f6a8885a308d3ull) ^ (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1));
+    return 0;
+}
+
+void df_cost_local_fini(DfCostLocal *cl)
+{
+    df_ready_sets_fini(&cl->rs);
+    free(cl->order);
+    free(cl->rng);
+    cl->order = NULL;
+    cl->rng = NULL;
+}
+
+DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
+{
+    DfCostLocal *cl = (DfCostLocal *)p;
+    int best = -1;
+    uint64_t best_cost = UINT64_MAX;
+    if (self >= 0) {
+        best = self;
+        best_cost = cl->cost(cl, n, self);
+    }
+    /* Only the producers' workers can beat the current one (fig. 13, S22). */
+    for (unsigned i = 0; i < n->n_inputs && best_cost > 0; i++) {
+        int w = df_node_input_c(n, i)->worker;
+        if (w < 0 || w == best)
+            continue;
+        uint64_t c = cl->cost(cl, n, w);
+        if (c < best_cost) {
+            best_cost = c;
+            best = w;
+        }
+    }
+    if (best < 0)
+        best = (int)(atomic_fetch_add_explicit(&cl->rr, 1, memory_order_relaxed) % (uint32_t)cl->rs.n);
+    DfReady *r = &cl->rs.sets[best];
+    bool backlog = !df_ready_empty(r);
+    n->placed = best;
+    if (best == self)
+        df_ready_push(r, n);
+    else
+        df_ready_post(r, n);
+    return (DfPlacement){.worker = best, .backlog = backlog};
+}
+
+DfNode *df_cost_local_steal(DfCostLocal *cl, int self)
+{
+    int nw = cl->rs.n;
+    const int *order = cl->order + (size_t)self * (size_t)(nw > 1 ? nw - 1 : 1);
+    for (int k = 0; k < nw - 1; k++) {
+        DfNode *n = df_ready_steal(&cl->rs.sets[order[k]]);
+        if (n) {
+            n->flags |= DF_NF_STOLEN;
+            return n;
+        }
+    }
+    return NULL;
+}
+
+DfNode *df_cost_local_pop(DfPolicy *p, int self)
+{
+    DfCostLocal *cl = (DfCostLocal *)p;
+    if (cl->explore) {
+        DfNode *x = cl->explore(cl, self);
+        if (x)
+            return x;
+    }
+    DfReady *own = &cl->rs.sets[self];
+    df_ready_drain_inbox(own);
+    DfNode *n = df_ready_take_oldest(own);
+    if (n)
+        return n;
+    return df_cost_local_steal(cl, self);
+}
+
+bool df_cost_local_has_work(DfPolicy *p, int self)
+{
+    return df_ready_sets_any(&((DfCostLocal *)p)->rs);
+}
+
+static size_t cl_scratch(int n_workers)
+{
+    return 0;
+}
+
+static int cl_create(const DfPolicyEnv *env, DfPolicy **out)
+{
+    DfCostLocal *cl = calloc(1, sizeof(*cl));
+    if (!cl)
+        return -1;
+    if (df_cost_local_init(cl, env) < 0) {
+        free(cl);
+        return -1;
+    }
+    *out = &cl->base;
+    return 0;
+}
+
+static void cl_destroy(DfPolicy *p)
+{
+    df_cost_local_fini((DfCostLocal *)p);
+    free(p);
+}
+
+const DfPolicyOps df_policy_cost_local = {
+    .name = "cost-local",
+    .node_scratch = cl_scratch,
+    .create = cl_create,
+    .destroy = cl_destroy,
+    .push = df_cost_local_push,
+    .pop = df_cost_local_pop,
+    .has_work = df_cost_local_has_work,
+};

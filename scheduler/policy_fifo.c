@@ -1,0 +1,81 @@
+/* fifo: one shared queue, first come first served — the baseline thread
+ * pool.  A spinlock guards it: that is what a baseline pool does, and it
+ * is the contention the other policies are measured against. */
+#include "internal.h"
+
+#include <stdlib.h>
+
+typedef struct Fifo {
+    DfPolicy base;
+    DF_ALIGNED DfSpin lock;
+    DfNode *head, *tail;
+    _Atomic int64_t count;
+} Fifo;
+
+static size_t fifo_scratch(int n_workers)
+{
+    return 0;
+}
+
+static int fifo_create(const DfPolicyEnv *env, DfPolicy **out)
+{
+    Fifo *f = aligned_alloc(DF_CACHELINE, (sizeof(Fifo) + DF_CACHELINE - 1) & ~(size_t)(DF_CACHELINE - 1));
+    if (!f)
+        return -1;
+    *f = (Fifo){.base = {.env = *env}};
+    *out = &f->base;
+    return 0;
+}
+
+static void fifo_destroy(DfPolicy *p)
+{
+    free(p);
+}
+
+static DfPlacement fifo_push(DfPolicy *p, int self, DfNode *n)
+{
+    Fifo *f = (Fifo *)p;
+    n->next = NULL;
+    n->placed = -1;
+    df_spin_lock(&f->lock);
+    if (f->tail)
+        f->tail->next = n;
+    else
+        f->head = n;
+    f->tail = n;
+    int64_t before = atomic_fetch_add_explicit(&f->count, 1, memory_order_relaxed);
+    df_spin_unlock(&f->lock);
+    return (DfPlacement){.worker = -1, .backlog = before > 0};
+}
+
+static DfNode *fifo_pop(DfPolicy *p, int self)
+{
+    Fifo *f = (Fifo *)p;
+    if (atomic_load_explicit(&f->count, memory_order_relaxed) == 0)
+        return NULL;
+    df_spin_lock(&f->lock);
+    DfNode *n = f->head;
+    if (n) {
+        f->head = n->next;
+        if (!f->head)
+            f->tail = NULL;
+        atomic_fetch_sub_explicit(&f->count, 1, memory_order_relaxed);
+    }
+    df_spin_unlock(&f->lock);
+    return n;
+}
+
+static bool fifo_has_work(DfPolicy *p, int self)
+{
+    return atomic_load_explicit(&((Fifo *)p)->count, memory_order_relaxed) > 0;
+}
+
+const DfPolicyOps df_policy_fifo = {
+    .name = "fifo",
+    .node_scratch = fifo_scratch,
+    .create = fifo_create,
+    .destroy = fifo_destroy,
+    .push = fifo_push,
+    .pop = fifo_pop,
+    .has_work = fifo_has_work,
+};

@@ -1,0 +1,444 @@
+/* The scheduler: workers started once and pinned, the idle loop (spin with
+ * a pause instruction, then park on a futex; poll mode never parks), and
+ * the hand-off of ready nodes to the policy.
+ *
+ * Parking is a Dekker handshake: a worker announces itself in parked_mask
+ * and re-checks for work; a producer publishes work and then reads the
+ * mask.  Both sides fence, so one of them always sees the other and no
+ * wake-up is lost.  In poll mode nobody parks and producers skip the check:
+ * no system call anywhere on the path of a task. */
+#include "internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local DfWorker *tls_worker;
+
+void df_sched_config_init(DfSchedConfig *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->policy = "cost-local";
+    cfg->poll_us = 50;
+    cfg->pin = true;
+    cfg->cost_model = DF_COST_HIER;
+    cfg->explore_rate = 0.01;
+}
+
+DfWorker *df_current_worker(const DfSched *s)
+{
+    DfWorker *w = tls_worker;
+    return (w && w->sched == s) ? w : NULL;
+}
+
+int df_sched_current_worker(const DfSched *s)
+{
+    DfWorker *w = df_current_worker(s);
+    return w ? w->index : -1;
+}
+
+static int64_t policy_clock(void *ctx)
+{
+    return df_now_ns();
+}
+
+/* ------------------------------------------------------------ parking */
+
+static bool clear_parked(DfSched *s, int i)
+{
+    uint64_t bit = 1ull << (i & 63);
+    if (!(atomic_fetch_and_explicit(&s->parked_mask[i >> 6], ~bit, memory_order_seq_cst) & bit))
+        return false;
+    atomic_fetch_sub_explicit(&s->n_parked, 1, memory_order_seq_cst);
+    return true;
+}
+
+static void wake_worker(DfSched *s, int i)
+{
+    DfWorker *target = &s->workers[i];
+    atomic_fetch_add_explicit(&target->park_word, 1, memory_order_seq_cst);
+    df_futex_wake(&target->park_word, 1);
+    DfWorker *self = df_current_worker(s);
+    if (self)
+        DF_CTR_ADD(self, wakeups_sent, 1);
+}
+
+void df_wake(DfSched *s, int preferred, bool any)
+{
+    if (preferred >= 0 && clear_parked(s, preferred)) {
+        wake_worker(s, preferred);
+        return;
+    }
+    if (!any)
+        return;
+    /* Someone else: nearest to the preferred worker when there is one. */
+    for (int k = 0; k < s->mask_words; k++) {
+        uint64_t m = atomic_load_explicit(&s->parked_mask[k], memory_order_relaxed);
+        while (m) {
+            int i = k * 64 + __builtin_ctzll(m);
+            if (clear_parked(s, i)) {
+                wake_worker(s, i);
+                return;
+            }
+            m &= m - 1;
+        }
+    }
+}
+
+static bool should_stop_parking(DfSched *s, DfWorker *w, DfGroup *g)
+{
+    return atomic_load_explicit(&s->stop, memory_order_relaxed) ||
+           (g && df_group_done(g)) || s->pops->has_work(s->policy, w->index);
+}
+
+static void park(DfSched *s, DfWorker *w, DfGroup *g)
+{
+    const int i = w->index;
+    uint32_t seq = atomic_load_explicit(&w->park_word, memory_order_seq_cst);
+    if (g) {
+        atomic_store_explicit(&w->waiting_on, g, memory_order_seq_cst);
+        atomic_fetch_add_explicit(&g->n_waiters, 1, memory_order_seq_cst);
+    }
+    atomic_fetch_or_explicit(&s->parked_mask[i >> 6], 1ull << (i & 63), memory_order_seq_cst);
+    atomic_fetch_add_explicit(&s->n_parked, 1, memory_order_seq_cst);
+    if (should_stop_parking(s, w, g)) {
+        clear_parked(s, i);
+    } else {
+        DF_CTR_ADD(w, parks, 1);
+        df_futex_wait(&w->park_word, seq);
+        clear_parked(s, i); /* spurious wake-ups leave the bit set */
+    }
+    if (g) {
+        atomic_fetch_sub_explicit(&g->n_waiters, 1, memory_order_seq_cst);
+        atomic_store_explicit(&w->waiting_on, NULL, memory_order_relaxed);
+    }
+}
+
+/* Nothing to run: spin for poll_us, then park.  Returns when there may be
+ * work, when `g` (if any) is done, or on stop. */
+void df_worker_idle(DfWorker *w, DfGroup *g);
+void df_worker_idle(DfWorker *w, DfGroup *g)
+{
+    DfSched *s = w->sched;
+    const int64_t start = df_now_ns();
+    const int64_t limit = (int64_t)s->cfg.poll_us * 1000;
+    unsigned round = 0;
+    for (;;) {
+        for (int k = 0; k < 32; k++)
+            df_cpu_relax();
+        if (should_stop_parking(s, w, g))
+            break;
+        round++;
+        if (s->topo.oversubscribed && (round & 7) == 0)
+            sched_yield(); /* more workers than cores: let the busy ones run */
+        if (s->cfg.poll_us >= 0 && (round & 15) == 0 && df_now_ns() - start >= limit) {
+            park(s, w, g);
+            break;
+        }
+    }
+    DF_CTR_ADD(w, idle_ns, (uint64_t)(df_now_ns() - start));
+}
+
+void df_make_ready(DfSched *s, DfWorker *self, DfNode *n)
+{
+    if (atomic_load_explicit(&s->timing, memory_order_relaxed))
+        n->ready_ns = df_now_ns();
+    DfPlacement p = s->pops->push(s->policy, self ? self->index : -1, n);
+    if (!self)
+        atomic_fetch_add_explicit(&s->external_submits, 1, memory_order_relaxed);
+    if (s->cfg.poll_us < 0)
+        return; /* poll mode: every idle worker is spinning */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&s->n_parked, memory_order_relaxed) == 0)
+        return;
+    if (p.worker < 0) {
+        df_wake(s, -1, true);
+    } else if (!self || p.worker != self->index) {
+        /* Placed on another worker: wake it; if it is busy and already has
+         * queued work, wake a thief as well. */
+        df_wake(s, p.worker, p.backlog);
+    } else if (p.backlog) {
+        df_wake(s, -1, true);
+    }
+}
+
+/* ------------------------------------------------------------ workers */
+
+static void *worker_main(void *arg)
+{
+    DfWorker *w = arg;
+    DfSched *s = w->sched;
+    tls_worker = w;
+    df_topo_pin(&s->topo, w->index);
+    atomic_fetch_add_explicit(&s->started, 1, memory_order_release);
+    while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
+        DfNode *n = s->pops->pop(s->policy, w->index);
+        if (n)
+            df_run_node(w, n);
+        else
+            df_worker_idle(w, NULL);
+    }
+    tls_worker = NULL;
+    return NULL;
+}
+
+DfCache *df_cache_new_for_worker(DfSched *s, int worker);
+void df_cache_thread_exit(void *p);
+void df_trace_fini(DfSched *s);
+
+static void sched_destroy(DfSched *s)
+{
+    if (s->workers) {
+        atomic_store_explicit(&s->stop, true, memory_order_seq_cst);
+        for (int i = 0; i < s->n_workers; i++) {
+            clear_parked(s, i);
+            atomic_fetch_add_explicit(&s->workers[i].park_word, 1, memory_order_seq_cst);
+            df_futex_wake(&s->workers[i].park_word, 1);
+        }
+        for (int i = 0; i < s->n_workers; i++)
+            if (s->workers[i].thread)
+                pthread_join(s->workers[i].thread, NULL);
+    }
+    df_trace_fini(s);
+    if (s->policy)
+        s->pops->destroy(s->policy);
+    pthread_key_delete(s->cache_key);
+    DfCache *c = s->caches;
+    while (c) {
+        DfCache *next = c->next_all;
+        df_cache_fini(c);
+        free(c);
+        c = next;
+    }
+    for (int i = 0; i < s->n_modules; i++)
+        free(s->module_names[i]);
+    free(s->workers);
+    free((void *)s->parked_mask);
+    df_topo_fini(&s->topo);
+    pthread_mutex_destroy(&s->cache_lock);
+    pthread_mutex_destroy(&s->module_lock);
+    pthread_mutex_destroy(&s->trace_lock);
+    free(s);
+}
+
+int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
+{
+    DfSchedConfig defaults;
+    if (!cfg_in) {
+        df_sched_config_init(&defaults);
+        cfg_in = &defaults;
+    }
+    *out = NULL;
+    const char *pname = cfg_in->policy && *cfg_in->policy ? cfg_in->policy : "cost-local";
+    const DfPolicyOps *ops = df_policy_find(pname);
+    if (!ops) {
+        char list[128] = "";
+        for (const char *const *n = df_policy_names(); *n; n++) {
+            strncat(list, *n, sizeof(list) - strlen(list) - 1);
+            if (n[1])
+                strncat(list, ", ", sizeof(list) - strlen(list) - 1);
+        }
+        return df_set_error(err, -EINVAL, "unknown policy \"%s\" (one of: %s)", pname, list);
+    }
+    if (cfg_in->n_workers < 0)
+        return df_set_error(err, -EINVAL, "worker count %d is negative", cfg_in->n_workers);
+    if (cfg_in->poll_us < -1)
+        return df_set_error(err, -EINVAL, "poll time %d us is invalid (-1 = poll mode)",
+                            cfg_in->poll_us);
+    if (cfg_in->explore_rate < 0 || cfg_in->explore_rate > 0.5)
+        return df_set_error(err, -EINVAL, "exploration rate %g is outside 0..0.5",
+                            cfg_in->explore_rate);
+
+    DfSched *s = aligned_alloc(DF_CACHELINE, (sizeof(DfSched) + DF_CACHELINE - 1) & ~(size_t)(DF_CACHELINE - 1));
+    if (!s)
+        return df_set_error(err, -ENOMEM, "out of memory");
+    memset(s, 0, sizeof(*s));
+    atomic_init(&s->refs, 1);
+    s->cfg = *cfg_in;
+    snprintf(s->policy_name, sizeof(s->policy_name), "%s", ops->name);
+    s->cfg.policy = s->policy_name;
+    s->cfg.topology = NULL; /* strings are not kept; the topology is built below */
+    s->cfg.cpuset = NULL;
+    s->pops = ops;
+    pthread_mutex_init(&s->cache_lock, NULL);
+    pthread_mutex_init(&s->module_lock, NULL);
+    pthread_mutex_init(&s->trace_lock, NULL);
+    atomic_init(&s->next_node_id, 1);
+    atomic_init(&s->next_group_id, 1);
+    if (pthread_key_create(&s->cache_key, df_cache_thread_exit) != 0) {
+        free(s);
+        return df_set_error(err, -EAGAIN, "no pthread key left");
+    }
+
+    int ret = df_topo_init(&s->topo, cfg_in, err);
+    if (ret < 0) {
+        pthread_key_delete(s->cache_key);
+        free(s);
+        return ret;
+    }
+    const int nw = s->topo.n_workers;
+    s->n_workers = nw;
+    s->node_size = sizeof(DfNode) + ops->node_scratch(nw);
+    atomic_init(&s->timing, ops->needs_timing || cfg_in->trace_capacity > 0);
+    s->mask_words = (nw + 63) / 64;
+    s->parked_mask = calloc((size_t)s->mask_words, sizeof(uint64_t));
+    s->workers = aligned_alloc(DF_CACHELINE, sizeof(DfWorker) * (size_t)nw);
+    if (!s->parked_mask || !s->workers) {
+        ret = df_set_error(err, -ENOMEM, "out of memory for %d workers", nw);
+        goto fail;
+    }
+    memset(s->workers, 0, sizeof(DfWorker) * (size_t)nw);
+
+    DfPolicyEnv env = {
+        .n_workers = nw,
+        .trcost = s->topo.trcost,
+        .levels = s->topo.levels,
+        .now = policy_clock,
+        .seed = cfg_in->seed,
+        .explore_rate = cfg_in->explore_rate,
+    };
+    if (ops->create(&env, &s->policy) < 0) {
+        ret = df_set_error(err, -ENOMEM, "cannot create policy %s", ops->name);
+        goto fail;
+    }
+    for (int i = 0; i < nw; i++) {
+        DfWorker *w = &s->workers[i];
+        w->sched = s;
+        w->index = i;
+        w->rng = (cfg_in->seed ? cfg_in->seed : 88172645463325252ull) + (uint64_t)i * 0x9e3779b97f4a7c15ull;
+        w->cache = df_cache_new_for_worker(s, i);
+        if (!w->cache) {
+            ret = df_set_error(err, -ENOMEM, "out of memory for worker caches");
+            goto fail;
+        }
+    }
+    if (cfg_in->trace_capacity > 0 && df_sched_trace_start(s, cfg_in->trace_capacity) < 0) {
+        ret = df_set_error(err, -ENOMEM, "out of memory for trace buffers");
+        goto fail;
+    }
+
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, cfg_in->stack_size ? cfg_in->stack_size : 8u << 20);
+    for (int i = 0; i < nw; i++) {
+        if (pthread_create(&s->workers[i].thread, &attr, worker_main, &s->workers[i]) != 0) {
+            s->workers[i].thread = 0;
+            pthread_attr_destroy(&attr);
+            ret = df_set_error(err, -EAGAIN, "cannot start worker %d of %d", i, nw);
+            goto fail;
+        }
+        char name[16];
+        snprintf(name, sizeof(name), "dfsched-%d", i & 0xffff);
+        pthread_setname_np(s->workers[i].thread, name);
+    }
+    pthread_attr_destroy(&attr);
+    *out = s;
+    return 0;
+
+fail:
+    sched_destroy(s);
+    return ret;
+}
+
+DfSched *df_sched_ref(DfSched *s)
+{
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    return s;
+}
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static DfSched *shared_sched;
+
+void df_sched_unref(DfSched *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&shared_lock);
+    bool last = atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1;
+    if (last && s == shared_sched)
+        shared_sched = NULL;
+    pthread_mutex_unlock(&shared_lock);
+    if (last)
+        sched_destroy(s);
+}
+
+int df_sched_get_shared(const DfSchedConfig *cfg, DfSched **out, DfError *err)
+{
+    pthread_mutex_lock(&shared_lock);
+    int ret = 0;
+    if (shared_sched) {
+        *out = df_sched_ref(shared_sched);
+    } else {
+        ret = df_sched_new(cfg, &shared_sched, err);
+        *out = shared_sched;
+    }
+    pthread_mutex_unlock(&shared_lock);
+    return ret;
+}
+
+int df_sched_n_workers(const DfSched *s)
+{
+    return s->n_workers;
+}
+
+const char *df_sched_policy_name(const DfSched *s)
+{
+    return s->policy_name;
+}
+
+const uint32_t *df_sched_trcost(const DfSched *s)
+{
+    return s->topo.trcost;
+}
+
+const uint8_t *df_sched_levels(const DfSched *s)
+{
+    return s->topo.levels;
+}
+
+bool df_sched_oversubscribed(const DfSched *s)
+{
+    return s->topo.oversubscribed;
+}
+
+void df_sched_describe(const DfSched *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s, policy %s, %s", s->topo.desc, s->policy_name,
+             s->cfg.poll_us < 0 ? "poll mode" : "park after spin");
+}
+
+int df_sched_module_id(DfSched *s, const char *name)
+{
+    if (!name)
+        return -1;
+    pthread_mutex_lock(&s->module_lock);
+    int id = -1;
+    for (int i = 0; i < s->n_modules; i++)
+        if (strcmp(s->module_names[i], name) == 0) {
+            id = i;
+            break;
+        }
+    if (id < 0 && s->n_modules < DF_MAX_MODULES) {
+        char *copy = strdup(name);
+        if (copy) {
+            id = s->n_modules;
+            s->module_names[id] = copy;
+            /* Publish the name before the count for lock-free readers. */
+            atomic_thread_fence(memory_order_release);
+            s->n_modules = id + 1;
+        }
+    }
+    pthread_mutex_unlock(&s->module_lock);
+    return id;
+}
+
+const char *df_sched_module_name(const DfSched *s, int module)
+{
+    DfSched *m = (DfSched *)s;
+    pthread_mutex_lock(&m->module_lock);
+    const char *name = module >= 0 && module < s->n_modules ? s->module_names[module] : "?";
+    pthread_mutex_unlock(&m->module_lock);
+    return name;
+}

@@ -1,0 +1,206 @@
+/* Recording of executed nodes (the patent's visualisation starts here).
+ * Each worker appends to its own buffer; the count is published with a
+ * release store after the event is complete, so a collector that loads it
+ * with acquire reads only whole events, even while workers keep running.
+ * Buffers replaced by a new start are kept until the scheduler goes. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Retired {
+    struct Retired *next;
+    DfTraceBuf *buf;
+} Retired;
+
+static void buf_free(DfTraceBuf *b)
+{
+    if (!b)
+        return;
+    free(b->events);
+    free(b->inputs);
+    free(b);
+}
+
+/* Under trace_lock. */
+static void retire(DfSched *s, DfTraceBuf *b)
+{
+    if (!b)
+        return;
+    Retired *r = malloc(sizeof(*r));
+    if (!r)
+        return; /* leak rather than free a buffer a worker may still write */
+    r->buf = b;
+    r->next = s->trace_retired;
+    s->trace_retired = r;
+}
+
+int df_sched_trace_start(DfSched *s, size_t capacity)
+{
+    if (capacity == 0)
+        return -EINVAL;
+    pthread_mutex_lock(&s->trace_lock);
+    int ret = 0;
+    for (int i = 0; i < s->n_workers; i++) {
+        DfTraceBuf *b = calloc(1, sizeof(*b));
+        if (b) {
+            b->cap_events = capacity;
+            b->cap_inputs = capacity * 2;
+            b->events = malloc(sizeof(DfTraceEvent) * b->cap_events);
+            b->inputs = malloc(sizeof(DfTraceInput) * b->cap_inputs);
+        }
+        if (!b || !b->events || !b->inputs) {
+            buf_free(b);
+            ret = -ENOMEM;
+            break;
+        }
+        retire(s, atomic_exchange_explicit(&s->workers[i].trace, b, memory_order_acq_rel));
+    }
+    if (ret == 0) {
+        atomic_store_explicit(&s->timing, true, memory_order_relaxed);
+        atomic_store_explicit(&s->tracing, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&s->trace_lock);
+    return ret;
+}
+
+void df_sched_trace_stop(DfSched *s)
+{
+    atomic_store_explicit(&s->tracing, false, memory_order_release);
+}
+
+bool df_sched_tracing(const DfSched *s)
+{
+    return atomic_load_explicit(&((DfSched *)s)->tracing, memory_order_acquire);
+}
+
+void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end)
+{
+    DfTraceBuf *b = atomic_load_explicit(&w->trace, memory_order_acquire);
+    if (!b)
+        return;
+    size_t i = atomic_load_explicit(&b->n_events, memory_order_relaxed);
+    if (i >= b->cap_events || b->n_inputs + n->n_inputs > b->cap_inputs) {
+        atomic_store_explicit(&b->dropped, atomic_load_explicit(&b->dropped, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        return;
+    }
+    DfTraceEvent *e = &b->events[i];
+    e->node_id = n->id;
+    e->module = n->module;
+    e->index = n->index;
+    e->tag = n->group ? n->group->tag : -1;
+    e->worker = w->index;
+    e->flags = ((n->flags & DF_NF_STOLEN) ? DF_TRACE_STOLEN : 0) |
+               ((n->flags & DF_NF_EXPLORED) ? DF_TRACE_EXPLORED : 0) |
+               ((n->flags & DF_NF_SKIPPED) ? DF_TRACE_SKIPPED : 0);
+    e->start_ns = start;
+    e->end_ns = end;
+    e->deadline = n->deadline;
+    e->first_input = (uint32_t)b->n_inputs;
+    e->n_inputs = n->n_inputs;
+    for (unsigned k = 0; k < n->n_inputs; k++) {
+        const DfInput *in = df_node_input_c(n, k);
+        b->inputs[b->n_inputs++] = (DfTraceInput){in->pred_id, in->worker, in->module, in->bytes};
+    }
+    atomic_store_explicit(&b->n_events, i + 1, memory_order_release);
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+    const DfTraceEvent *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return x->worker - y->worker;
+}
+
+int df_sched_trace_collect(DfSched *s, DfTrace *out)
+{
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&s->trace_lock);
+    size_t ne = 0, ni = 0;
+    size_t *counts = calloc((size_t)s->n_workers, sizeof(size_t));
+    if (!counts) {
+        pthread_mutex_unlock(&s->trace_lock);
+        return -ENOMEM;
+    }
+    for (int i = 0; i < s->n_workers; i++) {
+        DfTraceBuf *b = atomic_load_explicit(&s->workers[i].trace, memory_order_acquire);
+        if (!b)
+            continue;
+        counts[i] = atomic_load_explicit(&b->n_events, memory_order_acquire);
+        ne += counts[i];
+        for (size_t k = 0; k < counts[i]; k++)
+            ni += b->events[k].n_inputs;
+    }
+    out->events = malloc(sizeof(DfTraceEvent) * (ne ? ne : 1));
+    out->inputs = malloc(sizeof(DfTraceInput) * (ni ? ni : 1));
+    out->n_workers = s->n_workers;
+    size_t nn = (size_t)s->n_workers * (size_t)s->n_workers;
+    out->trcost = malloc(nn * sizeof(uint32_t));
+    out->levels = malloc(nn);
+    if (!out->events || !out->inputs || !out->trcost || !out->levels) {
+        free(counts);
+        pthread_mutex_unlock(&s->trace_lock);
+        df_trace_free(out);
+        return -ENOMEM;
+    }
+    memcpy(out->trcost, s->topo.trcost, nn * sizeof(uint32_t));
+    memcpy(out->levels, s->topo.levels, nn);
+    for (int i = 0; i < s->n_workers; i++) {
+        DfTraceBuf *b = atomic_load_explicit(&s->workers[i].trace, memory_order_acquire);
+        if (!b)
+            continue;
+        out->dropped += atomic_load_explicit(&b->dropped, memory_order_relaxed);
+        for (size_t k = 0; k < counts[i]; k++) {
+            DfTraceEvent e = b->events[k];
+            memcpy(out->inputs + out->n_inputs, b->inputs + e.first_input,
+                   sizeof(DfTraceInput) * e.n_inputs);
+            e.first_input = (uint32_t)out->n_inputs;
+            out->n_inputs += e.n_inputs;
+            out->events[out->n_events++] = e;
+        }
+    }
+    free(counts);
+    pthread_mutex_unlock(&s->trace_lock);
+    qsort(out->events, out->n_events, sizeof(DfTraceEvent), cmp_start);
+
+    pthread_mutex_lock(&s->module_lock);
+    out->n_modules = s->n_modules;
+    out->module_names = calloc((size_t)(s->n_modules ? s->n_modules : 1), sizeof(char *));
+    for (int m = 0; m < s->n_modules && out->module_names; m++)
+        out->module_names[m] = strdup(s->module_names[m]);
+    pthread_mutex_unlock(&s->module_lock);
+    return 0;
+}
+
+void df_trace_free(DfTrace *t)
+{
+    free(t->events);
+    free(t->inputs);
+    free(t->trcost);
+    free(t->levels);
+    if (t->module_names)
+        for (int m = 0; m < t->n_modules; m++)
+            free(t->module_names[m]);
+    free(t->module_names);
+    memset(t, 0, sizeof(*t));
+}
+
+void df_trace_fini(DfSched *s);
+void df_trace_fini(DfSched *s)
+{
+    if (s->workers)
+        for (int i = 0; i < s->n_workers; i++)
+            buf_free(atomic_exchange(&s->workers[i].trace, NULL));
+    /* The workers are joined: nobody can be writing a retired buffer. */
+    Retired *r = s->trace_retired;
+    s->trace_retired = NULL;
+    while (r) {
+        Retired *next = r->next;
+        buf_free(r->buf);
+        free(r);
+        r = next;
+    }
+}

@@ -1,0 +1,257 @@
+/* Formula (1), the topology levels and the placement rules, checked by hand
+ * against the patent's examples and against synthetic hierarchies. */
+#include "dftest.h"
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A detached node with given inputs (white box: no scheduler needed). */
+static DfNode *fake_node(int n_inputs, const int *workers, const uint64_t *bytes)
+{
+    DfNode *n = calloc(1, sizeof(DfNode) + 64 * sizeof(uint64_t));
+    n->deadline = DF_NO_DEADLINE;
+    n->placed = -1;
+    for (int i = 0; i < n_inputs && i < DF_INLINE_INPUTS; i++) {
+        n->in[i].worker = workers[i];
+        n->in[i].bytes = bytes[i];
+        n->in[i].module = -1;
+    }
+    n->n_inputs = (uint16_t)n_inputs;
+    return n;
+}
+
+static DfPolicyEnv env_of(const DfTopo *t)
+{
+    return (DfPolicyEnv){.n_workers = t->n_workers, .trcost = t->trcost, .levels = t->levels};
+}
+
+/* Patent fig. 10(B): c reads a and b.  a ran on thread 0 producing 300
+ * bytes, b on thread 1 producing 100.  With the flat cost (0 same thread,
+ * 1 otherwise): Cost(0,c) = 100, Cost(1,c) = 300, Cost(2,c) = 400. */
+DF_TEST(Cost, PatentFig10Flat)
+{
+    DfTopo t;
+    DfError err;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "core:4 pu:1", 4, DF_COST_FLAT, NULL, &err), 0);
+    DfPolicyEnv env = env_of(&t);
+    const int w[] = {0, 1};
+    const uint64_t b[] = {300, 100};
+    DfNode *c = fake_node(2, w, b);
+    DF_EXPECT_EQ_INT(df_cost(&env, c, 0), 100);
+    DF_EXPECT_EQ_INT(df_cost(&env, c, 1), 300);
+    DF_EXPECT_EQ_INT(df_cost(&env, c, 2), 400);
+    DF_EXPECT_EQ_INT(df_cost(&env, c, 3), 400);
+    free(c);
+    df_topo_fini(&t);
+}
+
+/* A node whose inputs all come from outside the scheduler costs nothing. */
+DF_TEST(Cost, OutsideInputsAreFree)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "core:2 pu:1", 2, DF_COST_FLAT, NULL, NULL), 0);
+    DfPolicyEnv env = env_of(&t);
+    const int w[] = {-1, -1};
+    const uint64_t b[] = {1000, 5};
+    DfNode *c = fake_node(2, w, b);
+    DF_EXPECT_EQ_INT(df_cost(&env, c, 0), 0);
+    DF_EXPECT_EQ_INT(df_cost(&env, c, 1), 0);
+    free(c);
+    df_topo_fini(&t);
+}
+
+/* "package:2 l3:2 core:4 pu:2" with 32 workers puts one worker per PU:
+ * w0/w1 SMT siblings, w0..w7 one L3, w8..w15 the other L3 of package 0,
+ * w16.. package 1.  Hierarchical weights 0,1,2,4,8,16. */
+DF_TEST(Cost, HierarchyLevels)
+{
+    DfTopo t;
+    DfError err;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL, &err),
+                     0);
+    DF_ASSERT_EQ_INT(t.n_workers, 32);
+    DF_EXPECT_EQ_INT(t.n_pus, 32);
+    DF_EXPECT_EQ_INT(t.n_cores, 16);
+    const uint8_t *L = t.levels;
+    DF_EXPECT_EQ_INT(L[0 * 32 + 0], DF_LEVEL_SELF);
+    DF_EXPECT_EQ_INT(L[0 * 32 + 1], DF_LEVEL_PU);
+    DF_EXPECT_EQ_INT(L[0 * 32 + 2], DF_LEVEL_L3);
+    DF_EXPECT_EQ_INT(L[0 * 32 + 7], DF_LEVEL_L3);
+    DF_EXPECT_EQ_INT(L[0 * 32 + 8], DF_LEVEL_NUMA);
+    DF_EXPECT_EQ_INT(L[0 * 32 + 15], DF_LEVEL_NUMA);
+    DF_EXPECT_EQ_INT(L[0 * 32 + 16], DF_LEVEL_MACHINE);
+    DF_EXPECT_EQ_INT(L[17 * 32 + 16], DF_LEVEL_PU);
+    DF_EXPECT_EQ_INT(t.trcost[0 * 32 + 1], 1);
+    DF_EXPECT_EQ_INT(t.trcost[0 * 32 + 5], 4);
+    DF_EXPECT_EQ_INT(t.trcost[0 * 32 + 9], 8);
+    DF_EXPECT_EQ_INT(t.trcost[0 * 32 + 31], 16);
+    /* The matrix is symmetric and zero only on the diagonal. */
+    for (int a = 0; a < 32; a++)
+        for (int b = 0; b < 32; b++) {
+            DF_EXPECT(t.trcost[a * 32 + b] == t.trcost[b * 32 + a]);
+            DF_EXPECT((t.trcost[a * 32 + b] == 0) == (a == b));
+        }
+
+    /* Hand-computed formula (1): c reads 1000 B from w1 (SMT), 200 B from w9
+     * (other L3), 10 B from w20 (other package). */
+    DfPolicyEnv env = env_of(&t);
+    const int w[] = {1, 9, 20};
+    const uint64_t b[] = {1000, 200, 10};
+    DfNode *c = fake_node(3, w, b);
+    /* tid 0: 1000*1 + 200*8 + 10*16 = 2760 */
+    DF_EXPECT_EQ_INT(df_cost(&env, c, 0), 2760);
+    /* tid 1: 0 + 200*8 + 10*16 = 1760 */
+    DF_EXPECT_EQ_INT(df_cost(&env, c, 1), 1760);
+    /* tid 9: 1000*8 + 0 + 160 = 8160 */
+    DF_EXPECT_EQ_INT(df_cost(&env, c, 9), 8160);
+    /* tid 20: 1000*16 + 200*16 + 0 = 19200 */
+    DF_EXPECT_EQ_INT(df_cost(&env, c, 20), 19200);
+    /* tid 21 (SMT sibling of 20): 16000 + 3200 + 10 = 19210 */
+    DF_EXPECT_EQ_INT(df_cost(&env, c, 21), 19210);
+    free(c);
+    df_topo_fini(&t);
+}
+
+/* Fewer workers than cores: one per core, so no two share a PU. */
+DF_TEST(Cost, OneWorkerPerCore)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 16, DF_COST_HIER, NULL, NULL),
+                     0);
+    for (int a = 0; a < 16; a++)
+        for (int b = 0; b < 16; b++)
+            if (a != b)
+                DF_EXPECT(t.levels[a * 16 + b] >= DF_LEVEL_L3);
+    DF_EXPECT_EQ_INT(t.levels[0 * 16 + 4], DF_LEVEL_NUMA);
+    DF_EXPECT_EQ_INT(t.levels[0 * 16 + 8], DF_LEVEL_MACHINE);
+    df_topo_fini(&t);
+}
+
+DF_TEST(Cost, FlatIsZeroOne)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_FLAT, NULL, NULL),
+                     0);
+    for (int a = 0; a < 32; a++)
+        for (int b = 0; b < 32; b++)
+            DF_EXPECT_EQ_INT(t.trcost[a * 32 + b], a == b ? 0 : 1);
+    df_topo_fini(&t);
+}
+
+DF_TEST(Cost, LevelOverrides)
+{
+    DfTopo t;
+    const uint32_t w[DF_N_LEVELS] = {0, 3, 0, 7, 0, 100};
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:1 core:2 pu:2", 8, DF_COST_HIER, w, NULL), 0);
+    DF_EXPECT_EQ_INT(t.trcost[0 * 8 + 1], 3);   /* SMT: overridden */
+    DF_EXPECT_EQ_INT(t.trcost[0 * 8 + 2], 7);   /* L3: overridden */
+    DF_EXPECT_EQ_INT(t.trcost[0 * 8 + 4], 100); /* other package */
+    df_topo_fini(&t);
+}
+
+DF_TEST(Cost, BadTopologyIsAClearError)
+{
+    DfTopo t;
+    DfError err = {0};
+    int ret = df_topo_model(&t, "package:two", 4, DF_COST_HIER, NULL, &err);
+    DF_EXPECT(ret < 0);
+    DF_EXPECT(strstr(err.msg, "invalid topology") != NULL);
+}
+
+/* cost-local registers a ready node in the Ready set of the worker of least
+ * Cost (fig. 13): the producer of most of its bytes. */
+DF_TEST(CostLocal, RegistersAtProducer)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "core:4 pu:1", 4, DF_COST_FLAT, NULL, NULL), 0);
+    DfPolicyEnv env = env_of(&t);
+    DfPolicy *p;
+    DF_ASSERT_EQ_INT(df_policy_cost_local.create(&env, &p), 0);
+    const int w[] = {2, 1};
+    const uint64_t b[] = {1000, 10};
+    DfNode *c = fake_node(2, w, b);
+    DfPlacement pl = df_policy_cost_local.push(p, 0, c);
+    DF_EXPECT_EQ_INT(pl.worker, 2);
+    DF_EXPECT_EQ_INT(c->placed, 2);
+    /* Worker 2 finds it in its own set, not stolen. */
+    DfNode *got = df_policy_cost_local.pop(p, 2);
+    DF_EXPECT(got == c);
+    DF_EXPECT(!(c->flags & DF_NF_STOLEN));
+    /* A node without inputs stays with the worker that made it ready. */
+    DfNode *d = fake_node(0, NULL, NULL);
+    pl = df_policy_cost_local.push(p, 3, d);
+    DF_EXPECT_EQ_INT(pl.worker, 3);
+    DF_EXPECT(df_policy_cost_local.pop(p, 3) == d);
+    df_policy_cost_local.destroy(p);
+    free(c);
+    free(d);
+    df_topo_fini(&t);
+}
+
+/* fig. 14: with an empty own set, steal from the thread of least trCost
+ * first.  Nodes sit in the sets of w31 (other package), w9 (other L3) and
+ * w1 (SMT sibling); worker 0 must take them in that order of nearness. */
+DF_TEST(CostLocal, StealOrderFollowsTrCost)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL, NULL),
+                     0);
+    DfPolicyEnv env = env_of(&t);
+    DfPolicy *p;
+    DF_ASSERT_EQ_INT(df_policy_cost_local.create(&env, &p), 0);
+    const int owners[] = {31, 9, 1};
+    DfNode *n[3];
+    for (int i = 0; i < 3; i++) {
+        n[i] = fake_node(0, NULL, NULL);
+        df_policy_cost_local.push(p, owners[i], n[i]);
+    }
+    DF_EXPECT(df_policy_cost_local.pop(p, 0) == n[2]);
+    DF_EXPECT(df_policy_cost_local.pop(p, 0) == n[1]);
+    DF_EXPECT(df_policy_cost_local.pop(p, 0) == n[0]);
+    DF_EXPECT(df_policy_cost_local.pop(p, 0) == NULL);
+    for (int i = 0; i < 3; i++)
+        DF_EXPECT(n[i]->flags & DF_NF_STOLEN);
+    /* The whole victim order of worker 0 is sorted by trCost. */
+    DfCostLocal *cl = (DfCostLocal *)p;
+    for (int k = 1; k < 31; k++)
+        DF_EXPECT(t.trcost[cl->order[k - 1] * 32] <= t.trcost[cl->order[k] * 32]);
+    DF_EXPECT_EQ_INT(cl->order[0], 1);
+    df_policy_cost_local.destroy(p);
+    for (int i = 0; i < 3; i++)
+        free(n[i]);
+    df_topo_fini(&t);
+}
+
+/* cost (fig. 12): a free worker takes the node of least Cost(tid, c); ties
+ * go to the earliest deadline; the cost is cached per node and worker. */
+DF_TEST(CostShared, LeastCostThenDeadline)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "core:3 pu:1", 3, DF_COST_FLAT, NULL, NULL), 0);
+    DfPolicyEnv env = env_of(&t);
+    DfPolicy *p;
+    DF_ASSERT_EQ_INT(df_policy_cost.create(&env, &p), 0);
+    const int wa[] = {1}, wb[] = {0}, wc[] = {0};
+    const uint64_t big[] = {500}, small[] = {50};
+    DfNode *a = fake_node(1, wa, big);   /* data on worker 1 */
+    DfNode *b = fake_node(1, wb, small); /* data on worker 0, late deadline */
+    DfNode *c = fake_node(1, wc, small); /* data on worker 0, early deadline */
+    b->deadline = 2000;
+    c->deadline = 1000;
+    df_policy_cost.push(p, -1, a);
+    df_policy_cost.push(p, -1, b);
+    df_policy_cost.push(p, -1, c);
+    /* Worker 0: b and c cost 0, a costs 500; c has the earlier deadline. */
+    DF_EXPECT(df_policy_cost.pop(p, 0) == c);
+    DF_EXPECT_EQ_INT(a->cost_cache[0], 500);
+    /* Worker 1: a costs 0. */
+    DF_EXPECT(df_policy_cost.pop(p, 1) == a);
+    DF_EXPECT(df_policy_cost.pop(p, 2) == b);
+    DF_EXPECT(df_policy_cost.pop(p, 2) == NULL);
+    df_policy_cost.destroy(p);
+    free(a);
+    free(b);
+    free(c);
+    df_topo_fini(&t);
+}

@@ -1,0 +1,803 @@
+/* The scheduler at run time: graphs, every policy, 1-8 workers (more than
+ * this machine's cores is fine), waits, cancellation, deadlines, jobs. */
+#include "dftest.h"
+#include "dfsched.h"
+#include "sched_util.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ random DAG */
+
+#define DAG_WINDOW 64
+#define DAG_MAX_PREDS 6
+
+typedef struct Dag {
+    int n;
+    int *preds;        /* n * DAG_MAX_PREDS, -1 = none */
+    _Atomic int *runs; /* times each node ran */
+    _Atomic int *done;
+    _Atomic int order_violations;
+    _Atomic int64_t seq;
+} Dag;
+
+typedef struct DagNodeArg {
+    Dag *dag;
+    int i;
+} DagNodeArg;
+
+static void dag_body(DfTask *t, void *arg)
+{
+    DagNodeArg *a = arg;
+    Dag *d = a->dag;
+    for (int k = 0; k < DAG_MAX_PREDS; k++) {
+        int p = d->preds[a->i * DAG_MAX_PREDS + k];
+        if (p >= 0 && !atomic_load_explicit(&d->done[p], memory_order_acquire))
+            atomic_fetch_add(&d->order_violations, 1);
+    }
+    atomic_fetch_add_explicit(&d->runs[a->i], 1, memory_order_relaxed);
+    atomic_store_explicit(&d->done[a->i], 1, memory_order_release);
+}
+
+/* Build and run a random DAG of n nodes from the calling thread while the
+ * workers already run its beginning (edges race with completions). */
+static void run_random_dag(DfSched *s, int n, uint64_t seed, Dag *d)
+{
+    d->n = n;
+    d->preds = malloc(sizeof(int) * (size_t)n * DAG_MAX_PREDS);
+    d->runs = calloc((size_t)n, sizeof(*d->runs));
+    d->done = calloc((size_t)n, sizeof(*d->done));
+    atomic_init(&d->order_violations, 0);
+    DagNodeArg *args = malloc(sizeof(*args) * (size_t)n);
+    DfNode *window[DAG_WINDOW] = {0};
+    uint64_t rng = seed | 1;
+    DfGroup *g = df_group_new(s, 0);
+    for (int i = 0; i < n; i++) {
+        args[i] = (DagNodeArg){d, i};
+        DfNodeDesc desc = {.fn = dag_body, .arg = &args[i], .module = -1, .group = g,
+                           .out_size = 64 + rng % 4096};
+        DfNode *node = df_node_new(s, &desc);
+        int np = i == 0 ? 0 : (int)(df_test_rand(&rng) % (DAG_MAX_PREDS + 1));
+        for (int k = 0; k < DAG_MAX_PREDS; k++) {
+            int p = -1;
+            if (k < np) {
+                int back = 1 + (int)(df_test_rand(&rng) % (i < DAG_WINDOW ? (uint64_t)i : DAG_WINDOW));
+                p = i - back;
+                for (int j = 0; j < k; j++)
+                    if (d->preds[i * DAG_MAX_PREDS + j] == p)
+                        p = -1; /* no duplicate edge */
+            }
+            d->preds[i * DAG_MAX_PREDS + k] = p;
+            if (p >= 0)
+                df_node_depend(node, window[p % DAG_WINDOW], 1 + df_test_rand(&rng) % 65536);
+        }
+        df_node_submit(node);
+        if (window[i % DAG_WINDOW])
+            df_node_release(window[i % DAG_WINDOW]);
+        window[i % DAG_WINDOW] = node;
+    }
+    df_sched_wait(s, g);
+    df_group_release(g);
+    for (int k = 0; k < DAG_WINDOW; k++)
+        if (window[k])
+            df_node_release(window[k]);
+    free(args);
+}
+
+static void dag_free(Dag *d)
+{
+    free(d->preds);
+    free(d->runs);
+    free((void *)d->done);
+}
+
+static int dag_check(Dag *d)
+{
+    int bad = 0;
+    for (int i = 0; i < d->n; i++)
+        if (atomic_load(&d->runs[i]) != 1)
+            bad++;
+    return bad;
+}
+
+static void random_dag_all(long total_nodes)
+{
+    const char *const *policies = df_policy_names();
+    int n_pol = 0;
+    while (policies[n_pol])
+        n_pol++;
+    const int max_workers = 8;
+    int per = (int)(total_nodes / (n_pol * max_workers));
+    for (int p = 0; p < n_pol; p++)
+        for (int w = 1; w <= max_workers; w++) {
+            DfSched *s = df_test_sched(policies[p], w, w % 3 == 0 ? -1 : 20);
+            DF_ASSERT(s);
+            Dag d;
+            run_random_dag(s, per, 0x5eed + (uint64_t)(p * 16 + w), &d);
+            DfStats st;
+            df_sched_stats(s, &st);
+            DF_EXPECT_MSG(dag_check(&d) == 0, "%s, %d workers: nodes not run exactly once",
+                          policies[p], w);
+            DF_EXPECT_MSG(atomic_load(&d.order_violations) == 0,
+                          "%s, %d workers: %d nodes ran before a predecessor", policies[p], w,
+                          atomic_load(&d.order_violations));
+            DF_EXPECT_MSG(st.total.tasks_run == (uint64_t)per, "%s, %d workers: %llu tasks run",
+                          policies[p], w, (unsigned long long)st.total.tasks_run);
+            df_stats_free(&st);
+            dag_free(&d);
+            df_sched_unref(s);
+        }
+}
+
+/* 10^6 nodes over every policy and 1..8 workers. */
+DF_TEST(SchedDag, RandomDagEveryPolicy)
+{
+    random_dag_all((long)(1000000 * df_test_scale()));
+}
+
+/* ----------------------------------------- graphs built inside tasks */
+
+typedef struct Fan {
+    _Atomic int leaves;
+    _Atomic int max_depth_seen;
+    int fanout, depth;
+} Fan;
+
+typedef struct FanArg {
+    Fan *f;
+    int depth;
+} FanArg;
+
+static void fan_body(DfTask *t, void *arg);
+
+static void fan_body(DfTask *t, void *arg)
+{
+    FanArg *a = arg;
+    if (a->depth == a->f->depth) {
+        atomic_fetch_add(&a->f->leaves, 1);
+        return;
+    }
+    DfSched *s = df_task_sched(t);
+    DfGroup *g = df_group_new(s, 0);
+    FanArg kids[8];
+    for (int i = 0; i < a->f->fanout; i++) {
+        kids[i] = (FanArg){a->f, a->depth + 1};
+        df_spawn(s, fan_body, &kids[i], g);
+    }
+    /* Every level waits: with few workers all of them end up inside waits,
+     * and must still finish by running the awaited nodes themselves. */
+    df_sched_wait(s, g);
+    df_group_release(g);
+}
+
+DF_TEST(SchedWait, NestedWaitsNeverDeadlock)
+{
+    const char *const *policies = df_policy_names();
+    for (int p = 0; policies[p]; p++)
+        for (int w = 1; w <= 4; w++) {
+            DfSched *s = df_test_sched(policies[p], w, w == 2 ? -1 : 10);
+            DF_ASSERT(s);
+            Fan f = {.fanout = 4, .depth = 5};
+            atomic_init(&f.leaves, 0);
+            DfGroup *g = df_group_new(s, 0);
+            FanArg root = {&f, 0};
+            df_spawn(s, fan_body, &root, g);
+            df_sched_wait(s, g);
+            df_group_release(g);
+            DF_EXPECT_MSG(atomic_load(&f.leaves) == 1024, "%s/%d: %d leaves", policies[p], w,
+                          atomic_load(&f.leaves));
+            DfStats st;
+            df_sched_stats(s, &st);
+            DF_EXPECT(st.total.max_wait_depth >= 1);
+            df_stats_free(&st);
+            df_sched_unref(s);
+        }
+}
+
+/* ------------------------------------------------------- cancellation */
+
+typedef struct Cancel {
+    _Atomic int ran, cancelled, saw_pred_cancelled;
+    _Atomic int gate, started;
+} Cancel;
+
+static void blocker(DfTask *t, void *arg)
+{
+    Cancel *c = arg;
+    atomic_store(&c->started, 1);
+    while (!atomic_load(&c->gate))
+        ;
+}
+
+static void cbody(DfTask *t, void *arg)
+{
+    Cancel *c = arg;
+    atomic_fetch_add(&c->ran, 1);
+}
+
+static void ccancel(DfTask *t, void *arg)
+{
+    Cancel *c = arg;
+    atomic_fetch_add(&c->cancelled, 1);
+}
+
+static void after(DfTask *t, void *arg)
+{
+    Cancel *c = arg;
+    if (df_task_pred_cancelled(t))
+        atomic_fetch_add(&c->saw_pred_cancelled, 1);
+}
+
+DF_TEST(SchedCancel, SkipsNotStartedNodes)
+{
+    const char *const *policies = df_policy_names();
+    for (int p = 0; policies[p]; p++) {
+        DfSched *s = df_test_sched(policies[p], 2, 10);
+        DF_ASSERT(s);
+        Cancel c = {0};
+        DfGroup *gate_group = df_group_new(s, 0);
+        DfGroup *frame = df_group_new(s, 0);
+        DfGroup *next = df_group_new(s, 0);
+        /* The frame's nodes wait behind a blocker, so none starts before the
+         * cancel. */
+        DfNode *b = df_node_new(s, &(DfNodeDesc){.fn = blocker, .arg = &c, .group = gate_group});
+        DfNode *nodes[10];
+        for (int i = 0; i < 10; i++) {
+            nodes[i] = df_node_new(s, &(DfNodeDesc){.fn = cbody, .cancel = ccancel, .arg = &c,
+                                                     .group = frame});
+            df_node_depend(nodes[i], b, 100);
+        }
+        DfNode *o = df_node_new(s, &(DfNodeDesc){.fn = after, .arg = &c, .group = next});
+        df_node_depend(o, nodes[9], 0);
+        df_node_submit(b);
+        for (int i = 0; i < 10; i++)
+            df_node_submit(nodes[i]);
+        df_node_submit(o);
+        df_group_cancel(frame);
+        DF_EXPECT(df_group_cancelled(frame));
+        atomic_store(&c.gate, 1);
+        df_sched_wait(s, frame);
+        df_sched_wait(s, next);
+        df_sched_wait(s, gate_group);
+        DF_EXPECT_EQ_INT(atomic_load(&c.ran), 0);
+        DF_EXPECT_EQ_INT(atomic_load(&c.cancelled), 10);
+        DF_EXPECT_EQ_INT(atomic_load(&c.saw_pred_cancelled), 1);
+        DF_EXPECT(df_node_skipped(nodes[3]));
+        DF_EXPECT(!df_node_skipped(o));
+        df_node_release(b);
+        df_node_release(o);
+        for (int i = 0; i < 10; i++)
+            df_node_release(nodes[i]);
+        df_group_release(gate_group);
+        df_group_release(frame);
+        df_group_release(next);
+        DfStats st;
+        df_sched_stats(s, &st);
+        DF_EXPECT_EQ_INT(st.total.tasks_skipped, 10);
+        df_stats_free(&st);
+        df_sched_unref(s);
+    }
+}
+
+/* ---------------------------------------------------------- deadlines */
+
+typedef struct Order {
+    _Atomic int pos;
+    int64_t seen[16];
+} Order;
+
+typedef struct DlArg {
+    Order *o;
+    int64_t deadline;
+} DlArg;
+
+static void record(DfTask *t, void *arg)
+{
+    DlArg *a = arg;
+    int i = atomic_fetch_add(&a->o->pos, 1);
+    a->o->seen[i] = a->deadline;
+}
+
+static void nop(DfTask *t, void *arg)
+{
+}
+
+/* Nodes made ready together run earliest deadline first, on every policy. */
+DF_TEST(SchedDeadline, EarliestDeadlineFirst)
+{
+    const int64_t dl[8] = {800, 300, 500, 100, 700, 200, 600, 400};
+    const char *const *policies = df_policy_names();
+    for (int p = 0; policies[p]; p++) {
+        DfSched *s = df_test_sched(policies[p], 1, 10);
+        DF_ASSERT(s);
+        Order o = {0};
+        DlArg args[8];
+        DfGroup *g = df_group_new(s, 0);
+        DfNode *root = df_node_new(s, &(DfNodeDesc){.fn = nop, .group = g});
+        DfNode *kids[8];
+        for (int i = 0; i < 8; i++) {
+            args[i] = (DlArg){&o, dl[i]};
+            kids[i] = df_node_new(s, &(DfNodeDesc){.fn = record, .arg = &args[i], .group = g,
+                                                    .deadline = dl[i]});
+            df_node_depend(kids[i], root, 10);
+            df_node_submit(kids[i]);
+        }
+        df_node_submit(root);
+        df_sched_wait(s, g);
+        for (int i = 1; i < 8; i++)
+            DF_EXPECT_MSG(o.seen[i - 1] < o.seen[i], "%s: deadline %lld ran before %lld",
+                          policies[p], (long long)o.seen[i - 1], (long long)o.seen[i]);
+        df_node_release(root);
+        for (int i = 0; i < 8; i++)
+            df_node_release(kids[i]);
+        df_group_release(g);
+        df_sched_unref(s);
+    }
+}
+
+/* The shared Ready set of `cost` orders everything queued by deadline. */
+DF_TEST(SchedDeadline, CostPolicyOrdersBacklog)
+{
+    DfSched *s = df_test_sched("cost", 1, 10);
+    DF_ASSERT(s);
+    Cancel gate = {0};
+    Order o = {0};
+    DlArg args[8];
+    const int64_t dl[8] = {800, 300, 500, 100, 700, 200, 600, 400};
+    DfGroup *g = df_group_new(s, 0);
+    df_spawn(s, blocker, &gate, g); /* occupies the only worker */
+    while (!atomic_load(&gate.started))
+        ;
+    for (int i = 0; i < 8; i++) {
+        args[i] = (DlArg){&o, dl[i]};
+        DfNode *n = df_node_new(s, &(DfNodeDesc){.fn = record, .arg = &args[i], .group = g,
+                                                  .deadline = dl[i]});
+        df_node_submit(n);
+        df_node_release(n);
+    }
+    atomic_store(&gate.gate, 1);
+    df_sched_wait(s, g);
+    for (int i = 1; i < 8; i++)
+        DF_EXPECT(o.seen[i - 1] < o.seen[i]);
+    df_group_release(g);
+    df_sched_unref(s);
+}
+
+/* ------------------------------------------------------------- jobs */
+
+typedef struct Wpp {
+    int n_jobs, n_slots, steps;
+    _Atomic int progress[64];
+    _Atomic int slot_busy[64];
+    _Atomic int bad_threadnr, slot_overlap, timeouts;
+} Wpp;
+
+/* Like an HEVC WPP row: step k of row j needs row j-1 two steps ahead (or
+ * done).  It busy-waits — no help — the way libavcodec blocks in
+ * pthread_cond_wait, so a row may only run once its predecessor runs. */
+static void wpp_job(void *ctx, int jobnr, int threadnr)
+{
+    Wpp *w = ctx;
+    if (w->n_slots > 0 && threadnr != jobnr % w->n_slots)
+        atomic_fetch_add(&w->bad_threadnr, 1);
+    if (w->n_slots > 0 && atomic_exchange(&w->slot_busy[threadnr], 1))
+        atomic_fetch_add(&w->slot_overlap, 1);
+    const int64_t give_up = df_now_ns() + 20 * 1000000000ll;
+    for (int k = 0; k < w->steps; k++) {
+        if (jobnr > 0)
+            while (atomic_load(&w->progress[jobnr - 1]) < (k + 2 < w->steps ? k + 2 : w->steps))
+                if (df_now_ns() > give_up) {
+                    /* A row that waits on a row that never runs: the hang
+                     * that out-of-order dispatch causes.  Report, not hang. */
+                    atomic_fetch_add(&w->timeouts, 1);
+                    atomic_store(&w->progress[jobnr - 1], w->steps);
+                }
+        atomic_store(&w->progress[jobnr], k + 1);
+    }
+    if (w->n_slots > 0)
+        atomic_store(&w->slot_busy[threadnr], 0);
+}
+
+typedef struct JobsFromTask {
+    Wpp *w;
+    int ret;
+} JobsFromTask;
+
+static void run_wpp_task(DfTask *t, void *arg)
+{
+    JobsFromTask *j = arg;
+    DfJobs jobs = {.n_jobs = j->w->n_jobs, .fn = wpp_job, .ctx = j->w, .n_slots = j->w->n_slots,
+                   .ordered_start = true, .module = -1};
+    j->ret = df_jobs_run(df_task_sched(t), &jobs);
+}
+
+DF_TEST(SchedJobs, WppLikeRowsCompleteOnAnyWorkerCount)
+{
+    const char *const *policies = df_policy_names();
+    for (int p = 0; policies[p]; p++)
+        for (int nw = 1; nw <= 4; nw++)
+            for (int from_task = 0; from_task < 2; from_task++) {
+                DfSched *s = df_test_sched(policies[p], nw, 10);
+                DF_ASSERT(s);
+                Wpp w = {.n_jobs = 17, .n_slots = 3, .steps = 30};
+                if (from_task) {
+                    JobsFromTask j = {&w, -1};
+                    DfGroup *g = df_group_new(s, 0);
+                    df_spawn(s, run_wpp_task, &j, g);
+                    df_sched_wait(s, g);
+                    df_group_release(g);
+                    DF_EXPECT_EQ_INT(j.ret, 0);
+                } else {
+                    DfJobs jobs = {.n_jobs = w.n_jobs, .fn = wpp_job, .ctx = &w,
+                                   .n_slots = w.n_slots, .ordered_start = true, .module = -1};
+                    DF_EXPECT_EQ_INT(df_jobs_run(s, &jobs), 0);
+                }
+                for (int j = 0; j < w.n_jobs; j++)
+                    DF_EXPECT_EQ_INT(atomic_load(&w.progress[j]), w.steps);
+                DF_EXPECT_EQ_INT(atomic_load(&w.bad_threadnr), 0);
+                DF_EXPECT_EQ_INT(atomic_load(&w.slot_overlap), 0);
+                DF_EXPECT_EQ_INT(atomic_load(&w.timeouts), 0);
+                df_sched_unref(s);
+            }
+}
+
+static void count_job(void *ctx, int jobnr, int threadnr)
+{
+    _Atomic int *hits = ctx;
+    atomic_fetch_add(&hits[jobnr], 1);
+}
+
+DF_TEST(SchedJobs, IndependentJobsAndWorkersRecorded)
+{
+    DfSched *s = df_test_sched("cost-local", 2, 10);
+    DF_ASSERT(s);
+    _Atomic int hits[40] = {0};
+    int workers[40];
+    uint64_t ids[40];
+    DfJobs jobs = {.n_jobs = 40, .fn = count_job, .ctx = hits, .workers = workers,
+                   .node_ids = ids, .module = df_sched_module_id(s, "S")};
+    DF_EXPECT_EQ_INT(df_jobs_run(s, &jobs), 0);
+    for (int j = 0; j < 40; j++) {
+        DF_EXPECT_EQ_INT(atomic_load(&hits[j]), 1);
+        DF_EXPECT(workers[j] >= 0 && workers[j] < 2);
+        DF_EXPECT(ids[j] > 0);
+    }
+    /* Zero jobs is a valid call (MPEG-2 makes it). */
+    jobs.n_jobs = 0;
+    DF_EXPECT_EQ_INT(df_jobs_run(s, &jobs), 0);
+    df_sched_unref(s);
+}
+
+/* ------------------------------------------------------- edges, holds */
+
+static void note_worker(DfTask *t, void *arg)
+{
+    *(int *)arg = df_task_worker(t);
+}
+
+DF_TEST(SchedNode, DependOnFinishedNodeRecordsItsWorker)
+{
+    DfSched *s = df_test_sched("cost-local", 2, 10);
+    DF_ASSERT(s);
+    int wa = -1, wb = -1;
+    DfGroup *g = df_group_new(s, 0);
+    DfNode *a = df_node_new(s, &(DfNodeDesc){.fn = note_worker, .arg = &wa, .group = g,
+                                              .out_size = 4096});
+    df_node_submit(a);
+    df_sched_wait(s, g);
+    DF_EXPECT_EQ_INT(df_node_worker(a), wa);
+    /* a has finished: b's dependency holds at once, and b's input records
+     * a's worker, so cost-local places b there. */
+    DfNode *b = df_node_new(s, &(DfNodeDesc){.fn = note_worker, .arg = &wb, .group = g});
+    df_node_depend(b, a, 4096);
+    df_node_submit(b);
+    df_sched_wait(s, g);
+    DF_EXPECT(wb >= 0);
+    df_node_release(a);
+    df_node_release(b);
+    df_group_release(g);
+    df_sched_unref(s);
+}
+
+DF_TEST(SchedNode, HoldFromAnotherThread)
+{
+    DfSched *s = df_test_sched("steal", 2, 10);
+    DF_ASSERT(s);
+    int w = -1;
+    DfGroup *g = df_group_new(s, 0);
+    DfNode *a = df_node_new(s, &(DfNodeDesc){.fn = note_worker, .arg = &w, .group = g});
+    df_node_hold(a);
+    df_node_submit(a);
+    DF_EXPECT(!df_group_done(g));
+    df_node_unhold(a);
+    df_sched_wait(s, g);
+    DF_EXPECT(w >= 0);
+    df_node_release(a);
+    df_group_release(g);
+    df_sched_unref(s);
+}
+
+DF_TEST(SchedNode, DiscardRunsCancelNotBody)
+{
+    DfSched *s = df_test_sched("fifo", 1, 10);
+    DF_ASSERT(s);
+    Cancel c = {0};
+    DfGroup *g = df_group_new(s, 0);
+    DfNode *a = df_node_new(s, &(DfNodeDesc){.fn = cbody, .cancel = ccancel, .arg = &c, .group = g});
+    DfNode *b = df_node_new(s, &(DfNodeDesc){.fn = after, .arg = &c, .group = g});
+    df_node_depend(b, a, 0);
+    df_node_submit(b);
+    df_node_discard(a);
+    df_sched_wait(s, g);
+    DF_EXPECT_EQ_INT(atomic_load(&c.ran), 0);
+    DF_EXPECT_EQ_INT(atomic_load(&c.cancelled), 1);
+    DF_EXPECT_EQ_INT(atomic_load(&c.saw_pred_cancelled), 1);
+    df_node_release(a);
+    df_node_release(b);
+    df_group_release(g);
+    df_sched_unref(s);
+}
+
+/* ---------------------------------------------------------- creation */
+
+DF_TEST(SchedConfig, BadValuesAreClearErrors)
+{
+    DfSchedConfig cfg;
+    DfSched *s = NULL;
+    DfError err = {0};
+    df_sched_config_init(&cfg);
+    cfg.policy = "round-robin";
+    DF_EXPECT(df_sched_new(&cfg, &s, &err) < 0);
+    DF_EXPECT(strstr(err.msg, "unknown policy") && strstr(err.msg, "cost-local"));
+    df_sched_config_init(&cfg);
+    cfg.cpuset = "x-y";
+    DF_EXPECT(df_sched_new(&cfg, &s, &err) < 0);
+    DF_EXPECT(strstr(err.msg, "CPU set") != NULL);
+    df_sched_config_init(&cfg);
+    cfg.topology = "bogus:3";
+    DF_EXPECT(df_sched_new(&cfg, &s, &err) < 0);
+    DF_EXPECT(strstr(err.msg, "topology") != NULL);
+    df_sched_config_init(&cfg);
+    cfg.poll_us = -5;
+    DF_EXPECT(df_sched_new(&cfg, &s, &err) < 0);
+    DF_EXPECT(s == NULL);
+}
+
+DF_TEST(SchedConfig, DefaultsAndSharedScheduler)
+{
+    DfSched *a = NULL, *b = NULL;
+    DF_ASSERT_EQ_INT(df_sched_get_shared(NULL, &a, NULL), 0);
+    DF_ASSERT_EQ_INT(df_sched_get_shared(NULL, &b, NULL), 0);
+    DF_EXPECT(a == b);
+    DF_EXPECT(df_sched_n_workers(a) >= 1);
+    DF_EXPECT(strcmp(df_sched_policy_name(a), "cost-local") == 0);
+    char desc[256];
+    df_sched_describe(a, desc, sizeof(desc));
+    DF_EXPECT(strstr(desc, "workers") != NULL);
+    df_sched_unref(a);
+    df_sched_unref(b);
+    /* After the last reference a new one is created. */
+    DF_ASSERT_EQ_INT(df_sched_get_shared(NULL, &a, NULL), 0);
+    df_sched_unref(a);
+}
+
+DF_TEST(SchedConfig, SyntheticTopologyOnRealWorkers)
+{
+    DfSchedConfig cfg;
+    df_sched_config_init(&cfg);
+    cfg.n_workers = 8;
+    cfg.topology = "package:2 core:2 pu:2";
+    DfSched *s;
+    DfError err;
+    DF_ASSERT_MSG(df_sched_new(&cfg, &s, &err) == 0, "%s", err.msg);
+    const uint8_t *L = df_sched_levels(s);
+    DF_EXPECT_EQ_INT(L[0 * 8 + 1], DF_LEVEL_PU);
+    DF_EXPECT_EQ_INT(L[0 * 8 + 2], DF_LEVEL_NUMA);
+    DF_EXPECT_EQ_INT(L[0 * 8 + 4], DF_LEVEL_MACHINE);
+    Dag d;
+    run_random_dag(s, 20000, 7, &d);
+    DF_EXPECT_EQ_INT(dag_check(&d), 0);
+    dag_free(&d);
+    df_sched_unref(s);
+}
+
+/* --------------------------------------------------- module table */
+
+typedef struct Pipe {
+    _Atomic int d_done[64], r_done[64][4], o_done[64];
+    _Atomic int violations;
+} Pipe;
+
+typedef struct PipeInst {
+    Pipe *p;
+    int k;
+} PipeInst;
+
+static void mod_d(DfTask *t, void *arg)
+{
+    PipeInst *pi = arg;
+    if (pi->k > 0 && !atomic_load(&pi->p->d_done[pi->k - 1]))
+        atomic_fetch_add(&pi->p->violations, 1);
+    atomic_store(&pi->p->d_done[pi->k], 1);
+}
+
+static void mod_r(DfTask *t, void *arg)
+{
+    PipeInst *pi = arg;
+    if (!atomic_load(&pi->p->d_done[pi->k]))
+        atomic_fetch_add(&pi->p->violations, 1);
+    atomic_store(&pi->p->r_done[pi->k][df_task_index(t)], 1);
+}
+
+static void mod_o(DfTask *t, void *arg)
+{
+    PipeInst *pi = arg;
+    for (int b = 0; b < 4; b++)
+        if (!atomic_load(&pi->p->r_done[pi->k][b]))
+            atomic_fetch_add(&pi->p->violations, 1);
+    if (pi->k > 0 && !atomic_load(&pi->p->o_done[pi->k - 1]))
+        atomic_fetch_add(&pi->p->violations, 1);
+    atomic_store(&pi->p->o_done[pi->k], 1);
+}
+
+DF_TEST(SchedGraph, ModuleTableInstantiatedPerFrame)
+{
+    enum { D, R, O };
+    const DfLink d_preds[] = {{D, DF_LINK_ALL, true}};
+    const DfLink r_preds[] = {{D, DF_LINK_ALL, false}};
+    const DfLink o_preds[] = {{R, DF_LINK_ALL, false}, {O, DF_LINK_ALL, true}};
+    const DfModuleDesc mods[] = {
+        [D] = {"D", mod_d, NULL, d_preds, 1, 0, 1 << 20, 1},
+        [R] = {"R", mod_r, NULL, r_preds, 1, 1, 1 << 18, 4},
+        [O] = {"O", mod_o, NULL, o_preds, 2, 2, 0, 1},
+    };
+    const char *const *policies = df_policy_names();
+    for (int p = 0; policies[p]; p++) {
+        DfSched *s = df_test_sched(policies[p], 3, 10);
+        DF_ASSERT(s);
+        DfGraphInfo *info;
+        DfError err;
+        DF_ASSERT_MSG(df_graph_compile(s, mods, 3, &info, &err) == 0, "%s", err.msg);
+        Pipe pipe = {0};
+        PipeInst pis[64];
+        DfInstance *prev = NULL;
+        DfGroup *g = df_group_new(s, 0);
+        for (int k = 0; k < 64; k++) {
+            pis[k] = (PipeInst){&pipe, k};
+            DfInstanceParams ip = {.arg = &pis[k], .group = g, .prev = prev};
+            DfInstance *inst = df_graph_instantiate(info, &ip);
+            DF_ASSERT(inst);
+            DF_EXPECT_EQ_INT(df_instance_width(inst, R), 4);
+            df_instance_submit(inst);
+            if (prev)
+                df_instance_release(prev);
+            prev = inst;
+        }
+        df_sched_wait(s, g);
+        df_instance_release(prev);
+        df_group_release(g);
+        for (int k = 0; k < 64; k++)
+            DF_EXPECT(atomic_load(&pipe.o_done[k]));
+        DF_EXPECT_EQ_INT(atomic_load(&pipe.violations), 0);
+        DF_EXPECT(strcmp(df_sched_module_name(s, df_sched_module_id(s, "R")), "R") == 0);
+        df_graph_free(info);
+        df_sched_unref(s);
+    }
+}
+
+DF_TEST(SchedGraph, CompileRejectsBadTables)
+{
+    DfSched *s = df_test_sched("fifo", 1, 10);
+    DF_ASSERT(s);
+    DfGraphInfo *info;
+    DfError err;
+    const DfLink ab[] = {{1, DF_LINK_ALL, false}}, ba[] = {{0, DF_LINK_ALL, false}};
+    const DfModuleDesc cyc[] = {{"A", nop, NULL, ab, 1, 0, 0, 1}, {"B", nop, NULL, ba, 1, 0, 0, 1}};
+    DF_EXPECT(df_graph_compile(s, cyc, 2, &info, &err) < 0);
+    DF_EXPECT(strstr(err.msg, "cycle") != NULL);
+    const DfLink bad[] = {{7, DF_LINK_ALL, false}};
+    const DfModuleDesc unk[] = {{"A", nop, NULL, bad, 1, 0, 0, 1}};
+    DF_EXPECT(df_graph_compile(s, unk, 1, &info, &err) < 0);
+    DF_EXPECT(strstr(err.msg, "unknown module") != NULL);
+    const DfLink same[] = {{0, DF_LINK_SAME_INDEX, false}};
+    const DfModuleDesc wid[] = {{"A", nop, NULL, NULL, 0, 0, 0, 2}, {"B", nop, NULL, same, 1, 0, 0, 3}};
+    DF_EXPECT(df_graph_compile(s, wid, 2, &info, &err) < 0);
+    DF_EXPECT(strstr(err.msg, "width") != NULL);
+    /* A prev-instance self link is not a cycle. */
+    const DfLink self_prev[] = {{0, DF_LINK_ALL, true}};
+    const DfModuleDesc chain[] = {{"D", nop, NULL, self_prev, 1, 0, 0, 1}};
+    DF_EXPECT(df_graph_compile(s, chain, 1, &info, &err) == 0);
+    df_graph_free(info);
+    df_sched_unref(s);
+}
+
+/* ------------------------------------------------------ trace, stats */
+
+DF_TEST(SchedTrace, RecordsEveryTaskWithInputs)
+{
+    DfSchedConfig cfg;
+    df_sched_config_init(&cfg);
+    cfg.n_workers = 2;
+    cfg.trace_capacity = 10000;
+    DfSched *s;
+    DF_ASSERT_EQ_INT(df_sched_new(&cfg, &s, NULL), 0);
+    int mod = df_sched_module_id(s, "band");
+    DfGroup *g = df_group_new(s, 0);
+    df_group_set_tag(g, 42);
+    DfNode *prod = df_node_new(s, &(DfNodeDesc){.fn = nop, .module = mod, .group = g,
+                                                 .out_size = 1000});
+    DfNode *cons[5];
+    for (int i = 0; i < 5; i++) {
+        cons[i] = df_node_new(s, &(DfNodeDesc){.fn = nop, .module = mod, .index = i, .group = g});
+        df_node_depend(cons[i], prod, 1000);
+        df_node_submit(cons[i]);
+    }
+    df_node_submit(prod);
+    df_sched_wait(s, g);
+    DfTrace tr;
+    DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &tr), 0);
+    DF_EXPECT_EQ_INT(tr.n_events, 6);
+    DF_EXPECT_EQ_INT(tr.n_inputs, 5);
+    DF_EXPECT_EQ_INT(tr.n_workers, 2);
+    for (size_t i = 0; i < tr.n_events; i++) {
+        DF_EXPECT_EQ_INT(tr.events[i].tag, 42);
+        DF_EXPECT(tr.events[i].end_ns >= tr.events[i].start_ns);
+        DF_EXPECT(strcmp(tr.module_names[tr.events[i].module], "band") == 0);
+    }
+    for (size_t i = 0; i < tr.n_inputs; i++) {
+        DF_EXPECT(tr.inputs[i].pred_id == df_node_id(prod));
+        DF_EXPECT_EQ_INT(tr.inputs[i].worker, df_node_worker(prod));
+        DF_EXPECT_EQ_INT(tr.inputs[i].bytes, 1000);
+    }
+    /* Events are sorted by start time; the producer comes first. */
+    DF_EXPECT(tr.events[0].node_id == df_node_id(prod));
+    df_trace_free(&tr);
+    df_sched_trace_stop(s);
+    DF_EXPECT(!df_sched_tracing(s));
+    df_node_release(prod);
+    for (int i = 0; i < 5; i++)
+        df_node_release(cons[i]);
+    df_group_release(g);
+    df_sched_unref(s);
+}
+
+DF_TEST(SchedStats, BytesByLevelAndNoSlabGrowthInSteadyState)
+{
+    DfSched *s = df_test_sched("cost-local", 2, -1);
+    DF_ASSERT(s);
+    Dag d;
+    run_random_dag(s, 20000, 3, &d);
+    dag_free(&d);
+    DfStats a;
+    df_sched_stats(s, &a);
+    uint64_t all = 0;
+    for (int l = 0; l < DF_N_LEVELS; l++)
+        all += a.total.bytes_level[l];
+    DF_EXPECT(all > 0);
+    DF_EXPECT_EQ_INT(a.total.bytes_local, a.total.bytes_level[DF_LEVEL_SELF]);
+    double share = df_stats_local_share(&a);
+    DF_EXPECT(share >= 0 && share <= 1);
+    df_stats_free(&a);
+    df_sched_unref(s);
+
+    /* Memory is bounded by what is in flight, not by what ran: 100 rounds of
+     * 1000 nodes (at most 1000 nodes, 6000 edges, 1000 input blocks alive)
+     * fit in the chunks such a round needs, however many rounds run. */
+    s = df_test_sched("cost-local", 2, 10);
+    DF_ASSERT(s);
+    for (int r = 0; r < 100; r++) {
+        run_random_dag(s, 1000, (uint64_t)r + 1, &d);
+        dag_free(&d);
+    }
+    df_sched_stats(s, &a);
+    const uint64_t bound = (1000 / 256 + 1) + (6000 / 512 + 1) + (1000 / 128 + 1) + 1 + 4;
+    DF_EXPECT_MSG(a.total.slab_chunks <= bound, "%llu slab chunks for 1000 nodes in flight",
+                  (unsigned long long)a.total.slab_chunks);
+    df_stats_free(&a);
+    df_sched_stats_reset(s);
+    df_sched_stats(s, &a);
+    DF_EXPECT_EQ_INT(a.total.tasks_run, 0);
+    df_stats_free(&a);
+    df_sched_unref(s);
+}
