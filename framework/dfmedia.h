@@ -1,0 +1,137 @@
+/* dfmedia — libavcodec decode as per-frame dataflow graphs on dfsched.
+ *
+ * Per frame k the graph is (DESIGN.md §2):
+ *   D(k)    the decode call into libavcodec (serial chain D(k-1) -> D(k));
+ *           inside it the codec's slice jobs become nodes S(k,i)
+ *   F(k,b)  filter bands (libavfilter slice jobs), when a filter is set
+ *   R(k,b)  reconstruction bands: copy / convert band b into the output
+ *   O(k)    ordered output in presentation order; deadline = its PTS
+ * Edge sizes are the bytes of frame-buffer rows passed between nodes, so the
+ * cost-local policy keeps a band on the worker that decoded its rows.
+ *
+ * Semantics follow libavcodec's send/receive API.  A decoder is used from one
+ * thread at a time (like an AVCodecContext); many decoders may share one
+ * scheduler.  No function here holds a lock while it waits on the scheduler.
+ */
+#ifndef DFMEDIA_H
+#define DFMEDIA_H
+
+#include "dfsched.h"
+
+#include <libavcodec/avcodec.h>
+#include <libavutil/frame.h>
+#include <libavutil/pixfmt.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct DfDecoder DfDecoder;
+
+/* How libavcodec's own parallelism is used. */
+typedef enum DfThreading {
+    DF_THREADING_AUTO = 0, /* slice jobs as tasks when the stream has them, else frame threads */
+    DF_THREADING_SLICE,    /* slice jobs as tasks (streams without slices decode serially) */
+    DF_THREADING_FRAME,    /* libavcodec frame threading (its own threads; N-1 frames delay) */
+    DF_THREADING_NONE,     /* single-threaded decode; F/R/O still run as tasks */
+} DfThreading;
+
+/* "auto", "slice", "frame", "none". */
+const char *df_threading_name(DfThreading t);
+
+/* Parse a threading name; returns 0 or AVERROR(EINVAL). */
+int df_threading_parse(const char *name, DfThreading *out);
+
+/* Consumer hooks for where pictures go (all optional). */
+typedef struct DfFrameAllocator {
+    /* Direct rendering: allocate a decoder picture (like get_buffer2; the
+     * frame has format/width/height set and must get buffers padded as
+     * avcodec_align_dimensions2() requires).  Return AVERROR(ENOSYS) to use
+     * the framework's pools.  Called on the worker running D(k). */
+    int (*get_picture)(void *opaque, AVFrame *frame, int flags);
+    /* Destination of the reconstruction bands: fill dst->buf/data/linesize
+     * for dst->format/width/height (the output format).  When NULL (and no
+     * conversion is needed), output frames reference the decoded picture. */
+    int (*get_output)(void *opaque, AVFrame *dst);
+    void *opaque;
+} DfFrameAllocator;
+
+typedef struct DfDecoderConfig {
+    DfThreading threading;      /* default AUTO */
+    int thread_count;           /* libavcodec thread_count = slice batch size (default 16) */
+    int frame_threads;          /* threads for the frame-threading fallback (0 = workers) */
+    const char *filter;         /* libavfilter graph description, or NULL */
+    enum AVPixelFormat out_format; /* AV_PIX_FMT_NONE: the decoder's (or filter's) format */
+    int band_rows;              /* rows per F/R band (0 = automatic) */
+    int max_in_flight;          /* decode calls queued ahead of output (default 2) */
+    DfFrameAllocator alloc;
+    /* Clock for deadlines: returns "now" in the stream's time base unit of
+     * nanoseconds; a frame's deadline is clock origin + PTS.  NULL: none. */
+    int64_t (*clock_ns)(void *opaque);
+    void *clock_opaque;
+    int64_t deadline_offset_ns; /* added to PTS-derived deadlines */
+    int log_level;              /* av_log level for messages (default AV_LOG_WARNING) */
+} DfDecoderConfig;
+
+/* Fill `cfg` with the defaults above. */
+void df_decoder_config_init(DfDecoderConfig *cfg);
+
+/* Create a decoder for `par` on `sched` (taking a reference on it).  Bad
+ * codec parameters, an invalid filter description or an unsupported format
+ * fail here with a message in `err`. */
+int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time_base,
+                   const DfDecoderConfig *cfg, DfDecoder **out, DfError *err);
+
+/* Free a decoder (drops pending work) and set *dec to NULL. */
+void df_decoder_free(DfDecoder **dec);
+
+/* Queue a packet (NULL or an empty packet starts draining).  Returns 0,
+ * AVERROR(EAGAIN) when output must be received first, AVERROR_EOF after
+ * draining started, or another error for a bad call.  Corrupt data is not an
+ * error here: it is reported per frame. */
+int df_decoder_send_packet(DfDecoder *dec, const AVPacket *pkt);
+
+/* Take the next frame in presentation order into `frame` (unref'd first).
+ * Waits while decode work that may yield a frame is in flight.  Returns 0,
+ * AVERROR(EAGAIN) when more input is needed, AVERROR_EOF when drained. */
+int df_decoder_receive_frame(DfDecoder *dec, AVFrame *frame);
+
+/* Drop every queued packet and pending frame, and reset the codec (seek). */
+void df_decoder_flush(DfDecoder *dec);
+
+/* The threading actually in use ("slice", "frame" or "none") and why. */
+const char *df_decoder_threading(const DfDecoder *dec, const char **reason);
+
+/* Output format, width and height once known (after the first frame), or -1. */
+int df_decoder_output_format(const DfDecoder *dec, int *width, int *height);
+
+/* Frames of extra delay the pipeline adds (for latency queries). */
+int df_decoder_latency_frames(const DfDecoder *dec);
+
+/* Cancel the pending output of frames whose deadline is before `ns`
+ * (QoS): their F/R/O nodes are skipped; receive_frame never returns them. */
+int df_decoder_drop_late(DfDecoder *dec, int64_t ns);
+
+typedef struct DfDecoderStats {
+    uint64_t packets;          /* packets sent */
+    uint64_t frames_out;       /* frames returned */
+    uint64_t frames_dropped;   /* cancelled by drop_late */
+    uint64_t decode_errors;    /* packets or frames libavcodec reported corrupt */
+    uint64_t decode_calls;     /* D tasks run */
+    uint64_t slice_calls;      /* execute/execute2 calls captured */
+    uint64_t slice_jobs;       /* jobs of those calls, run as S nodes */
+    uint64_t filter_jobs;      /* libavfilter jobs run as F nodes */
+    uint64_t bands;            /* R nodes run */
+    uint64_t jobs_per_worker[64]; /* S jobs by worker (first 64 workers) */
+    double latency_p50_ms;     /* packet in -> frame ready */
+    double latency_p99_ms;
+    double latency_max_ms;
+} DfDecoderStats;
+
+/* Snapshot of the decoder's counters. */
+void df_decoder_stats(const DfDecoder *dec, DfDecoderStats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DFMEDIA_H */
