@@ -1,0 +1,13 @@
+/* dfbench's subcommands: each lives in its own file and has one entry
+ * point taking the arguments after its name (argv[0] is the subcommand). */
+#ifndef DF_BENCH_H
+#define DF_BENCH_H
+
+/* Exit status of a subcommand: 0 fine, 1 a run failed or a result did not
+ * check out, 2 usage error. */
+enum { DF_BENCH_OK = 0, DF_BENCH_FAILED = 1, DF_BENCH_USAGE = 2 };
+
+/* dfbench sched: scheduler overhead and locality (bench_sched.c). */
+int df_bench_sched_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,85 @@
+/* Output helpers shared by every dfbench subcommand: summaries of repeated
+ * samples, a progress line, terminal tables, CSV, JSON and a description of
+ * the machine the numbers came from. */
+#ifndef DF_BENCH_REPORT_H
+#define DF_BENCH_REPORT_H
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ----------------------------------------------------------- summaries */
+
+typedef struct DfSummary {
+    int n;         /* samples that were measured (NAN ones are not) */
+    double min, median, max; /* NAN when n == 0 */
+} DfSummary;
+
+/* Min, median and max of the non-NAN values of v[0..n). */
+DfSummary df_summarize(const double *v, int n);
+
+/* ------------------------------------------------------------ progress */
+
+/* One self-overwriting line on stderr when it is a terminal; silent
+ * otherwise, so that logs and pipes stay clean. */
+typedef struct DfProgress {
+    int total, done;
+    bool tty;
+    int64_t start_ns;
+} DfProgress;
+
+void df_progress_begin(DfProgress *p, int total);
+/* Count one step done and show what runs next. */
+void df_progress_step(DfProgress *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+void df_progress_end(DfProgress *p);
+
+/* -------------------------------------------------------------- tables */
+
+typedef struct DfTable DfTable;
+
+/* `align` has one letter per column: 'l' or 'r'. */
+DfTable *df_table_new(int n_cols, const char *const *headers, const char *align);
+/* Append a row of n_cols cells (copied; NULL prints as empty). */
+void df_table_row(DfTable *t, const char *const *cells);
+/* A separator line before the next row. */
+void df_table_rule(DfTable *t);
+void df_table_print(const DfTable *t, FILE *out);
+void df_table_free(DfTable *t);
+
+/* "12.3" or "-" for NAN, with `decimals` digits. */
+void df_fmt_num(char *buf, size_t len, double v, int decimals);
+
+/* ----------------------------------------------------------------- CSV */
+
+typedef struct DfCsv {
+    FILE *f;
+    int n_cols;
+} DfCsv;
+
+/* Open `path` and write the header line.  Returns 0 or -errno. */
+int df_csv_open(DfCsv *c, const char *path, int n_cols, const char *const *headers);
+/* One row of n_cols cells, quoted as RFC 4180 wants (NULL = empty). */
+void df_csv_row(DfCsv *c, const char *const *cells);
+/* Returns 0 or -errno (a write error). */
+int df_csv_close(DfCsv *c);
+
+/* ---------------------------------------------------------------- JSON */
+
+/* A double member, null when NAN. */
+void df_json_double(JsonBuilder *b, const char *name, double v);
+/* Write the builder's root, pretty-printed.  Returns TRUE or sets `err`. */
+gboolean df_json_write(JsonBuilder *b, const char *path, GError **err);
+
+/* ------------------------------------------------------------- machine */
+
+/* Add "machine": {cpu model, kernel, cores, PUs, topology, caches, ...}. */
+void df_report_machine_json(JsonBuilder *b);
+/* One line for the terminal: model, cores/PUs, topology. */
+void df_report_machine_line(char *buf, size_t len);
+/* /proc/loadavg's three figures (NAN when unreadable): other users of a
+ * shared machine show up here. */
+void df_report_loadavg(double out[3]);
+
+#endif
