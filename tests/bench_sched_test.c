@@ -1,0 +1,219 @@
+/* dfbench sched end to end: the program runs every requested configuration
+ * and writes JSON of the documented shape.  Timings are never checked. */
+#include "bench_util.h"
+#include "dftest.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const policies[] = {"fifo", "steal", "cost", "cost-local"};
+static const char *const cases[] = {"empty", "fanout", "chain", "frames"};
+
+/* The peers meson found (DFBENCH_PEERS, e.g. "omp,tbb" or "none"). */
+static const char *built_peers(void)
+{
+    const char *p = getenv("DFBENCH_PEERS");
+    return p && *p ? p : "none";
+}
+
+static bool has_number(JsonObject *o, const char *name)
+{
+    JsonNode *n = json_object_get_member(o, name);
+    return n && JSON_NODE_HOLDS_VALUE(n) &&
+           (json_node_get_value_type(n) == G_TYPE_DOUBLE || json_node_get_value_type(n) == G_TYPE_INT64);
+}
+
+static bool is_null_or_absent(JsonObject *o, const char *name)
+{
+    JsonNode *n = json_object_get_member(o, name);
+    return !n || JSON_NODE_HOLDS_NULL(n);
+}
+
+/* Checks one entry of "results"; adds "impl|case|workers" to `seen`. */
+static void check_result(JsonObject *r, GHashTable *seen, int repeat)
+{
+    const char *impl = json_object_get_string_member_with_default(r, "impl", NULL);
+    const char *cs = json_object_get_string_member_with_default(r, "case", NULL);
+    DF_ASSERT_MSG(impl && cs, "a result without impl or case");
+    DF_ASSERT(json_object_has_member(r, "workers"));
+    int workers = (int)json_object_get_int_member(r, "workers");
+    char *key = g_strdup_printf("%s|%s|%d", impl, cs, workers);
+    DF_EXPECT_MSG(!g_hash_table_contains(seen, key), "%s reported twice", key);
+    g_hash_table_add(seen, key);
+
+    JsonNode *ov = json_object_get_member(r, "oversubscribed");
+    DF_EXPECT_MSG(ov && json_node_get_value_type(ov) == G_TYPE_BOOLEAN, "%s: oversubscribed", key);
+    DF_ASSERT_MSG(has_number(r, "ns_per_task") && has_number(r, "ns_per_task_min") &&
+                      has_number(r, "ns_per_task_max"),
+                  "%s: ns_per_task, _min, _max must be numbers", key);
+    double med = json_object_get_double_member(r, "ns_per_task");
+    double mn = json_object_get_double_member(r, "ns_per_task_min");
+    double mx = json_object_get_double_member(r, "ns_per_task_max");
+    DF_EXPECT_MSG(mn > 0 && mn <= med && med <= mx, "%s: min %g, median %g, max %g", key, mn, med,
+                  mx);
+    DF_EXPECT_MSG(json_object_get_int_member(r, "samples") == repeat, "%s: %lld samples", key,
+                  (long long)json_object_get_int_member(r, "samples"));
+    JsonArray *samples = json_object_get_array_member(r, "ns_per_task_samples");
+    DF_EXPECT_MSG(samples && (int)json_array_get_length(samples) == repeat, "%s: samples array",
+                  key);
+    DF_EXPECT_MSG(json_object_get_int_member(r, "tasks") > 0, "%s: tasks", key);
+    DF_EXPECT_MSG(json_object_get_int_member(r, "errors") == 0, "%s: results did not check out",
+                  key);
+    DF_EXPECT_MSG(json_object_get_int_member(r, "failures") == 0, "%s: failed: %s", key,
+                  json_object_get_string_member_with_default(r, "error", "?"));
+
+    const bool dfsched = g_str_has_prefix(impl, "dfsched/");
+    const bool has_bytes = strcmp(cs, "empty") != 0; /* empty tasks read nothing */
+    if (dfsched && has_bytes) {
+        DF_EXPECT_MSG(has_number(r, "local_byte_share"), "%s: local_byte_share missing", key);
+        double share = json_object_get_double_member(r, "local_byte_share");
+        DF_EXPECT_MSG(share >= 0 && share <= 1, "%s: local_byte_share %g", key, share);
+        if (workers == 1)
+            DF_EXPECT_MSG(share == 1.0, "%s: one worker consumes everything locally, got %g", key,
+                          share);
+    } else {
+        DF_EXPECT_MSG(is_null_or_absent(r, "local_byte_share"),
+                      "%s: local_byte_share where nothing is measured", key);
+    }
+    if (strcmp(cs, "frames") == 0) {
+        DF_EXPECT_MSG(has_number(r, "frames_per_s") && json_object_get_double_member(r, "frames_per_s") > 0,
+                      "%s: frames_per_s", key);
+        DF_EXPECT_MSG(has_number(r, "gb_per_s") && json_object_get_double_member(r, "gb_per_s") > 0,
+                      "%s: gb_per_s", key);
+    }
+}
+
+DF_TEST(BenchSched, QuickRunWritesTheDocumentedJson)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    gchar *json_path = NULL;
+    GError *gerr = NULL;
+    int fd = g_file_open_tmp("dfbench-sched-XXXXXX.json", &json_path, &gerr);
+    DF_ASSERT_MSG(fd >= 0, "temporary file: %s", gerr ? gerr->message : "?");
+    close(fd);
+    const char *peers = built_peers();
+    const char *argv[] = {dfbench, "sched", "--quick", "--tasks", "3000", "--frames", "8",
+                          "--repeat", "2", "--workers", "1,2", "--peers", peers, "--json",
+                          json_path, NULL};
+    DfRun run = df_test_run(argv, NULL);
+    JsonParser *parser = json_parser_new();
+    GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench exited with %d:\n%s\n%s", run.status,
+                  run.out ? run.out : "", run.err ? run.err : "");
+    DF_EXPECT_MSG(strstr(run.out, "poll mode"), "the table should say the scheduler polls");
+    DF_ASSERT_MSG(json_parser_load_from_file(parser, json_path, &gerr), "bad JSON: %s",
+                  gerr->message);
+    JsonNode *root = json_parser_get_root(parser);
+    DF_ASSERT(root && JSON_NODE_HOLDS_OBJECT(root));
+    JsonObject *top = json_node_get_object(root);
+    DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(top, "bench", ""), "sched") == 0);
+
+    JsonObject *machine = json_object_get_object_member(top, "machine");
+    DF_ASSERT_MSG(machine, "no machine description");
+    DF_EXPECT(json_object_get_int_member(machine, "cores") > 0);
+    DF_EXPECT(json_object_get_int_member(machine, "pus") > 0);
+    DF_EXPECT(json_object_has_member(machine, "topology"));
+    DF_EXPECT(json_object_has_member(machine, "cpu_model"));
+    JsonObject *runobj = json_object_get_object_member(top, "run");
+    DF_ASSERT_MSG(runobj, "no run description");
+    DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(runobj, "mode", ""), "poll") == 0);
+    DF_EXPECT(json_object_get_int_member(runobj, "poll_us") == -1);
+
+    JsonArray *results = json_object_get_array_member(top, "results");
+    DF_ASSERT_MSG(results && json_array_get_length(results) > 0, "no results");
+    for (guint i = 0; i < json_array_get_length(results); i++) {
+        JsonNode *n = json_array_get_element(results, i);
+        DF_ASSERT(JSON_NODE_HOLDS_OBJECT(n));
+        check_result(json_node_get_object(n), seen, 2);
+    }
+    /* Every requested configuration is there, none dropped. */
+    for (int w = 1; w <= 2; w++) {
+        for (size_t p = 0; p < G_N_ELEMENTS(policies); p++)
+            for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+                char *key = g_strdup_printf("dfsched/%s|%s|%d", policies[p], cases[c], w);
+                DF_EXPECT_MSG(g_hash_table_contains(seen, key), "%s missing", key);
+                g_free(key);
+            }
+        const char *peer_impl[] = {strstr(peers, "omp") ? "openmp" : NULL,
+                                   strstr(peers, "tbb") ? "tbb" : NULL};
+        for (size_t p = 0; p < G_N_ELEMENTS(peer_impl); p++)
+            for (size_t c = 0; peer_impl[p] && c < 3; c++) {
+                char *key = g_strdup_printf("%s|%s|%d", peer_impl[p], cases[c], w);
+                DF_EXPECT_MSG(g_hash_table_contains(seen, key), "%s missing", key);
+                g_free(key);
+            }
+    }
+    JsonArray *goals = json_object_get_array_member(top, "goals");
+    DF_EXPECT_MSG(goals && json_array_get_length(goals) > 0, "no goals evaluated");
+    g_hash_table_destroy(seen);
+    g_object_unref(parser);
+    df_run_clear(&run);
+    unlink(json_path);
+    g_free(json_path);
+}
+
+DF_TEST(BenchSched, BadOptionsAreUsageErrors)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    const char *const bad[][4] = {
+        {"--policy", "nope", NULL},
+        {"--case", "nope", NULL},
+        {"--workers", "0", NULL},
+        {"--peers", "nope", NULL},
+        {"--poll-us", "-2", NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        const char *argv[] = {dfbench, "sched", bad[i][0], bad[i][1], NULL};
+        DfRun run = df_test_run(argv, NULL);
+        DF_EXPECT_MSG(run.status == 2, "%s %s: exit %d", bad[i][0], bad[i][1], run.status);
+        DF_EXPECT_MSG(run.err && strstr(run.err, "dfbench sched"), "%s %s: no message", bad[i][0],
+                      bad[i][1]);
+        df_run_clear(&run);
+    }
+    const char *help[] = {dfbench, "sched", "--help", NULL};
+    DfRun run = df_test_run(help, NULL);
+    DF_EXPECT_EQ_INT(run.status, 0);
+    static const char *const options[] = {"--workers", "--policy", "--case",  "--peers",
+                                          "--tasks",   "--repeat", "--json",  "--quick",
+                                          "--poll-us"};
+    for (size_t i = 0; run.out && i < G_N_ELEMENTS(options); i++)
+        DF_EXPECT_MSG(strstr(run.out, options[i]), "--help does not mention %s", options[i]);
+    df_run_clear(&run);
+}
+
+/* Parking mode runs too, and says so in its JSON. */
+DF_TEST(BenchSched, ParkingModeRuns)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    gchar *json_path = NULL;
+    int fd = g_file_open_tmp("dfbench-park-XXXXXX.json", &json_path, NULL);
+    DF_ASSERT(fd >= 0);
+    close(fd);
+    const char *argv[] = {dfbench, "sched", "--case", "empty,chain", "--policy", "cost-local",
+                          "--peers", "none", "--poll-us", "20", "--tasks", "2000", "--repeat",
+                          "1", "--workers", "2", "--json", json_path, NULL};
+    DfRun run = df_test_run(argv, NULL);
+    DF_EXPECT_MSG(run.status == 0, "exit %d: %s", run.status, run.err ? run.err : "");
+    JsonParser *parser = json_parser_new();
+    if (json_parser_load_from_file(parser, json_path, NULL)) {
+        JsonObject *top = json_node_get_object(json_parser_get_root(parser));
+        JsonObject *ro = json_object_get_object_member(top, "run");
+        DF_EXPECT(ro && g_strcmp0(json_object_get_string_member_with_default(ro, "mode", ""), "park") == 0);
+        DF_EXPECT(ro && json_object_get_int_member(ro, "poll_us") == 20);
+    } else {
+        DF_EXPECT_MSG(false, "no JSON written");
+    }
+    g_object_unref(parser);
+    df_run_clear(&run);
+    unlink(json_path);
+    g_free(json_path);
+}
