@@ -681,7 +681,7 @@ static GArray *evaluate_goals(Bench *b)
         if (fst) {
             /* steal is the locality-blind baseline: about 1/N is expected. */
             double v = median_of(fst->share, fst->n);
-            Goal g = {"frames local_byte_share about 1/N (baseline)", fst->workers,
+            Goal g = {"frames local_byte_share ~1/N (steal)", fst->workers,
                       fst->oversubscribed, fst->impl->name, v, NULL, 1.0 / fst->workers,
                       fabs(v - 1.0 / fst->workers) <= 0.15};
             g_array_append_val(goals, g);
