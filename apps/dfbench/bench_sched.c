@@ -237,7 +237,12 @@ static bool parse_impls(Bench *b, GError **err)
         }
     }
     g_strfreev(pol);
-    gchar **pe = g_strsplit(b->o.peers ? b->o.peers : "omp,tbb", ",", -1);
+    /* Default: every peer this build has. */
+    GString *all_peers = g_string_new(NULL);
+    for (int i = 0; i < N_PEERS; i++)
+        g_string_append_printf(all_peers, "%s%s", i ? "," : "", peers[i].option);
+    gchar **pe = g_strsplit(b->o.peers ? b->o.peers : all_peers->str, ",", -1);
+    g_string_free(all_peers, TRUE);
     for (int i = 0; ok && pe[i]; i++) {
         const char *want = g_strstrip(pe[i]);
         if (!*want || strcmp(want, "none") == 0)
@@ -284,8 +289,8 @@ static int parse_options(Bench *b, int argc, char **argv)
         {"case", 'c', 0, G_OPTION_ARG_STRING, &o->cases,
          "Cases: empty, fanout, chain, frames (default: all)", "LIST"},
         {"peers", 0, 0, G_OPTION_ARG_STRING, &o->peers,
-         "Peers in the same run: omp (libgomp tasks), tbb (oneTBB); default omp,tbb; none to "
-         "skip. Peers run empty, fanout and chain",
+         "Peers in the same run: omp (libgomp tasks), tbb (oneTBB); default: both (those this "
+         "build has); none to skip. Peers run empty, fanout and chain",
          "LIST"},
         {"tasks", 'n', 0, G_OPTION_ARG_INT64, &o->tasks,
          "Tasks per timed run of empty and chain, graph nodes per run of fanout (default 100000, "
