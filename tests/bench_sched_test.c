@@ -54,6 +54,8 @@ static void check_result(JsonObject *r, GHashTable *seen, int repeat)
     double mx = json_object_get_double_member(r, "ns_per_task_max");
     DF_EXPECT_MSG(mn > 0 && mn <= med && med <= mx, "%s: min %g, median %g, max %g", key, mn, med,
                   mx);
+    DF_EXPECT_MSG(has_number(r, "cpu_ns_per_task") && json_object_get_double_member(r, "cpu_ns_per_task") >= 0,
+                  "%s: cpu_ns_per_task", key);
     DF_EXPECT_MSG(json_object_get_int_member(r, "samples") == repeat, "%s: %lld samples", key,
                   (long long)json_object_get_int_member(r, "samples"));
     JsonArray *samples = json_object_get_array_member(r, "ns_per_task_samples");

@@ -94,9 +94,9 @@ int df_peer_omp_run(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n
         return -ENOMEM;
     DfAffinity saved;
     df_affinity_save(&saved);
-    int64_t t0 = 0, t1 = 0;
+    int64_t t0 = 0, t1 = 0, c0 = 0, c1 = 0;
     int got_threads = 0;
-#pragma omp parallel num_threads(n) shared(r, t0, t1, got_threads)
+#pragma omp parallel num_threads(n) shared(r, t0, t1, c0, c1, got_threads)
     {
         df_pin_self(cpus[omp_get_thread_num() % n]);
 #pragma omp barrier
@@ -107,8 +107,10 @@ int df_peer_omp_run(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n
                 const bool timed = w == p->warmups;
                 memset(r.slots, 0, n_slots * sizeof(uint64_t));
                 r.errors = 0;
-                if (timed)
+                if (timed) {
                     t0 = df_now_ns();
+                    c0 = df_bench_cpu_ns();
+                }
                 switch (c) {
                 case DF_CASE_EMPTY:
                     omp_empty(&r);
@@ -120,8 +122,10 @@ int df_peer_omp_run(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n
                     omp_chain(&r);
                     break;
                 }
-                if (timed)
+                if (timed) {
+                    c1 = df_bench_cpu_ns();
                     t1 = df_now_ns();
+                }
             }
         }
     }
@@ -136,6 +140,7 @@ int df_peer_omp_run(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n
     out->tasks = r.tasks;
     out->elapsed_ns = t1 - t0;
     out->ns_per_task = r.tasks ? (double)out->elapsed_ns / (double)r.tasks : NAN;
+    out->cpu_ns_per_task = r.tasks ? (double)(c1 - c0) / (double)r.tasks : NAN;
     out->errors = r.errors;
     return 0;
 }

@@ -128,14 +128,16 @@ int run_case(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n, DfCas
     Pinner pinner(arena, cpus, n);
     DfAffinity saved;
     df_affinity_save(&saved);
-    int64_t t0 = 0, t1 = 0;
+    int64_t t0 = 0, t1 = 0, c0 = 0, c1 = 0;
     arena.execute([&] {
         for (int w = 0; w <= p->warmups; w++) {
             const bool timed = w == p->warmups;
             std::fill(r.slots.begin(), r.slots.end(), 0);
             r.errors = 0;
-            if (timed)
+            if (timed) {
                 t0 = df_now_ns();
+                c0 = df_bench_cpu_ns();
+            }
             switch (c) {
             case DF_CASE_EMPTY:
                 tbb_empty(r);
@@ -147,8 +149,10 @@ int run_case(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n, DfCas
                 tbb_chain(r);
                 break;
             }
-            if (timed)
+            if (timed) {
+                c1 = df_bench_cpu_ns();
                 t1 = df_now_ns();
+            }
         }
     });
     // The calling thread took slot 0 of the arena and was pinned there.
@@ -159,6 +163,7 @@ int run_case(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n, DfCas
     out->tasks = r.tasks;
     out->elapsed_ns = t1 - t0;
     out->ns_per_task = r.tasks ? double(out->elapsed_ns) / double(r.tasks) : NAN;
+    out->cpu_ns_per_task = r.tasks ? double(c1 - c0) / double(r.tasks) : NAN;
     out->errors = r.errors;
     return 0;
 }

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define DEFAULT_TASKS 100000
 #define QUICK_TASKS 20000
@@ -32,10 +33,19 @@ const char *df_case_name(DfBenchCase c)
     return (unsigned)c < DF_N_CASES ? case_names[c] : "?";
 }
 
+int64_t df_bench_cpu_ns(void)
+{
+    /* A system call, twice per timed run and outside its loop. */
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 void df_case_result_init(DfCaseResult *r)
 {
     memset(r, 0, sizeof(*r));
-    r->ns_per_task = r->local_share = r->stolen_share = NAN;
+    r->ns_per_task = r->cpu_ns_per_task = r->local_share = r->stolen_share = NAN;
     r->frames_per_s = r->gb_per_s = NAN;
 }
 
@@ -357,6 +367,7 @@ static void configs_init(DfBench *b)
                 cf->workers = b->workers[w];
                 cf->oversubscribed = df_cpu_map_oversubscribed(&b->map, b->workers[w]);
                 cf->ns = g_new(double, (gsize)b->o.repeat);
+                cf->cpu = g_new(double, (gsize)b->o.repeat);
                 cf->share = g_new(double, (gsize)b->o.repeat);
                 cf->stolen = g_new(double, (gsize)b->o.repeat);
                 cf->fps = g_new(double, (gsize)b->o.repeat);
@@ -373,6 +384,7 @@ static void configs_free(DfBench *b)
     for (size_t i = 0; i < n; i++) {
         DfBenchConfig *cf = &b->configs[i];
         g_free(cf->ns);
+        g_free(cf->cpu);
         g_free(cf->share);
         g_free(cf->stolen);
         g_free(cf->fps);
@@ -387,13 +399,14 @@ static void record(DfBenchConfig *cf, const DfCaseResult *r, int ret, const char
 {
     int i = cf->n++;
     if (ret < 0) {
-        cf->ns[i] = cf->share[i] = cf->stolen[i] = cf->fps[i] = cf->gbps[i] = NAN;
+        cf->ns[i] = cf->cpu[i] = cf->share[i] = cf->stolen[i] = cf->fps[i] = cf->gbps[i] = NAN;
         cf->failures++;
         if (!cf->error)
             cf->error = g_strdup(why ? why : g_strerror(-ret));
         return;
     }
     cf->ns[i] = r->ns_per_task;
+    cf->cpu[i] = r->cpu_ns_per_task;
     cf->share[i] = r->local_share;
     cf->stolen[i] = r->stolen_share;
     cf->fps[i] = r->frames_per_s;

@@ -42,6 +42,8 @@ typedef struct DfCaseResult {
     uint64_t tasks;       /* tasks (graph nodes) in the run */
     int64_t elapsed_ns;
     double ns_per_task;
+    double cpu_ns_per_task; /* process CPU time per task: what other users of a
+                             * shared machine cannot inflate (spinning counts) */
     double local_share;   /* share of predecessor bytes consumed on their producer's worker */
     double stolen_share;  /* share of tasks taken from another worker's set (NAN: unknown) */
     double frames_per_s;  /* frames case only, else NAN */
@@ -51,6 +53,9 @@ typedef struct DfCaseResult {
 
 /* Case names ("empty", "fanout", "chain", "frames"). */
 const char *df_case_name(DfBenchCase c);
+
+/* CPU time of the whole process (all threads), in ns. */
+int64_t df_bench_cpu_ns(void);
 
 /* Reset `r` to "nothing measured". */
 void df_case_result_init(DfCaseResult *r);

@@ -9,13 +9,14 @@
 /* --------------------------------------------------------------- output */
 
 typedef struct DfBenchRow {
-    DfSummary ns, share, stolen, fps, gbps;
+    DfSummary ns, cpu, share, stolen, fps, gbps;
 } DfBenchRow;
 
 static DfBenchRow summarize(const DfBenchConfig *cf)
 {
     return (DfBenchRow){
         .ns = df_summarize(cf->ns, cf->n),
+        .cpu = df_summarize(cf->cpu, cf->n),
         .share = df_summarize(cf->share, cf->n),
         .stolen = df_summarize(cf->stolen, cf->n),
         .fps = df_summarize(cf->fps, cf->n),
@@ -70,10 +71,10 @@ void df_bench_sched_print_header(const DfBench *b)
 
 void df_bench_sched_print_table(DfBench *b)
 {
-    static const char *const headers[] = {"case",   "workers", "impl", "ns/task", "min",
-                                          "max",    "n",       "local", "stolen", "frames/s",
-                                          "GB/s",   "note"};
-    DfTable *t = df_table_new(12, headers, "lrlrrrrrrrrl");
+    static const char *const headers[] = {"case", "workers", "impl",   "ns/task",  "min",
+                                          "max",  "cpu ns",  "n",      "local",    "stolen",
+                                          "frames/s", "GB/s", "note"};
+    DfTable *t = df_table_new(13, headers, "lrlrrrrrrrrrl");
     for (int k = 0; k < b->n_cases; k++) {
         if (k)
             df_table_rule(t);
@@ -83,12 +84,13 @@ void df_bench_sched_print_table(DfBench *b)
                 if (!cf->impl)
                     continue;
                 DfBenchRow r = summarize(cf);
-                char workers[16], med[32], mn[32], mx[32], n[16], share[16], stolen[16], fps[32],
-                    gbps[32], note[256];
+                char workers[16], med[32], mn[32], mx[32], cpu[32], n[16], share[16], stolen[16],
+                    fps[32], gbps[32], note[256];
                 snprintf(workers, sizeof(workers), "%d", cf->workers);
                 df_fmt_num(med, sizeof(med), r.ns.median, 1);
                 df_fmt_num(mn, sizeof(mn), r.ns.min, 1);
                 df_fmt_num(mx, sizeof(mx), r.ns.max, 1);
+                df_fmt_num(cpu, sizeof(cpu), r.cpu.median, 1);
                 snprintf(n, sizeof(n), "%d", r.ns.n);
                 df_fmt_num(share, sizeof(share), r.share.median, 3);
                 df_fmt_num(stolen, sizeof(stolen), r.stolen.median, 3);
@@ -96,14 +98,16 @@ void df_bench_sched_print_table(DfBench *b)
                 df_fmt_num(gbps, sizeof(gbps), r.gbps.median, 2);
                 note_of(cf, note, sizeof(note));
                 const char *cells[] = {df_case_name(cf->c), workers, cf->impl->name, med, mn, mx,
-                                       n, share, stolen, fps, gbps, note};
+                                       cpu, n, share, stolen, fps, gbps, note};
                 df_table_row(t, cells);
             }
     }
     df_table_print(t, stdout);
     df_table_free(t);
-    printf("ns/task: median of the samples (min, max beside it); local: local_byte_share; "
-           "stolen: share of tasks run from another worker's set (dfsched)\n");
+    printf("ns/task: wall time, median of the samples (min, max beside it); cpu ns: process CPU "
+           "time per task (all threads, spinning included; not inflated by other users of the "
+           "machine)\nlocal: local_byte_share; stolen: share of tasks run from another worker's "
+           "set (dfsched)\n");
 }
 
 /* ---------------------------------------------------------------- goals */
@@ -244,6 +248,7 @@ static void json_result(JsonBuilder *jb, const DfBenchConfig *cf)
     json_builder_set_member_name(jb, "samples");
     json_builder_add_int_value(jb, cf->n);
     json_summary(jb, "ns_per_task", &r.ns, true);
+    json_summary(jb, "cpu_ns_per_task", &r.cpu, true);
     json_samples(jb, "ns_per_task_samples", cf->ns, cf->n);
     /* Measured only where the scheduler saw input bytes. */
     json_summary(jb, "local_byte_share", &r.share, cf->impl->policy != NULL);
@@ -368,7 +373,7 @@ bool df_bench_sched_write_csv(DfBench *b)
     static const char *const headers[] = {
         "impl",         "case",             "workers",          "oversubscribed", "tasks",
         "samples",      "ns_per_task",      "ns_per_task_min",  "ns_per_task_max",
-        "local_byte_share", "stolen_share", "frames_per_s",     "gb_per_s",       "errors",
+        "cpu_ns_per_task", "local_byte_share", "stolen_share", "frames_per_s",     "gb_per_s",       "errors",
         "failures",     "error"};
     enum { N_COLS = sizeof(headers) / sizeof(headers[0]) };
     DfCsv csv;
@@ -384,7 +389,7 @@ bool df_bench_sched_write_csv(DfBench *b)
                 if (!cf->impl)
                     continue;
                 DfBenchRow r = summarize(cf);
-                char f[12][40];
+                char f[13][40];
                 snprintf(f[0], sizeof(f[0]), "%d", cf->workers);
                 snprintf(f[1], sizeof(f[1]), "%llu", (unsigned long long)cf->tasks);
                 snprintf(f[2], sizeof(f[2]), "%d", cf->n);
@@ -392,18 +397,19 @@ bool df_bench_sched_write_csv(DfBench *b)
                 snprintf(f[4], sizeof(f[4]), "%.3f", r.ns.min);
                 snprintf(f[5], sizeof(f[5]), "%.3f", r.ns.max);
                 /* Empty cells, not "nan", where nothing was measured. */
-                const double opt[4] = {r.share.median, r.stolen.median, r.fps.median, r.gbps.median};
-                for (int j = 0; j < 4; j++)
+                const double opt[5] = {r.cpu.median, r.share.median, r.stolen.median, r.fps.median,
+                                       r.gbps.median};
+                for (int j = 0; j < 5; j++)
                     if (isnan(opt[j]))
                         f[6 + j][0] = '\0';
                     else
                         snprintf(f[6 + j], sizeof(f[6 + j]), "%.4f", opt[j]);
-                snprintf(f[10], sizeof(f[10]), "%llu", (unsigned long long)cf->errors);
-                snprintf(f[11], sizeof(f[11]), "%d", cf->failures);
+                snprintf(f[11], sizeof(f[11]), "%llu", (unsigned long long)cf->errors);
+                snprintf(f[12], sizeof(f[12]), "%d", cf->failures);
                 const char *cells[N_COLS] = {cf->impl->name, df_case_name(cf->c), f[0],
                                              cf->oversubscribed ? "true" : "false", f[1], f[2],
                                              f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10],
-                                             f[11], cf->error};
+                                             f[11], f[12], cf->error};
                 df_csv_row(&csv, cells);
             }
     ret = df_csv_close(&csv);

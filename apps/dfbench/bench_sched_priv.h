@@ -37,7 +37,7 @@ typedef struct DfBenchConfig {
     int workers;
     bool oversubscribed;
     int n;              /* samples taken (failed ones included, as NAN) */
-    double *ns, *share, *stolen, *fps, *gbps;
+    double *ns, *cpu, *share, *stolen, *fps, *gbps; /* per sample */
     uint64_t tasks;
     uint64_t errors;    /* results that did not check out */
     int failures;       /* samples that could not run */

@@ -20,7 +20,8 @@
 typedef struct Root {
     DfBenchCase c;
     const DfCaseParams *p;
-    int64_t t0, t1;
+    int64_t t0, t1;   /* wall clock of the timed region */
+    int64_t c0, c1;   /* process CPU time of the same */
     uint64_t tasks;
     uint64_t errors;
     int ret;
@@ -28,6 +29,18 @@ typedef struct Root {
     uint64_t *slots;
     uint8_t *frame_buf[DF_FRAME_IN_FLIGHT];
 } Root;
+
+static void clock_start(Root *r)
+{
+    r->t0 = df_now_ns();
+    r->c0 = df_bench_cpu_ns();
+}
+
+static void clock_stop(Root *r)
+{
+    r->c1 = df_bench_cpu_ns();
+    r->t1 = df_now_ns();
+}
 
 /* ---------------------------------------------------------------- empty */
 
@@ -42,7 +55,7 @@ static void run_empty(DfTask *t, Root *r)
     DfSched *s = df_task_sched(t);
     const uint64_t m = r->p->tasks;
     const uint64_t batch = r->p->batch ? r->p->batch : m;
-    r->t0 = df_now_ns();
+    clock_start(r);
     for (uint64_t done = 0; done < m;) {
         uint64_t n = m - done < batch ? m - done : batch;
         DfGroup *g = df_group_new(s, 0);
@@ -56,7 +69,7 @@ static void run_empty(DfTask *t, Root *r)
         df_group_release(g);
         done += n;
     }
-    r->t1 = df_now_ns();
+    clock_stop(r);
     r->tasks = m;
 }
 
@@ -106,7 +119,7 @@ static void run_fanout(DfTask *t, Root *r)
         r->ret = -ENOMEM;
         return;
     }
-    r->t0 = df_now_ns();
+    clock_start(r);
     for (uint64_t round = 0; round < rounds; round++) {
         DfGroup *g = df_group_new(s, 0);
         if (!g) {
@@ -156,7 +169,7 @@ static void run_fanout(DfTask *t, Root *r)
             goto out;
         }
     }
-    r->t1 = df_now_ns();
+    clock_stop(r);
     r->tasks = rounds * (uint64_t)(k + 2);
 out:
     free(args);
@@ -180,7 +193,7 @@ static void run_chain(DfTask *t, Root *r)
         r->ret = -ENOMEM;
         return;
     }
-    r->t0 = df_now_ns();
+    clock_start(r);
     DfNode *prev = NULL;
     for (uint64_t i = 0; i < m; i++) {
         DfNodeDesc d = {.fn = chain_fn, .arg = &r->slots[i + 1], .module = mod, .group = g,
@@ -204,7 +217,7 @@ static void run_chain(DfTask *t, Root *r)
     if (prev)
         df_node_release(prev);
     df_sched_wait(s, g);
-    r->t1 = df_now_ns();
+    clock_stop(r);
     df_group_release(g);
     r->tasks = m;
 }
@@ -329,7 +342,7 @@ static void run_frames(DfTask *t, Root *r)
         r->ret = -ENOMEM;
         return;
     }
-    r->t0 = df_now_ns();
+    clock_start(r);
     for (int f = 0; f < r->p->frames; f++) {
         int slot = f % DF_FRAME_IN_FLIGHT;
         /* A buffer is rewritten only after its previous frame was read. */
@@ -342,7 +355,7 @@ static void run_frames(DfTask *t, Root *r)
     }
     for (int k = 0; k < DF_FRAME_IN_FLIGHT; k++)
         finish_slot(s, r, &slots[(r->p->frames + k) % DF_FRAME_IN_FLIGHT]);
-    r->t1 = df_now_ns();
+    clock_stop(r);
     r->tasks = (uint64_t)r->p->frames * 2 * DF_FRAME_BANDS;
     free(slots);
 }
@@ -450,6 +463,7 @@ int df_bench_dfsched_run(DfSched *s, DfBenchCase c, const DfCaseParams *p, DfCas
     out->tasks = r.tasks;
     out->elapsed_ns = r.t1 - r.t0;
     out->ns_per_task = r.tasks ? (double)out->elapsed_ns / (double)r.tasks : NAN;
+    out->cpu_ns_per_task = r.tasks ? (double)(r.c1 - r.c0) / (double)r.tasks : NAN;
     out->errors = r.errors;
     /* Every node ran exactly once, plus the root. */
     if (st.total.tasks_run != r.tasks + 1)
