@@ -126,9 +126,9 @@ static void run_fanout(DfTask *t, Root *r)
             r->ret = -ENOMEM;
             goto out;
         }
+        /* j - 1: the source is -1 and the sink's k is its fan-in. */
         for (int j = 0; j < k + 2; j++)
             args[j] = (FanArg){r, j - 1, round};
-        args[k + 1].j = k;
         DfNodeDesc d = {.fn = fan_src, .arg = &args[0], .module = mod_src, .group = g,
                         .out_size = sizeof(uint64_t)};
         DfNode *src = df_node_new(s, &d);
