@@ -355,6 +355,25 @@ void df_sched_stats_reset(DfSched *sched);
 /* Share of input bytes consumed on the worker that produced them (0..1; 1 when none). */
 double df_stats_local_share(const DfStats *stats);
 
+/* -------------------------------------------------------- learned model */
+
+#define DF_LEARN_MAX_MODULES 32
+
+/* What the learned policy has measured (module ids < DF_LEARN_MAX_MODULES). */
+typedef struct DfLearnedModel {
+    int n_modules;
+    double size_scale[DF_LEARN_MAX_MODULES];      /* size(n) correction of each producer module */
+    uint64_t samples_local[DF_LEARN_MAX_MODULES]; /* consumer runs with its bytes local */
+    uint64_t samples_remote[DF_LEARN_MAX_MODULES];/* ... with its bytes on another worker */
+    double ns_per_byte[DF_N_LEVELS];              /* measured transfer cost per level (0: none) */
+    double ref_ns_per_byte;                       /* speed of one trCost unit in the model */
+    uint64_t samples;                             /* timed runs learnt from */
+    uint64_t explored;                            /* nodes stolen on purpose */
+} DfLearnedModel;
+
+/* Snapshot of the learned model; -ENOTSUP unless the policy is "learned". */
+int df_sched_learned_model(DfSched *sched, DfLearnedModel *out);
+
 /* ------------------------------------------------------------------ trace */
 
 /* Flags of a trace event. */

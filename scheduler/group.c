@@ -119,10 +119,13 @@ void df_sched_wait(DfSched *s, DfGroup *g)
         atomic_store_explicit(&w->ctr.max_wait_depth, w->wait_depth, memory_order_relaxed);
     while (!df_group_done(g)) {
         DfNode *n = s->pops->pop(s->policy, w->index);
-        if (n)
+        if (n) {
+            df_worker_set_state(w, DF_WS_RUNNING);
             df_run_node(w, n);
-        else
+        } else {
             df_worker_idle(w, g);
+        }
     }
+    df_worker_set_state(w, DF_WS_RUNNING); /* back in the waiting body */
     w->wait_depth--;
 }

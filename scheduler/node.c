@@ -329,6 +329,7 @@ void df_run_node(DfWorker *w, DfNode *n)
                       (n->group && atomic_load_explicit(&n->group->cancelled, memory_order_relaxed));
     const bool timed = atomic_load_explicit(&s->timing, memory_order_relaxed);
     const int64_t t0 = timed ? df_now_ns() : 0;
+    const uint64_t seq0 = ++w->runs_seq;
     if (DF_LIKELY(!skip)) {
         n->fn(&t, n->arg);
     } else {
@@ -345,7 +346,9 @@ void df_run_node(DfWorker *w, DfNode *n)
     if (timed) {
         const int64_t t1 = df_now_ns();
         DF_CTR_ADD(w, busy_ns, (uint64_t)(t1 - t0));
-        if (s->pops->done && !skip)
+        /* A body that helped while waiting ran other nodes inside its own
+         * time: that is no measure of the body, so it is not learnt from. */
+        if (s->pops->done && !skip && w->runs_seq == seq0)
             s->pops->done(s->policy, w->index, n, t1 - t0);
         if (atomic_load_explicit(&s->tracing, memory_order_relaxed))
             df_trace_record(w, n, t0, t1);
