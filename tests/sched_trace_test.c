@@ -1,0 +1,121 @@
+/* Traces as Chrome/Perfetto JSON: structure, round trip, bad paths. */
+#include "dftest.h"
+#include "dfsched_trace.h"
+#include "sched_util.h"
+
+#include <json-glib/json-glib.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void nop(DfTask *t, void *arg)
+{
+}
+
+/* A small traced frame graph: producer bands and consumers reading two. */
+static DfSched *traced_run(int frames)
+{
+    DfSchedConfig cfg;
+    df_sched_config_init(&cfg);
+    cfg.n_workers = 2;
+    cfg.trace_capacity = 4096;
+    DfSched *s;
+    if (df_sched_new(&cfg, &s, NULL) < 0)
+        return NULL;
+    int mp = df_sched_module_id(s, "S"), mc = df_sched_module_id(s, "R");
+    for (int f = 0; f < frames; f++) {
+        DfGroup *g = df_group_new(s, df_now_ns() + 1000000000);
+        df_group_set_tag(g, f);
+        DfNode *p[4], *c[4];
+        for (int i = 0; i < 4; i++)
+            p[i] = df_node_new(s, &(DfNodeDesc){.fn = nop, .module = mp, .index = i, .group = g,
+                                                 .out_size = 65536});
+        for (int i = 0; i < 4; i++) {
+            c[i] = df_node_new(s, &(DfNodeDesc){.fn = nop, .module = mc, .index = i, .group = g});
+            df_node_depend(c[i], p[i], 65536);
+            df_node_depend(c[i], p[(i + 1) % 4], 4096);
+            df_node_submit(c[i]);
+        }
+        for (int i = 0; i < 4; i++)
+            df_node_submit(p[i]);
+        df_sched_wait(s, g);
+        for (int i = 0; i < 4; i++) {
+            df_node_release(p[i]);
+            df_node_release(c[i]);
+        }
+        df_group_release(g);
+    }
+    return s;
+}
+
+DF_TEST(SchedTraceJson, ValidChromeTraceAndRoundTrip)
+{
+    DfSched *s = traced_run(10);
+    DF_ASSERT(s);
+    char path[] = "/tmp/dftrace-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    DF_ASSERT(fd >= 0);
+    close(fd);
+    DfError err = {0};
+    DF_ASSERT_MSG(df_sched_trace_write(s, path, &err) == 0, "%s", err.msg);
+
+    /* Structure as chrome://tracing and Perfetto expect it. */
+    JsonParser *p = json_parser_new();
+    DF_ASSERT(json_parser_load_from_file(p, path, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    JsonArray *ev = json_object_get_array_member(root, "traceEvents");
+    int complete = 0, meta = 0;
+    for (guint i = 0; i < json_array_get_length(ev); i++) {
+        JsonObject *e = json_array_get_object_element(ev, i);
+        const char *ph = json_object_get_string_member(e, "ph");
+        if (strcmp(ph, "M") == 0)
+            meta++;
+        if (strcmp(ph, "X") == 0) {
+            complete++;
+            DF_EXPECT(json_object_has_member(e, "ts") && json_object_has_member(e, "dur"));
+            DF_EXPECT(json_object_get_int_member(e, "tid") < 2);
+            JsonObject *a = json_object_get_object_member(e, "args");
+            DF_EXPECT(json_object_has_member(a, "bytes_from"));
+            DF_EXPECT(json_object_has_member(a, "deadline_slack_us"));
+            if (strcmp(json_object_get_string_member(a, "module"), "R") == 0)
+                DF_EXPECT_EQ_INT(json_array_get_length(json_object_get_array_member(a, "inputs")), 2);
+        }
+    }
+    DF_EXPECT_EQ_INT(meta, 2);
+    DF_EXPECT_EQ_INT(complete, 80);
+    g_object_unref(p);
+
+    DfTrace t;
+    DF_ASSERT_MSG(df_trace_read_json(path, &t, &err) == 0, "%s", err.msg);
+    DF_EXPECT_EQ_INT(t.n_events, 80);
+    DF_EXPECT_EQ_INT(t.n_inputs, 80);
+    DF_EXPECT_EQ_INT(t.n_workers, 2);
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < t.n_inputs; i++)
+        bytes += t.inputs[i].bytes;
+    DF_EXPECT_EQ_INT(bytes, 10 * 4 * (65536 + 4096));
+    for (size_t i = 0; i < t.n_events; i++) {
+        DF_EXPECT(t.events[i].end_ns >= t.events[i].start_ns);
+        DF_EXPECT(t.events[i].tag >= 0 && t.events[i].tag < 10);
+    }
+    df_trace_free(&t);
+    unlink(path);
+    df_sched_unref(s);
+}
+
+DF_TEST(SchedTraceJson, BadPathsAreClearErrors)
+{
+    DfError err = {0};
+    DF_EXPECT(df_trace_check_path("/nonexistent-dir/x.json", &err) < 0);
+    DF_EXPECT(strstr(err.msg, "/nonexistent-dir/x.json") != NULL);
+    DF_EXPECT(df_trace_read_json("/nonexistent-dir/x.json", &(DfTrace){0}, &err) < 0);
+    char path[] = "/tmp/dftrace-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    DF_ASSERT(fd >= 0);
+    DF_ASSERT(write(fd, "{\"traceEvents\":[]}", 18) == 18);
+    close(fd);
+    DfTrace t;
+    DF_EXPECT(df_trace_read_json(path, &t, &err) < 0);
+    DF_EXPECT(strstr(err.msg, "not a dfsched trace") != NULL);
+    unlink(path);
+}
