@@ -405,13 +405,29 @@ typedef struct DfTraceEvent {
     int64_t deadline;   /* DF_NO_DEADLINE when none */
     uint32_t first_input; /* index into DfTrace.inputs */
     uint32_t n_inputs;
+    int64_t created_ns;   /* node created */
+    int64_t ready_ns;     /* all inputs done (became ready) */
+    uint64_t parent_id;   /* node that created it from inside its body (0: none) */
+    uint64_t start_pred_id; /* ordered job batches: became ready when this node started */
+    uint64_t group_id;    /* the node's group (0: none) */
 } DfTraceEvent;
+
+/* A task body waiting for a group (df_sched_wait), helping meanwhile. */
+typedef struct DfTraceWait {
+    uint64_t node_id;  /* the waiting node */
+    uint64_t group_id; /* the awaited group */
+    int32_t worker;
+    int64_t start_ns;
+    int64_t end_ns;
+} DfTraceWait;
 
 typedef struct DfTrace {
     DfTraceEvent *events; /* sorted by start time */
     size_t n_events;
     DfTraceInput *inputs;
     size_t n_inputs;
+    DfTraceWait *waits;   /* sorted by start time */
+    size_t n_waits;
     uint64_t dropped;     /* events lost because a worker's buffer was full */
     int n_workers;
     char **module_names;  /* module id -> name, n_modules entries */

@@ -122,6 +122,9 @@ struct DfNode {
     DfNode *next;              /* ready-set links */
     DfNode *prev;
     int64_t ready_ns;          /* when it became ready (timing on) */
+    int64_t created_ns;        /* when it was created (timing on) */
+    uint64_t parent_id;        /* node running on the creating worker, 0 if none */
+    uint64_t start_pred_id;    /* ordered jobs: released by the start of this node */
     DfInputBlock *more;
     DfInput in[DF_INLINE_INPUTS];
     uint64_t cost_cache[];     /* policy scratch (cost policy: one per worker) */
@@ -373,9 +376,12 @@ int df_topo_model(DfTopo *t, const char *topology, int n_workers, DfCostModel mo
 typedef struct DfTraceBuf {
     DfTraceEvent *events;
     DfTraceInput *inputs;
+    DfTraceWait *waits;
     size_t cap_events;
     size_t cap_inputs;
+    size_t cap_waits;
     _Atomic size_t n_events;
+    _Atomic size_t n_waits;
     size_t n_inputs;
     _Atomic uint64_t dropped;
 } DfTraceBuf;
@@ -410,6 +416,7 @@ typedef struct DfWorker {
     _Atomic(DfTraceBuf *) trace;
     uint64_t runs_seq;              /* nodes run (owner only): detects nesting */
     uint8_t state;                  /* last value stored in sched->state[index] */
+    DfNode *current;                /* node whose body runs now (innermost) */
 } DfWorker;
 
 #define DF_MAX_MODULES 256
@@ -479,6 +486,8 @@ void df_wake_group_waiters(DfGroup *g);
 
 /* Record a finished node in the worker's trace buffer. */
 void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end);
+/* Record that the node running on w waited for g from start to end. */
+void df_trace_record_wait(DfWorker *w, const DfGroup *g, int64_t start, int64_t end);
 
 /* Futex wrappers. */
 void df_futex_wait(_Atomic uint32_t *addr, uint32_t expected);

@@ -106,6 +106,20 @@ int df_trace_write_json(const DfTrace *t, const char *path, DfError *err)
         json_builder_add_int_value(b, e->start_ns - base);
         json_builder_set_member_name(b, "end_ns");
         json_builder_add_int_value(b, e->end_ns - base);
+        json_builder_set_member_name(b, "group");
+        json_builder_add_int_value(b, (gint64)e->group_id);
+        json_builder_set_member_name(b, "created_ns");
+        json_builder_add_int_value(b, e->created_ns ? e->created_ns - base : 0);
+        json_builder_set_member_name(b, "ready_ns");
+        json_builder_add_int_value(b, e->ready_ns ? e->ready_ns - base : 0);
+        if (e->parent_id) {
+            json_builder_set_member_name(b, "parent");
+            json_builder_add_int_value(b, (gint64)e->parent_id);
+        }
+        if (e->start_pred_id) {
+            json_builder_set_member_name(b, "after_start_of");
+            json_builder_add_int_value(b, (gint64)e->start_pred_id);
+        }
         json_builder_set_member_name(b, "stolen");
         json_builder_add_boolean_value(b, (e->flags & DF_TRACE_STOLEN) != 0);
         json_builder_set_member_name(b, "explored");
@@ -159,6 +173,36 @@ int df_trace_write_json(const DfTrace *t, const char *path, DfError *err)
         json_builder_end_object(b);
     }
     free(from);
+    for (size_t i = 0; i < t->n_waits; i++) {
+        const DfTraceWait *wt = &t->waits[i];
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "name");
+        json_builder_add_string_value(b, "wait");
+        json_builder_set_member_name(b, "cat");
+        json_builder_add_string_value(b, "wait");
+        json_builder_set_member_name(b, "ph");
+        json_builder_add_string_value(b, "X");
+        json_builder_set_member_name(b, "pid");
+        json_builder_add_int_value(b, 1);
+        json_builder_set_member_name(b, "tid");
+        json_builder_add_int_value(b, wt->worker);
+        json_builder_set_member_name(b, "ts");
+        json_builder_add_double_value(b, (double)(wt->start_ns - base) / 1000.0);
+        json_builder_set_member_name(b, "dur");
+        json_builder_add_double_value(b, (double)(wt->end_ns - wt->start_ns) / 1000.0);
+        json_builder_set_member_name(b, "args");
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "waiter");
+        json_builder_add_int_value(b, (gint64)wt->node_id);
+        json_builder_set_member_name(b, "group");
+        json_builder_add_int_value(b, (gint64)wt->group_id);
+        json_builder_set_member_name(b, "start_ns");
+        json_builder_add_int_value(b, wt->start_ns - base);
+        json_builder_set_member_name(b, "end_ns");
+        json_builder_add_int_value(b, wt->end_ns - base);
+        json_builder_end_object(b);
+        json_builder_end_object(b);
+    }
     json_builder_end_array(b);
 
     json_builder_set_member_name(b, "otherData");
@@ -315,8 +359,9 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
             ni += json_array_get_length(json_object_get_array_member(args, "inputs"));
     }
     t->events = calloc(n ? n : 1, sizeof(DfTraceEvent));
+    t->waits = calloc(n ? n : 1, sizeof(DfTraceWait));
     t->inputs = calloc(ni ? ni : 1, sizeof(DfTraceInput));
-    if (!t->events || !t->inputs || !t->trcost || !t->levels) {
+    if (!t->events || !t->inputs || !t->waits || !t->trcost || !t->levels) {
         ret = set_err(err, -ENOMEM, "out of memory reading %s", path);
         goto out;
     }
@@ -326,6 +371,15 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
         if (strcmp(ph, "X") != 0 || !json_object_has_member(e, "args"))
             continue;
         JsonObject *args = json_object_get_object_member(e, "args");
+        if (json_object_has_member(args, "waiter")) {
+            DfTraceWait *wt = &t->waits[t->n_waits++];
+            wt->node_id = (uint64_t)get_int(args, "waiter", 0);
+            wt->group_id = (uint64_t)get_int(args, "group", 0);
+            wt->worker = (int32_t)get_int(e, "tid", 0);
+            wt->start_ns = get_int(args, "start_ns", 0);
+            wt->end_ns = get_int(args, "end_ns", wt->start_ns);
+            continue;
+        }
         DfTraceEvent *ev = &t->events[t->n_events++];
         ev->node_id = (uint64_t)get_int(args, "node", 0);
         ev->module = module_index(t, json_object_get_string_member_with_default(args, "module", "task"));
@@ -334,6 +388,11 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
         ev->worker = (int32_t)get_int(e, "tid", 0);
         ev->start_ns = get_int(args, "start_ns", 0);
         ev->end_ns = get_int(args, "end_ns", ev->start_ns);
+        ev->created_ns = get_int(args, "created_ns", ev->start_ns);
+        ev->ready_ns = get_int(args, "ready_ns", ev->start_ns);
+        ev->parent_id = (uint64_t)get_int(args, "parent", 0);
+        ev->group_id = (uint64_t)get_int(args, "group", 0);
+        ev->start_pred_id = (uint64_t)get_int(args, "after_start_of", 0);
         ev->flags = (get_bool(args, "stolen") ? DF_TRACE_STOLEN : 0) |
                     (get_bool(args, "explored") ? DF_TRACE_EXPLORED : 0) |
                     (get_bool(args, "skipped") ? DF_TRACE_SKIPPED : 0);

@@ -119,3 +119,58 @@ DF_TEST(SchedTraceJson, BadPathsAreClearErrors)
     DF_EXPECT(strstr(err.msg, "not a dfsched trace") != NULL);
     unlink(path);
 }
+
+static void job(void *ctx, int jobnr, int threadnr)
+{
+}
+
+static void waiter(DfTask *t, void *arg)
+{
+    DfJobs jobs = {.n_jobs = 6, .fn = job, .module = df_sched_module_id(df_task_sched(t), "S"),
+                   .ordered_start = true};
+    df_jobs_run(df_task_sched(t), &jobs);
+    *(uint64_t *)arg = df_node_id(df_task_node(t));
+}
+
+/* The trace keeps what a replay needs: who created a job, that the creator
+ * waited for the jobs' group, and the start-order links of ordered jobs. */
+DF_TEST(SchedTraceJson, WaitsParentsAndStartLinks)
+{
+    DfSchedConfig cfg;
+    df_sched_config_init(&cfg);
+    cfg.n_workers = 2;
+    cfg.trace_capacity = 1024;
+    DfSched *s;
+    DF_ASSERT_EQ_INT(df_sched_new(&cfg, &s, NULL), 0);
+    uint64_t id = 0;
+    DfGroup *g = df_group_new(s, 0);
+    df_spawn(s, waiter, &id, g);
+    df_sched_wait(s, g);
+    df_group_release(g);
+    char path[] = "/tmp/dftrace-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    DF_ASSERT(fd >= 0);
+    close(fd);
+    DF_ASSERT_EQ_INT(df_sched_trace_write(s, path, NULL), 0);
+    DfTrace t;
+    DF_ASSERT_EQ_INT(df_trace_read_json(path, &t, NULL), 0);
+    DF_EXPECT_EQ_INT(t.n_events, 7);
+    DF_ASSERT_EQ_INT(t.n_waits, 1);
+    DF_EXPECT(t.waits[0].node_id == id);
+    int children = 0, linked = 0;
+    for (size_t i = 0; i < t.n_events; i++) {
+        const DfTraceEvent *e = &t.events[i];
+        if (e->parent_id == id) {
+            children++;
+            DF_EXPECT(e->group_id == t.waits[0].group_id);
+            DF_EXPECT(e->created_ns <= e->ready_ns && e->ready_ns <= e->start_ns);
+        }
+        if (e->start_pred_id)
+            linked++;
+    }
+    DF_EXPECT_EQ_INT(children, 6);
+    DF_EXPECT_EQ_INT(linked, 5);
+    df_trace_free(&t);
+    unlink(path);
+    df_sched_unref(s);
+}
