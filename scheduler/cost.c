@@ -17,20 +17,3 @@ uint64_t df_cost(const DfPolicyEnv *env, const DfNode *c, int tid)
     }
     return sum;
 }
-
-uint64_t df_cost_scaled(const DfPolicyEnv *env, const DfNode *c, int tid, const double *scale,
-                        int n_scale)
-{
-    const unsigned n = (unsigned)env->n_workers;
-    double sum = 0;
-    for (unsigned i = 0; i < c->n_inputs; i++) {
-        const DfInput *in = df_node_input_c(c, i);
-        if (in->worker < 0 || in->bytes == 0)
-            continue;
-        double size = (double)in->bytes;
-        if (in->module >= 0 && in->module < n_scale)
-            size *= scale[in->module];
-        sum += size * env->trcost[(unsigned)in->worker * n + (unsigned)tid];
-    }
-    return (uint64_t)(sum + 0.5);
-}

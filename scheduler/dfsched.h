@@ -355,6 +355,25 @@ void df_sched_stats_reset(DfSched *sched);
 /* Share of input bytes consumed on the worker that produced them (0..1; 1 when none). */
 double df_stats_local_share(const DfStats *stats);
 
+/* -------------------------------------------------------- learned model */
+
+#define DF_LEARN_MAX_MODULES 32
+
+/* What the learned policy has measured (module ids < DF_LEARN_MAX_MODULES). */
+typedef struct DfLearnedModel {
+    int n_modules;
+    double size_scale[DF_LEARN_MAX_MODULES];      /* size(n) correction of each producer module */
+    uint64_t samples_local[DF_LEARN_MAX_MODULES]; /* consumer runs with its bytes local */
+    uint64_t samples_remote[DF_LEARN_MAX_MODULES];/* ... with its bytes on another worker */
+    double ns_per_byte[DF_N_LEVELS];              /* measured transfer cost per level (0: none) */
+    double ref_ns_per_byte;                       /* speed of one trCost unit in the model */
+    uint64_t samples;                             /* timed runs learnt from */
+    uint64_t explored;                            /* nodes stolen on purpose */
+} DfLearnedModel;
+
+/* Snapshot of the learned model; -ENOTSUP unless the policy is "learned". */
+int df_sched_learned_model(DfSched *sched, DfLearnedModel *out);
+
 /* ------------------------------------------------------------------ trace */
 
 /* Flags of a trace event. */
@@ -386,13 +405,29 @@ typedef struct DfTraceEvent {
     int64_t deadline;   /* DF_NO_DEADLINE when none */
     uint32_t first_input; /* index into DfTrace.inputs */
     uint32_t n_inputs;
+    int64_t created_ns;   /* node created */
+    int64_t ready_ns;     /* all inputs done (became ready) */
+    uint64_t parent_id;   /* node that created it from inside its body (0: none) */
+    uint64_t start_pred_id; /* ordered job batches: became ready when this node started */
+    uint64_t group_id;    /* the node's group (0: none) */
 } DfTraceEvent;
+
+/* A task body waiting for a group (df_sched_wait), helping meanwhile. */
+typedef struct DfTraceWait {
+    uint64_t node_id;  /* the waiting node */
+    uint64_t group_id; /* the awaited group */
+    int32_t worker;
+    int64_t start_ns;
+    int64_t end_ns;
+} DfTraceWait;
 
 typedef struct DfTrace {
     DfTraceEvent *events; /* sorted by start time */
     size_t n_events;
     DfTraceInput *inputs;
     size_t n_inputs;
+    DfTraceWait *waits;   /* sorted by start time */
+    size_t n_waits;
     uint64_t dropped;     /* events lost because a worker's buffer was full */
     int n_workers;
     char **module_names;  /* module id -> name, n_modules entries */

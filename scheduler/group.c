@@ -114,15 +114,24 @@ void df_sched_wait(DfSched *s, DfGroup *g)
         return;
     }
     /* Help while waiting: run whatever is ready until the group is done. */
+    const bool traced = atomic_load_explicit(&s->tracing, memory_order_relaxed) && w->current;
+    const int64_t t0 = traced ? df_now_ns() : 0;
+    DfNode *waiter = w->current;
     w->wait_depth++;
     if (w->wait_depth > atomic_load_explicit(&w->ctr.max_wait_depth, memory_order_relaxed))
         atomic_store_explicit(&w->ctr.max_wait_depth, w->wait_depth, memory_order_relaxed);
     while (!df_group_done(g)) {
         DfNode *n = s->pops->pop(s->policy, w->index);
-        if (n)
+        if (n) {
+            df_worker_set_state(w, DF_WS_RUNNING);
             df_run_node(w, n);
-        else
+        } else {
             df_worker_idle(w, g);
+        }
     }
+    df_worker_set_state(w, DF_WS_RUNNING); /* back in the waiting body */
     w->wait_depth--;
+    w->current = waiter;
+    if (traced)
+        df_trace_record_wait(w, g, t0, df_now_ns());
 }

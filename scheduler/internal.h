@@ -122,6 +122,9 @@ struct DfNode {
     DfNode *next;              /* ready-set links */
     DfNode *prev;
     int64_t ready_ns;          /* when it became ready (timing on) */
+    int64_t created_ns;        /* when it was created (timing on) */
+    uint64_t parent_id;        /* node running on the creating worker, 0 if none */
+    uint64_t start_pred_id;    /* ordered jobs: released by the start of this node */
     DfInputBlock *more;
     DfInput in[DF_INLINE_INPUTS];
     uint64_t cost_cache[];     /* policy scratch (cost policy: one per worker) */
@@ -152,6 +155,23 @@ void df_group_node_finished(DfGroup *g);
 
 typedef struct DfPolicy DfPolicy;
 
+/* What a worker is doing, as thieves see it. */
+enum {
+    DF_WS_IDLE = 0, /* spinning: will take its own work within a microsecond */
+    DF_WS_RUNNING,  /* inside a task body */
+    DF_WS_PARKED,   /* asleep on its futex */
+};
+
+typedef struct DfWorkerState {
+    _Atomic uint8_t v;
+    _Atomic int64_t beat; /* last poll of the idle loop (env clock) */
+    char pad[DF_CACHELINE - 16];
+} DfWorkerState;
+
+/* A spinning worker that has not polled for this long is probably not on a
+ * CPU (preempted, or more workers than cores): its nodes may be stolen. */
+#define DF_IDLE_BEAT_NS 20000
+
 /* What a policy sees of the machine; the same for threads (dfsched) and for
  * the simulator (dfsim), which is why policies take no thread handles. */
 typedef struct DfPolicyEnv {
@@ -163,7 +183,19 @@ typedef struct DfPolicyEnv {
     uint64_t seed;
     double explore_rate;
     bool lifo;                /* owner takes newest first (steal policy) */
+    DfWorkerState *state;     /* n entries, or NULL (every worker counts as busy) */
 } DfPolicyEnv;
+
+/* True when worker w is spinning idle and polling, so that a node in its
+ * set needs no thief.  `now` is env->now() (0: read it here). */
+static inline bool df_env_worker_idle(const DfPolicyEnv *env, int w, int64_t *now)
+{
+    if (!env->state || atomic_load_explicit(&env->state[w].v, memory_order_relaxed) != DF_WS_IDLE)
+        return false;
+    if (!*now)
+        *now = env->now(env->clock_ctx);
+    return *now - atomic_load_explicit(&env->state[w].beat, memory_order_relaxed) < DF_IDLE_BEAT_NS;
+}
 
 /* Where a pushed node went, so that the caller can wake the right worker. */
 typedef struct DfPlacement {
@@ -198,6 +230,9 @@ struct DfPolicy {
 
 const DfPolicyOps *df_policy_find(const char *name);
 
+/* The learned policy's model; -ENOTSUP for other policies. */
+int df_policy_learned_model(DfPolicy *p, DfLearnedModel *out);
+
 extern const DfPolicyOps df_policy_fifo;
 extern const DfPolicyOps df_policy_steal;
 extern const DfPolicyOps df_policy_cost;
@@ -207,10 +242,6 @@ extern const DfPolicyOps df_policy_learned;
 /* Formula (1): Cost(tid, c) over the node's inputs. */
 uint64_t df_cost(const DfPolicyEnv *env, const DfNode *c, int tid);
 
-/* Formula (1) with per-producer-module size corrections (learned policy):
- * size(n) is scaled by scale[module] (1.0 when module is out of range). */
-uint64_t df_cost_scaled(const DfPolicyEnv *env, const DfNode *c, int tid, const double *scale,
-                        int n_scale);
 
 /* --------------------------------------------------------- ready sets */
 
@@ -245,6 +276,8 @@ void df_ready_post(DfReady *r, DfNode *n);
 int df_ready_drain_inbox(DfReady *r);
 /* Anyone but the owner: take the oldest inbox node, put the rest back. */
 DfNode *df_ready_steal_inbox(DfReady *r);
+/* Identity of the set's oldest node now (changes when it is taken). */
+uint64_t df_ready_head_key(const DfReady *r);
 /* Approximate number of nodes queued (deque + non-empty inbox as 1). */
 int64_t df_ready_size(const DfReady *r);
 bool df_ready_empty(const DfReady *r);
@@ -281,6 +314,7 @@ struct DfCostLocal {
     DfPolicy base;
     DfReadySets rs;
     int *order;                 /* per worker: victims by increasing trCost */
+    uint64_t *seen;             /* per thief and victim: oldest node seen last poll */
     uint64_t *rng;              /* per worker, DF_CACHELINE apart */
     DF_ALIGNED _Atomic uint32_t rr;
     /* Cost(tid, c) used for placement (formula (1) or a learned variant). */
@@ -293,8 +327,12 @@ void df_cost_local_fini(DfCostLocal *cl);
 DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n);
 DfNode *df_cost_local_pop(DfPolicy *p, int self);
 bool df_cost_local_has_work(DfPolicy *p, int self);
-/* Steal the oldest node from the nearest non-empty victim of `self`. */
-DfNode *df_cost_local_steal(DfCostLocal *cl, int self);
+/* Steal the oldest node from the nearest non-empty victim of `self`.
+ * Victims spinning idle are skipped (they run their own nodes, which stay
+ * local) unless `explore` is set. */
+DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore);
+/* One draw of the exploration coin for worker `self`. */
+bool df_cost_local_explore_now(DfCostLocal *cl, int self);
 
 /* A tiny xorshift generator. */
 static inline uint64_t df_rand_next(uint64_t *state)
@@ -338,9 +376,12 @@ int df_topo_model(DfTopo *t, const char *topology, int n_workers, DfCostModel mo
 typedef struct DfTraceBuf {
     DfTraceEvent *events;
     DfTraceInput *inputs;
+    DfTraceWait *waits;
     size_t cap_events;
     size_t cap_inputs;
+    size_t cap_waits;
     _Atomic size_t n_events;
+    _Atomic size_t n_waits;
     size_t n_inputs;
     _Atomic uint64_t dropped;
 } DfTraceBuf;
@@ -373,7 +414,9 @@ typedef struct DfWorker {
     uint64_t rng;
     DfCounters ctr;                 /* written by the owner only */
     _Atomic(DfTraceBuf *) trace;
-    int64_t idle_since;
+    uint64_t runs_seq;              /* nodes run (owner only): detects nesting */
+    uint8_t state;                  /* last value stored in sched->state[index] */
+    DfNode *current;                /* node whose body runs now (innermost) */
 } DfWorker;
 
 #define DF_MAX_MODULES 256
@@ -385,6 +428,7 @@ struct DfSched {
     DfTopo topo;
     int n_workers;
     DfWorker *workers;
+    DfWorkerState *state;     /* per worker, read by thieves */
     DfPolicy *policy;
     const DfPolicyOps *pops;
     size_t node_size;
@@ -416,6 +460,15 @@ DfWorker *df_current_worker(const DfSched *sched);
  * `self` is the calling worker or NULL. */
 void df_make_ready(DfSched *s, DfWorker *self, DfNode *n);
 
+/* Publish what worker w is doing (only stores when it changes). */
+static inline void df_worker_set_state(DfWorker *w, uint8_t v)
+{
+    if (w->state != v) {
+        w->state = v;
+        atomic_store_explicit(&w->sched->state[w->index].v, v, memory_order_relaxed);
+    }
+}
+
 /* Run a node on worker `w` (body, accounting, completion). */
 void df_run_node(DfWorker *w, DfNode *n);
 
@@ -433,6 +486,8 @@ void df_wake_group_waiters(DfGroup *g);
 
 /* Record a finished node in the worker's trace buffer. */
 void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end);
+/* Record that the node running on w waited for g from start to end. */
+void df_trace_record_wait(DfWorker *w, const DfGroup *g, int64_t start, int64_t end);
 
 /* Futex wrappers. */
 void df_futex_wait(_Atomic uint32_t *addr, uint32_t expected);

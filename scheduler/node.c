@@ -74,6 +74,15 @@ static DfNode *node_alloc(DfSched *s, DfCache *c, const DfNodeDesc *d, int refs,
     n->in_bytes = 0;
     n->more = NULL;
     n->next = n->prev = NULL;
+    n->start_pred_id = 0;
+    if (atomic_load_explicit(&s->timing, memory_order_relaxed)) {
+        DfWorker *w = df_current_worker(s);
+        n->parent_id = w && w->current ? w->current->id : 0;
+        n->created_ns = df_now_ns();
+    } else {
+        n->parent_id = 0;
+        n->created_ns = 0;
+    }
     if (d->group)
         df_group_node_added(d->group);
     return n;
@@ -329,6 +338,9 @@ void df_run_node(DfWorker *w, DfNode *n)
                       (n->group && atomic_load_explicit(&n->group->cancelled, memory_order_relaxed));
     const bool timed = atomic_load_explicit(&s->timing, memory_order_relaxed);
     const int64_t t0 = timed ? df_now_ns() : 0;
+    const uint64_t seq0 = ++w->runs_seq;
+    DfNode *outer = w->current;
+    w->current = n;
     if (DF_LIKELY(!skip)) {
         n->fn(&t, n->arg);
     } else {
@@ -337,6 +349,7 @@ void df_run_node(DfWorker *w, DfNode *n)
         if (n->cancel)
             n->cancel(&t, n->arg);
     }
+    w->current = outer;
     DF_CTR_ADD(w, tasks_run, 1);
     if (n->flags & DF_NF_STOLEN)
         DF_CTR_ADD(w, tasks_stolen, 1);
@@ -345,7 +358,9 @@ void df_run_node(DfWorker *w, DfNode *n)
     if (timed) {
         const int64_t t1 = df_now_ns();
         DF_CTR_ADD(w, busy_ns, (uint64_t)(t1 - t0));
-        if (s->pops->done && !skip)
+        /* A body that helped while waiting ran other nodes inside its own
+         * time: that is no measure of the body, so it is not learnt from. */
+        if (s->pops->done && !skip && w->runs_seq == seq0)
             s->pops->done(s->policy, w->index, n, t1 - t0);
         if (atomic_load_explicit(&s->tracing, memory_order_relaxed))
             df_trace_record(w, n, t0, t1);

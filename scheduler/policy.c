@@ -5,10 +5,10 @@
 #include <string.h>
 
 static const DfPolicyOps *const all_policies[] = {
-    &df_policy_fifo, &df_policy_steal, &df_policy_cost, &df_policy_cost_local,
+    &df_policy_fifo, &df_policy_steal, &df_policy_cost, &df_policy_cost_local, &df_policy_learned,
 };
 
-static const char *const names[] = {"fifo", "steal", "cost", "cost-local", NULL};
+static const char *const names[] = {"fifo", "steal", "cost", "cost-local", "learned", NULL};
 
 const char *const *df_policy_names(void)
 {

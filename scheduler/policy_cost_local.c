@@ -10,6 +10,7 @@
 
 #define RNG_STRIDE (DF_CACHELINE / sizeof(uint64_t))
 
+
 static uint64_t formula1(DfCostLocal *cl, const DfNode *n, int tid)
 {
     return df_cost(&cl->base.env, n, tid);
@@ -40,9 +41,11 @@ int df_cost_local_init(DfCostLocal *cl, const DfPolicyEnv *env)
     cl->cost = formula1;
     cl->order = malloc(sizeof(int) * (size_t)n * (size_t)(n > 1 ? n - 1 : 1));
     cl->rng = aligned_alloc(DF_CACHELINE, DF_CACHELINE * (size_t)n);
-    if (!cl->order || !cl->rng || df_ready_sets_init(&cl->rs, n) < 0) {
+    cl->seen = calloc((size_t)n * (size_t)n, sizeof(uint64_t));
+    if (!cl->order || !cl->rng || !cl->seen || df_ready_sets_init(&cl->rs, n) < 0) {
         free(cl->order);
         free(cl->rng);
+        free(cl->seen);
         return -1;
     }
     int stride = n > 1 ? n - 1 : 1;
@@ -65,8 +68,10 @@ void df_cost_local_fini(DfCostLocal *cl)
     df_ready_sets_fini(&cl->rs);
     free(cl->order);
     free(cl->rng);
+    free(cl->seen);
     cl->order = NULL;
     cl->rng = NULL;
+    cl->seen = NULL;
 }
 
 DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
@@ -91,6 +96,13 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
     }
     if (best < 0)
         best = (int)(atomic_fetch_add_explicit(&cl->rr, 1, memory_order_relaxed) % (uint32_t)cl->rs.n);
+    /* Exploration (learned): now and then register the node with the
+     * nearest other worker, so that the other side of the choice keeps
+     * being measured.  Decided once per node, not per poll of a thief. */
+    if (self >= 0 && cl->rs.n > 1 && df_cost_local_explore_now(cl, self)) {
+        best = cl->order[(size_t)best * (size_t)(cl->rs.n - 1)];
+        n->flags |= DF_NF_EXPLORED;
+    }
     DfReady *r = &cl->rs.sets[best];
     bool backlog = !df_ready_empty(r);
     n->placed = best;
@@ -101,14 +113,42 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
     return (DfPlacement){.worker = best, .backlog = backlog};
 }
 
-DfNode *df_cost_local_steal(DfCostLocal *cl, int self)
+bool df_cost_local_explore_now(DfCostLocal *cl, int self)
+{
+    const double rate = cl->base.env.explore_rate;
+    if (rate <= 0)
+        return false;
+    uint64_t r = df_rand_next(&cl->rng[(size_t)self * RNG_STRIDE]);
+    return (double)(r >> 11) * (1.0 / 9007199254740992.0) < rate;
+}
+
+DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore)
 {
     int nw = cl->rs.n;
     const int *order = cl->order + (size_t)self * (size_t)(nw > 1 ? nw - 1 : 1);
+    int64_t now = 0;
     for (int k = 0; k < nw - 1; k++) {
-        DfNode *n = df_ready_steal(&cl->rs.sets[order[k]]);
+        int v = order[k];
+        DfReady *r = &cl->rs.sets[v];
+        if (df_ready_empty(r))
+            continue;
+        if (!explore) {
+            /* An idle owner takes its node itself in a moment, where its
+             * input rows are; a thief would only move them. */
+            if (df_env_worker_idle(&cl->base.env, v, &now))
+                continue;
+            /* A busy owner may be just finishing the producer and about to
+             * pop it: steal only a node seen at the head on two polls in a
+             * row.  The grace is one poll, so it scales with the machine. */
+            uint64_t key = df_ready_head_key(r), *seen = &cl->seen[(size_t)self * (size_t)nw + (size_t)v];
+            if (*seen != key) {
+                *seen = key;
+                continue;
+            }
+        }
+        DfNode *n = df_ready_steal(r);
         if (n) {
-            n->flags |= DF_NF_STOLEN;
+            n->flags |= DF_NF_STOLEN | (explore ? DF_NF_EXPLORED : 0);
             return n;
         }
     }
@@ -128,7 +168,7 @@ DfNode *df_cost_local_pop(DfPolicy *p, int self)
     DfNode *n = df_ready_take_oldest(own);
     if (n)
         return n;
-    return df_cost_local_steal(cl, self);
+    return df_cost_local_steal(cl, self, false);
 }
 
 bool df_cost_local_has_work(DfPolicy *p, int self)
@@ -150,6 +190,7 @@ static int cl_create(const DfPolicyEnv *env, DfPolicy **out)
         free(cl);
         return -1;
     }
+    cl->base.env.explore_rate = 0; /* the patent's rule as it is: no exploration */
     *out = &cl->base;
     return 0;
 }

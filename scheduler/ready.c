@@ -184,6 +184,13 @@ DfNode *df_ready_steal_inbox(DfReady *r)
     return p;
 }
 
+uint64_t df_ready_head_key(const DfReady *r)
+{
+    uint64_t top = (uint64_t)atomic_load_explicit(&((DfReady *)r)->top, memory_order_relaxed);
+    uintptr_t inbox = (uintptr_t)atomic_load_explicit(&((DfReady *)r)->inbox, memory_order_relaxed);
+    return (top * 0x9e3779b97f4a7c15ull) ^ (uint64_t)inbox;
+}
+
 int64_t df_ready_size(const DfReady *r)
 {
     int64_t b = atomic_load_explicit(&r->bottom, memory_order_relaxed);

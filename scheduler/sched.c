@@ -107,7 +107,9 @@ static void park(DfSched *s, DfWorker *w, DfGroup *g)
         clear_parked(s, i);
     } else {
         DF_CTR_ADD(w, parks, 1);
+        df_worker_set_state(w, DF_WS_PARKED);
         df_futex_wait(&w->park_word, seq);
+        df_worker_set_state(w, DF_WS_IDLE);
         clear_parked(s, i); /* spurious wake-ups leave the bit set */
     }
     if (g) {
@@ -122,12 +124,14 @@ void df_worker_idle(DfWorker *w, DfGroup *g);
 void df_worker_idle(DfWorker *w, DfGroup *g)
 {
     DfSched *s = w->sched;
+    df_worker_set_state(w, DF_WS_IDLE);
     const int64_t start = df_now_ns();
     const int64_t limit = (int64_t)s->cfg.poll_us * 1000;
     unsigned round = 0;
     for (;;) {
         for (int k = 0; k < 32; k++)
             df_cpu_relax();
+        atomic_store_explicit(&s->state[w->index].beat, df_now_ns(), memory_order_relaxed);
         if (should_stop_parking(s, w, g))
             break;
         round++;
@@ -175,10 +179,12 @@ static void *worker_main(void *arg)
     atomic_fetch_add_explicit(&s->started, 1, memory_order_release);
     while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
         DfNode *n = s->pops->pop(s->policy, w->index);
-        if (n)
+        if (n) {
+            df_worker_set_state(w, DF_WS_RUNNING);
             df_run_node(w, n);
-        else
+        } else {
             df_worker_idle(w, NULL);
+        }
     }
     tls_worker = NULL;
     return NULL;
@@ -215,6 +221,7 @@ static void sched_destroy(DfSched *s)
     for (int i = 0; i < s->n_modules; i++)
         free(s->module_names[i]);
     free(s->workers);
+    free(s->state);
     free((void *)s->parked_mask);
     df_topo_fini(&s->topo);
     pthread_mutex_destroy(&s->cache_lock);
@@ -285,11 +292,16 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
     s->mask_words = (nw + 63) / 64;
     s->parked_mask = calloc((size_t)s->mask_words, sizeof(uint64_t));
     s->workers = aligned_alloc(DF_CACHELINE, sizeof(DfWorker) * (size_t)nw);
-    if (!s->parked_mask || !s->workers) {
+    s->state = aligned_alloc(DF_CACHELINE, sizeof(DfWorkerState) * (size_t)nw);
+    if (!s->parked_mask || !s->workers || !s->state) {
         ret = df_set_error(err, -ENOMEM, "out of memory for %d workers", nw);
         goto fail;
     }
     memset(s->workers, 0, sizeof(DfWorker) * (size_t)nw);
+    for (int i = 0; i < nw; i++) {
+        atomic_init(&s->state[i].v, DF_WS_IDLE);
+        atomic_init(&s->state[i].beat, 0);
+    }
 
     DfPolicyEnv env = {
         .n_workers = nw,
@@ -298,11 +310,13 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
         .now = policy_clock,
         .seed = cfg_in->seed,
         .explore_rate = cfg_in->explore_rate,
+        .state = s->state,
     };
     if (ops->create(&env, &s->policy) < 0) {
         ret = df_set_error(err, -ENOMEM, "cannot create policy %s", ops->name);
         goto fail;
     }
+    s->policy->ops = ops;
     for (int i = 0; i < nw; i++) {
         DfWorker *w = &s->workers[i];
         w->sched = s;
@@ -376,6 +390,16 @@ int df_sched_get_shared(const DfSchedConfig *cfg, DfSched **out, DfError *err)
     }
     pthread_mutex_unlock(&shared_lock);
     return ret;
+}
+
+int df_sched_learned_model(DfSched *s, DfLearnedModel *out)
+{
+    int ret = df_policy_learned_model(s->policy, out);
+    if (ret < 0)
+        return ret;
+    for (int i = 0; i < s->n_workers; i++)
+        out->explored += atomic_load_explicit(&s->workers[i].ctr.tasks_explored, memory_order_relaxed);
+    return 0;
 }
 
 int df_sched_n_workers(const DfSched *s)

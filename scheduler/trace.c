@@ -20,6 +20,7 @@ static void buf_free(DfTraceBuf *b)
         return;
     free(b->events);
     free(b->inputs);
+    free(b->waits);
     free(b);
 }
 
@@ -47,10 +48,12 @@ int df_sched_trace_start(DfSched *s, size_t capacity)
         if (b) {
             b->cap_events = capacity;
             b->cap_inputs = capacity * 2;
+            b->cap_waits = capacity / 4 + 16;
             b->events = malloc(sizeof(DfTraceEvent) * b->cap_events);
             b->inputs = malloc(sizeof(DfTraceInput) * b->cap_inputs);
+            b->waits = malloc(sizeof(DfTraceWait) * b->cap_waits);
         }
-        if (!b || !b->events || !b->inputs) {
+        if (!b || !b->events || !b->inputs || !b->waits) {
             buf_free(b);
             ret = -ENOMEM;
             break;
@@ -98,6 +101,11 @@ void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end)
     e->start_ns = start;
     e->end_ns = end;
     e->deadline = n->deadline;
+    e->created_ns = n->created_ns;
+    e->ready_ns = n->ready_ns;
+    e->parent_id = n->parent_id;
+    e->start_pred_id = n->start_pred_id;
+    e->group_id = n->group ? n->group->id : 0;
     e->first_input = (uint32_t)b->n_inputs;
     e->n_inputs = n->n_inputs;
     for (unsigned k = 0; k < n->n_inputs; k++) {
@@ -105,6 +113,27 @@ void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end)
         b->inputs[b->n_inputs++] = (DfTraceInput){in->pred_id, in->worker, in->module, in->bytes};
     }
     atomic_store_explicit(&b->n_events, i + 1, memory_order_release);
+}
+
+void df_trace_record_wait(DfWorker *w, const DfGroup *g, int64_t start, int64_t end)
+{
+    DfTraceBuf *b = atomic_load_explicit(&w->trace, memory_order_acquire);
+    if (!b || !w->current)
+        return;
+    size_t i = atomic_load_explicit(&b->n_waits, memory_order_relaxed);
+    if (i >= b->cap_waits) {
+        atomic_store_explicit(&b->dropped, atomic_load_explicit(&b->dropped, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        return;
+    }
+    b->waits[i] = (DfTraceWait){w->current->id, g->id, w->index, start, end};
+    atomic_store_explicit(&b->n_waits, i + 1, memory_order_release);
+}
+
+static int cmp_wait(const void *a, const void *b)
+{
+    const DfTraceWait *x = a, *y = b;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
 static int cmp_start(const void *a, const void *b)
@@ -119,7 +148,7 @@ int df_sched_trace_collect(DfSched *s, DfTrace *out)
 {
     memset(out, 0, sizeof(*out));
     pthread_mutex_lock(&s->trace_lock);
-    size_t ne = 0, ni = 0;
+    size_t ne = 0, ni = 0, nwait = 0;
     size_t *counts = calloc((size_t)s->n_workers, sizeof(size_t));
     if (!counts) {
         pthread_mutex_unlock(&s->trace_lock);
@@ -131,16 +160,18 @@ int df_sched_trace_collect(DfSched *s, DfTrace *out)
             continue;
         counts[i] = atomic_load_explicit(&b->n_events, memory_order_acquire);
         ne += counts[i];
+        nwait += atomic_load_explicit(&b->n_waits, memory_order_acquire);
         for (size_t k = 0; k < counts[i]; k++)
             ni += b->events[k].n_inputs;
     }
     out->events = malloc(sizeof(DfTraceEvent) * (ne ? ne : 1));
     out->inputs = malloc(sizeof(DfTraceInput) * (ni ? ni : 1));
+    out->waits = malloc(sizeof(DfTraceWait) * (nwait ? nwait : 1));
     out->n_workers = s->n_workers;
     size_t nn = (size_t)s->n_workers * (size_t)s->n_workers;
     out->trcost = malloc(nn * sizeof(uint32_t));
     out->levels = malloc(nn);
-    if (!out->events || !out->inputs || !out->trcost || !out->levels) {
+    if (!out->events || !out->inputs || !out->waits || !out->trcost || !out->levels) {
         free(counts);
         pthread_mutex_unlock(&s->trace_lock);
         df_trace_free(out);
@@ -161,10 +192,14 @@ int df_sched_trace_collect(DfSched *s, DfTrace *out)
             out->n_inputs += e.n_inputs;
             out->events[out->n_events++] = e;
         }
+        size_t nw = atomic_load_explicit(&b->n_waits, memory_order_acquire);
+        for (size_t k = 0; k < nw && out->n_waits < nwait; k++)
+            out->waits[out->n_waits++] = b->waits[k];
     }
     free(counts);
     pthread_mutex_unlock(&s->trace_lock);
     qsort(out->events, out->n_events, sizeof(DfTraceEvent), cmp_start);
+    qsort(out->waits, out->n_waits, sizeof(DfTraceWait), cmp_wait);
 
     pthread_mutex_lock(&s->module_lock);
     out->n_modules = s->n_modules;
@@ -179,6 +214,7 @@ void df_trace_free(DfTrace *t)
 {
     free(t->events);
     free(t->inputs);
+    free(t->waits);
     free(t->trcost);
     free(t->levels);
     if (t->module_names)

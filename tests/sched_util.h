@@ -11,4 +11,30 @@ DfSched *df_test_sched(const char *policy, int n, int poll_us);
 /* xorshift64. */
 uint64_t df_test_rand(uint64_t *state);
 
+#include <stdatomic.h>
+
+#define DAG_WINDOW 64
+#define DAG_MAX_PREDS 6
+
+/* A random DAG run: each node records how often it ran and whether its
+ * predecessors had finished when it started. */
+typedef struct Dag {
+    int n;
+    int *preds;        /* n * DAG_MAX_PREDS, -1 = none */
+    _Atomic int *runs; /* times each node ran */
+    _Atomic int *done;
+    _Atomic int order_violations;
+    _Atomic int64_t seq;
+} Dag;
+
+/* Build and run a random DAG of n nodes from the calling thread while the
+ * workers already run its beginning (edges race with completions). */
+void run_random_dag(DfSched *s, int n, uint64_t seed, Dag *d);
+/* Nodes that did not run exactly once. */
+int dag_check(Dag *d);
+void dag_free(Dag *d);
+
+/* total_nodes spread over every policy and 1..8 workers; checks each run. */
+void df_test_random_dag_all(long total_nodes);
+
 #endif

@@ -1,0 +1,281 @@
+/* learned (the patent's last embodiment): cost-local whose sizes are learnt.
+ *
+ * For each consumer module c and each producer module p it reads from, the
+ * execution times of c are kept in windows split by where p's bytes were:
+ * on the same worker ("local") or at trCost level L.  If the work is the
+ * same, the difference of the medians is the time the transfer took, so
+ * size(p) is corrected in proportion to it:
+ *
+ *     size_eff(p) = (median_L(c) - median_local(c)) / (trCost(L) * REF_NS_PER_BYTE)
+ *
+ * i.e. the bytes that, moved at the reference speed, would cost that time.
+ * Medians over small windows keep one preempted run from poisoning the
+ * model.  Where the declared sizes are right, (difference / bytes) is the
+ * measured cost per byte of level L, exposed as a measured trCost matrix.
+ * To keep both sides measured, a worker that has work of its own sometimes
+ * takes a node from another worker's set on purpose (explore_rate).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Reference transfer speed of one trCost unit (ns per byte): 0.025 ns/B is
+ * 40 GB/s, so an L3 hop (weight 4) is 10 GB/s.  Only ratios between
+ * producers matter for placement; this fixes the unit of learnt sizes. */
+#define REF_NS_PER_BYTE 0.025
+#define WINDOW 16
+#define MIN_SAMPLES 3
+#define SCALE_MIN 1e-6
+#define SCALE_MAX 1e6
+#define RECOMPUTE_EVERY 4
+
+typedef struct Window {
+    _Atomic uint64_t count;
+    _Atomic uint32_t ns[WINDOW];
+    _Atomic uint64_t bytes_sum; /* declared bytes of p read by these runs */
+} Window;
+
+typedef struct Learned {
+    DfCostLocal cl;
+    /* win[(c * M + p) * DF_N_LEVELS + level] */
+    Window *win;
+    _Atomic uint64_t scale_bits[DF_LEARN_MAX_MODULES]; /* size correction of producer p (double) */
+    _Atomic uint64_t ns_per_byte_bits[DF_N_LEVELS]; /* double bits, measured */
+    _Atomic uint64_t samples;
+    uint32_t level_weight[DF_N_LEVELS]; /* trCost of a pair at each level */
+} Learned;
+
+static Window *win_of(Learned *l, int c, int p, int level)
+{
+    return &l->win[((size_t)c * DF_LEARN_MAX_MODULES + (size_t)p) * DF_N_LEVELS + (size_t)level];
+}
+
+static void store_double(_Atomic uint64_t *dst, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof(bits));
+    atomic_store_explicit(dst, bits, memory_order_relaxed);
+}
+
+static double load_double(_Atomic uint64_t *src)
+{
+    uint64_t bits = atomic_load_explicit(src, memory_order_relaxed);
+    double v;
+    memcpy(&v, &bits, sizeof(v));
+    return v;
+}
+
+static uint64_t learned_cost(DfCostLocal *cl, const DfNode *c, int tid)
+{
+    Learned *l = (Learned *)cl;
+    const unsigned n = (unsigned)cl->base.env.n_workers;
+    double sum = 0;
+    for (unsigned i = 0; i < c->n_inputs; i++) {
+        const DfInput *in = df_node_input_c(c, i);
+        if (in->worker < 0 || in->bytes == 0)
+            continue;
+        double size = (double)in->bytes;
+        if (in->module >= 0 && in->module < DF_LEARN_MAX_MODULES)
+            size *= load_double(&l->scale_bits[in->module]);
+        sum += size * cl->base.env.trcost[(unsigned)in->worker * n + (unsigned)tid];
+    }
+    return sum < 1.8e19 ? (uint64_t)(sum + 0.5) : UINT64_MAX;
+}
+
+static int median_of(const Window *w, uint32_t *out)
+{
+    uint64_t cnt = atomic_load_explicit(&((Window *)w)->count, memory_order_acquire);
+    int n = cnt < WINDOW ? (int)cnt : WINDOW;
+    if (n < MIN_SAMPLES)
+        return 0;
+    uint32_t v[WINDOW];
+    for (int i = 0; i < n; i++)
+        v[i] = atomic_load_explicit(&((Window *)w)->ns[i], memory_order_relaxed);
+    for (int i = 1; i < n; i++) {
+        uint32_t x = v[i];
+        int j = i - 1;
+        while (j >= 0 && v[j] > x) {
+            v[j + 1] = v[j];
+            j--;
+        }
+        v[j + 1] = x;
+    }
+    *out = n & 1 ? v[n / 2] : (uint32_t)(((uint64_t)v[n / 2 - 1] + v[n / 2]) / 2);
+    return n;
+}
+
+/* Re-derive size(p) from every consumer's local/remote medians. */
+static void recompute(Learned *l, int p)
+{
+    double eff_sum = 0, declared_sum = 0;
+    int pairs = 0;
+    for (int c = 0; c < DF_LEARN_MAX_MODULES; c++) {
+        uint32_t med_local;
+        Window *wl = win_of(l, c, p, DF_LEVEL_SELF);
+        if (!median_of(wl, &med_local))
+            continue;
+        for (int lev = DF_LEVEL_PU; lev < DF_N_LEVELS; lev++) {
+            Window *wr = win_of(l, c, p, lev);
+            uint32_t med_remote;
+            int nr = median_of(wr, &med_remote);
+            if (!nr)
+                continue;
+            uint64_t cnt = atomic_load_explicit(&wr->count, memory_order_relaxed);
+            double mean_bytes =
+                (double)atomic_load_explicit(&wr->bytes_sum, memory_order_relaxed) / (double)cnt;
+            double dt = (double)med_remote - (double)med_local;
+            const uint32_t weight = l->level_weight[lev];
+            if (weight == 0 || mean_bytes <= 0)
+                continue;
+            double eff = dt > 0 ? dt / ((double)weight * REF_NS_PER_BYTE) : 0;
+            eff_sum += eff;
+            declared_sum += mean_bytes;
+            pairs++;
+            if (dt > 0)
+                store_double(&l->ns_per_byte_bits[lev], dt / mean_bytes);
+        }
+    }
+    if (!pairs || declared_sum <= 0)
+        return;
+    double scale = eff_sum / declared_sum;
+    if (scale < SCALE_MIN)
+        scale = SCALE_MIN;
+    if (scale > SCALE_MAX)
+        scale = SCALE_MAX;
+    store_double(&l->scale_bits[p], scale);
+}
+
+static void learned_done(DfPolicy *pol, int self, const DfNode *n, int64_t exec_ns)
+{
+    Learned *l = (Learned *)pol;
+    const int c = n->module;
+    if (c < 0 || c >= DF_LEARN_MAX_MODULES || exec_ns <= 0 || n->n_inputs == 0)
+        return;
+    const int nw = pol->env.n_workers;
+    uint32_t ns = exec_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)exec_ns;
+    /* One sample per producer module this run read from: its level is the
+     * farthest of that producer's inputs (local only if all of them were). */
+    int seen_p[8], seen_level[8];
+    uint64_t seen_bytes[8];
+    int n_seen = 0;
+    for (unsigned i = 0; i < n->n_inputs; i++) {
+        const DfInput *in = df_node_input_c(n, i);
+        if (in->worker < 0 || in->bytes == 0 || in->module < 0 ||
+            in->module >= DF_LEARN_MAX_MODULES)
+            continue;
+        int lev = pol->env.levels[in->worker * nw + self];
+        int k = 0;
+        while (k < n_seen && seen_p[k] != in->module)
+            k++;
+        if (k == n_seen) {
+            if (n_seen == 8)
+                continue;
+            seen_p[k] = in->module;
+            seen_level[k] = lev;
+            seen_bytes[k] = 0;
+            n_seen++;
+        }
+        if (lev > seen_level[k])
+            seen_level[k] = lev;
+        seen_bytes[k] += in->bytes;
+    }
+    for (int k = 0; k < n_seen; k++) {
+        Window *w = win_of(l, c, seen_p[k], seen_level[k]);
+        uint64_t idx = atomic_fetch_add_explicit(&w->count, 1, memory_order_acq_rel);
+        atomic_store_explicit(&w->ns[idx % WINDOW], ns, memory_order_relaxed);
+        atomic_fetch_add_explicit(&w->bytes_sum, seen_bytes[k], memory_order_relaxed);
+        if (idx % RECOMPUTE_EVERY == RECOMPUTE_EVERY - 1)
+            recompute(l, seen_p[k]);
+    }
+    atomic_fetch_add_explicit(&l->samples, 1, memory_order_relaxed);
+}
+
+/* With probability explore_rate, a worker that has work of its own takes
+ * the oldest node of the nearest other non-empty set instead. */
+static DfNode *learned_explore(DfCostLocal *cl, int self)
+{
+    if (cl->rs.n < 2 || df_ready_empty(&cl->rs.sets[self]) || !df_cost_local_explore_now(cl, self))
+        return NULL;
+    return df_cost_local_steal(cl, self, true);
+}
+
+static size_t learned_scratch(int n_workers)
+{
+    return 0;
+}
+
+static int learned_create(const DfPolicyEnv *env, DfPolicy **out)
+{
+    Learned *l = calloc(1, sizeof(*l));
+    if (!l)
+        return -1;
+    size_t n_win = (size_t)DF_LEARN_MAX_MODULES * DF_LEARN_MAX_MODULES * DF_N_LEVELS;
+    l->win = calloc(n_win, sizeof(Window));
+    if (!l->win || df_cost_local_init(&l->cl, env) < 0) {
+        free(l->win);
+        free(l);
+        return -1;
+    }
+    l->cl.cost = learned_cost;
+    /* Any pair of workers at a level has that level's weight. */
+    const size_t nn = (size_t)env->n_workers * (size_t)env->n_workers;
+    for (size_t a = 0; a < nn; a++)
+        if (env->levels[a] < DF_N_LEVELS && !l->level_weight[env->levels[a]])
+            l->level_weight[env->levels[a]] = env->trcost[a];
+    l->cl.explore = learned_explore;
+    for (int m = 0; m < DF_LEARN_MAX_MODULES; m++)
+        store_double(&l->scale_bits[m], 1.0);
+    *out = &l->cl.base;
+    return 0;
+}
+
+static void learned_destroy(DfPolicy *p)
+{
+    Learned *l = (Learned *)p;
+    df_cost_local_fini(&l->cl);
+    free(l->win);
+    free(l);
+}
+
+int df_policy_learned_model(DfPolicy *p, DfLearnedModel *out)
+{
+    if (!p || p->ops != &df_policy_learned)
+        return -ENOTSUP;
+    Learned *l = (Learned *)p;
+    memset(out, 0, sizeof(*out));
+    out->n_modules = DF_LEARN_MAX_MODULES;
+    for (int m = 0; m < DF_LEARN_MAX_MODULES; m++) {
+        out->size_scale[m] = load_double(&l->scale_bits[m]);
+        uint64_t local = 0, remote = 0;
+        for (int c = 0; c < DF_LEARN_MAX_MODULES; c++)
+            for (int lev = 0; lev < DF_N_LEVELS; lev++) {
+                uint64_t cnt = atomic_load_explicit(&win_of(l, c, m, lev)->count,
+                                                    memory_order_relaxed);
+                if (lev == DF_LEVEL_SELF)
+                    local += cnt;
+                else
+                    remote += cnt;
+            }
+        out->samples_local[m] = local;
+        out->samples_remote[m] = remote;
+    }
+    for (int lev = 0; lev < DF_N_LEVELS; lev++)
+        out->ns_per_byte[lev] = load_double(&l->ns_per_byte_bits[lev]);
+    out->samples = atomic_load_explicit(&l->samples, memory_order_relaxed);
+    out->ref_ns_per_byte = REF_NS_PER_BYTE;
+    return 0;
+}
+
+const DfPolicyOps df_policy_learned = {
+    .name = "learned",
+    .node_scratch = learned_scratch,
+    .create = learned_create,
+    .destroy = learned_destroy,
+    .push = df_cost_local_push,
+    .pop = df_cost_local_pop,
+    .has_work = df_cost_local_has_work,
+    .done = learned_done,
+    .needs_timing = true,
+};

@@ -1,0 +1,111 @@
+/* The scheduler under heavier load (suite "stress"): 10^7 nodes of random
+ * DAGs, several threads building graphs at once, cancellation storms and
+ * random poll times. */
+#include "dftest.h"
+#include "dfsched.h"
+#include "sched_util.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+DF_TEST(SchedStress, RandomDag10M)
+{
+    df_test_random_dag_all((long)(10000000 * df_test_scale()));
+}
+
+typedef struct Builder {
+    DfSched *s;
+    int n;
+    uint64_t seed;
+    int bad;
+} Builder;
+
+static void *build_thread(void *p)
+{
+    Builder *b = p;
+    Dag d;
+    run_random_dag(b->s, b->n, b->seed, &d);
+    b->bad = dag_check(&d) + atomic_load(&d.order_violations);
+    dag_free(&d);
+    return NULL;
+}
+
+/* Four outside threads build and wait on their own graphs at the same time
+ * on one scheduler, as decoders sharing a scheduler do. */
+DF_TEST(SchedStress, ConcurrentBuilders)
+{
+    const char *const *policies = df_policy_names();
+    for (int p = 0; policies[p]; p++)
+        for (int nw = 1; nw <= 4; nw += 3) {
+            DfSched *s = df_test_sched(policies[p], nw, 5);
+            DF_ASSERT(s);
+            pthread_t th[4];
+            Builder b[4];
+            for (int i = 0; i < 4; i++) {
+                b[i] = (Builder){s, (int)(50000 * df_test_scale()), (uint64_t)(i + 1) * 77, 0};
+                pthread_create(&th[i], NULL, build_thread, &b[i]);
+            }
+            for (int i = 0; i < 4; i++) {
+                pthread_join(th[i], NULL);
+                DF_EXPECT_MSG(b[i].bad == 0, "%s/%d builder %d: %d bad nodes", policies[p], nw, i,
+                              b[i].bad);
+            }
+            df_sched_unref(s);
+        }
+}
+
+typedef struct Storm {
+    _Atomic long ran, skipped;
+} Storm;
+
+static void storm_body(DfTask *t, void *arg)
+{
+    Storm *st = arg;
+    atomic_fetch_add_explicit(&st->ran, 1, memory_order_relaxed);
+}
+
+static void storm_cancel(DfTask *t, void *arg)
+{
+    Storm *st = arg;
+    atomic_fetch_add_explicit(&st->skipped, 1, memory_order_relaxed);
+}
+
+/* Frames cancelled at random moments: every node either runs or is skipped,
+ * exactly once, and waits always return. */
+DF_TEST(SchedStress, CancellationStorm)
+{
+    const char *const *policies = df_policy_names();
+    uint64_t rng = 12345;
+    for (int p = 0; policies[p]; p++) {
+        DfSched *s = df_test_sched(policies[p], 3, (int)(df_test_rand(&rng) % 50));
+        DF_ASSERT(s);
+        Storm st = {0};
+        long total = 0;
+        for (int f = 0; f < (int)(400 * df_test_scale()); f++) {
+            DfGroup *g = df_group_new(s, df_now_ns() + 1000000);
+            DfNode *prev = NULL;
+            int n = 1 + (int)(df_test_rand(&rng) % 40);
+            for (int i = 0; i < n; i++) {
+                DfNode *x = df_node_new(s, &(DfNodeDesc){.fn = storm_body, .cancel = storm_cancel,
+                                                          .arg = &st, .group = g, .index = i});
+                if (prev && (df_test_rand(&rng) & 1))
+                    df_node_depend(x, prev, 4096);
+                df_node_submit(x);
+                if (prev)
+                    df_node_release(prev);
+                prev = x;
+                if (df_test_rand(&rng) % 64 == 0)
+                    df_group_cancel(g);
+            }
+            total += n;
+            df_node_release(prev);
+            if (df_test_rand(&rng) & 1)
+                df_group_cancel(g);
+            df_sched_wait(s, g);
+            df_group_release(g);
+        }
+        DF_EXPECT_EQ_INT(atomic_load(&st.ran) + atomic_load(&st.skipped), total);
+        df_sched_unref(s);
+    }
+}
