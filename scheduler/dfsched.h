@@ -327,7 +327,7 @@ typedef struct DfWorkerStats {
     uint64_t tasks_explored; /* stolen on purpose (learned policy) */
     uint64_t tasks_skipped;  /* cancelled */
     uint64_t idle_ns;        /* time with nothing to run */
-    uint64_t busy_ns;        /* time inside task bodies (when timing is on) */
+    uint64_t busy_ns;        /* time inside timed task bodies (tracing, or a policy's sample) */
     uint64_t parks;          /* futex sleeps */
     uint64_t wakeups_sent;   /* futex wakes issued by this worker */
     uint64_t bytes_local;    /* input bytes produced by this same worker */

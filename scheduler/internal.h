@@ -56,6 +56,7 @@ struct DfCache {
     DfSlab blocks;
     DfSlab groups;
     _Atomic uint64_t chunk_count; /* slab chunks allocated, all slabs */
+    uint64_t next_id, id_end;     /* node ids handed out by this cache */
     DfCache *next_all;    /* sched->caches list (under sched->cache_lock) */
     DfCache *next_free;   /* orphaned outside-thread caches */
 };
@@ -96,6 +97,7 @@ enum {
     DF_NF_EXPLORED = 1 << 2,
     DF_NF_SUBMITTED = 1 << 3,
     DF_NF_DISCARD = 1 << 4,
+    DF_NF_SPAWNED = 1 << 5,    /* df_spawn: no handle, so no edge can be added */
 };
 
 struct DfNode {
@@ -121,8 +123,8 @@ struct DfNode {
     uintptr_t aux[2];          /* for internal users (jobs) */
     DfNode *next;              /* ready-set links */
     DfNode *prev;
-    int64_t ready_ns;          /* when it became ready (timing on) */
-    int64_t created_ns;        /* when it was created (timing on) */
+    int64_t ready_ns;          /* when it became ready (tracing) */
+    int64_t created_ns;        /* when it was created (tracing) */
     uint64_t parent_id;        /* node running on the creating worker, 0 if none */
     uint64_t start_pred_id;    /* ordered jobs: released by the start of this node */
     DfInputBlock *more;
@@ -216,9 +218,9 @@ typedef struct DfPolicyOps {
     DfNode *(*pop)(DfPolicy *p, int self);
     /* Cheap check that worker `self` could find work now. */
     bool (*has_work)(DfPolicy *p, int self);
-    /* Optional: node finished on `self` after `exec_ns` (timing on). */
+    /* Optional: node finished on `self` after `exec_ns` (a sample of nodes). */
     void (*done)(DfPolicy *p, int self, const DfNode *n, int64_t exec_ns);
-    /* Optional: the policy wants exec times (turns timing on). */
+    /* Optional: the policy wants exec times of a sample of nodes. */
     bool needs_timing;
 } DfPolicyOps;
 
@@ -432,7 +434,7 @@ struct DfSched {
     DfPolicy *policy;
     const DfPolicyOps *pops;
     size_t node_size;
-    _Atomic bool timing;      /* per-task timestamps (trace or policy) */
+    bool policy_timing;       /* the policy learns from a sample of exec times */
     _Atomic bool tracing;
     _Atomic bool stop;
     _Atomic int started;

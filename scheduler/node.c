@@ -36,16 +36,11 @@ const DfInput *df_node_input_c(const DfNode *node, unsigned i)
 /* Per-cache id ranges keep node creation off a shared counter. */
 static uint64_t next_id(DfSched *s, DfCache *c)
 {
-    static _Thread_local struct {
-        DfCache *cache;
-        uint64_t next, end;
-    } ids;
-    if (DF_UNLIKELY(ids.cache != c || ids.next == ids.end)) {
-        ids.cache = c;
-        ids.next = atomic_fetch_add_explicit(&s->next_node_id, ID_BLOCK, memory_order_relaxed);
-        ids.end = ids.next + ID_BLOCK;
+    if (DF_UNLIKELY(c->next_id == c->id_end)) {
+        c->next_id = atomic_fetch_add_explicit(&s->next_node_id, ID_BLOCK, memory_order_relaxed);
+        c->id_end = c->next_id + ID_BLOCK;
     }
-    return ids.next++;
+    return c->next_id++;
 }
 
 static DfNode *node_alloc(DfSched *s, DfCache *c, const DfNodeDesc *d, int refs, int pending)
@@ -75,7 +70,7 @@ static DfNode *node_alloc(DfSched *s, DfCache *c, const DfNodeDesc *d, int refs,
     n->more = NULL;
     n->next = n->prev = NULL;
     n->start_pred_id = 0;
-    if (atomic_load_explicit(&s->timing, memory_order_relaxed)) {
+    if (atomic_load_explicit(&s->tracing, memory_order_relaxed)) {
         DfWorker *w = df_current_worker(s);
         n->parent_id = w && w->current ? w->current->id : 0;
         n->created_ns = df_now_ns();
@@ -246,7 +241,7 @@ void df_spawn(DfSched *s, DfTaskFn fn, void *arg, DfGroup *group)
         fn(&t, arg);
         return;
     }
-    n->flags |= DF_NF_SUBMITTED;
+    n->flags |= DF_NF_SUBMITTED | DF_NF_SPAWNED;
     df_make_ready(s, df_current_worker(s), n);
 }
 
@@ -272,6 +267,14 @@ void df_node_complete(DfWorker *w, DfNode *n)
 {
     DfSched *s = w->sched;
     n->worker = w->index;
+    if (n->flags & DF_NF_SPAWNED) {
+        /* Nobody holds a handle: no successor, no other reference. */
+        DfGroup *g = n->group;
+        df_slab_free(n, w->cache);
+        if (g)
+            df_group_node_finished(g);
+        return;
+    }
     DfEdge *e = atomic_exchange_explicit(&n->succ, DF_EDGES_CLOSED, memory_order_acq_rel);
     const bool skipped = n->flags & DF_NF_SKIPPED;
     /* The list is newest first; reverse it to release in creation order. */
@@ -336,9 +339,12 @@ void df_run_node(DfWorker *w, DfNode *n)
 
     const bool skip = (n->flags & DF_NF_DISCARD) ||
                       (n->group && atomic_load_explicit(&n->group->cancelled, memory_order_relaxed));
-    const bool timed = atomic_load_explicit(&s->timing, memory_order_relaxed);
-    const int64_t t0 = timed ? df_now_ns() : 0;
     const uint64_t seq0 = ++w->runs_seq;
+    /* Every node when tracing; for a learning policy one in four, picked by
+     * a hash of the id so that a periodic graph is not sampled in step. */
+    const bool timed = atomic_load_explicit(&s->tracing, memory_order_relaxed) ||
+                       (s->policy_timing && ((n->id * 0x9e3779b97f4a7c15ull) >> 62) == 0);
+    const int64_t t0 = timed ? df_now_ns() : 0;
     DfNode *outer = w->current;
     w->current = n;
     if (DF_LIKELY(!skip)) {

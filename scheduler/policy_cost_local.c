@@ -81,7 +81,7 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
     uint64_t best_cost = UINT64_MAX;
     if (self >= 0) {
         best = self;
-        best_cost = cl->cost(cl, n, self);
+        best_cost = n->in_bytes ? cl->cost(cl, n, self) : 0;
     }
     /* Only the producers' workers can beat the current one (fig. 13, S22). */
     for (unsigned i = 0; i < n->n_inputs && best_cost > 0; i++) {
@@ -94,7 +94,12 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
             best = w;
         }
     }
-    if (best < 0)
+    /* A node whose inputs cost nothing anywhere (none, or no bytes) has no
+     * home: keep it when the own set is empty, else spread it round robin,
+     * so that the producers of a graph start out on all workers and their
+     * consumers, placed by cost, need no thief. */
+    if (best < 0 || (best_cost == 0 && n->in_bytes == 0 && self >= 0 &&
+                     !df_ready_empty(&cl->rs.sets[self])))
         best = (int)(atomic_fetch_add_explicit(&cl->rr, 1, memory_order_relaxed) % (uint32_t)cl->rs.n);
     /* Exploration (learned): now and then register the node with the
      * nearest other worker, so that the other side of the choice keeps

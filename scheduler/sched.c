@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Thread_local DfWorker *tls_worker;
+/* initial-exec: a plain %fs-relative load instead of a __tls_get_addr call
+ * per access (libdfsched is a shared library, often dlopen'ed by
+ * GStreamer; 8 bytes fit glibc's static TLS surplus). */
+static _Thread_local DfWorker *tls_worker __attribute__((tls_model("initial-exec")));
 
 void df_sched_config_init(DfSchedConfig *cfg)
 {
@@ -147,7 +150,7 @@ void df_worker_idle(DfWorker *w, DfGroup *g)
 
 void df_make_ready(DfSched *s, DfWorker *self, DfNode *n)
 {
-    if (atomic_load_explicit(&s->timing, memory_order_relaxed))
+    if (atomic_load_explicit(&s->tracing, memory_order_relaxed))
         n->ready_ns = df_now_ns();
     DfPlacement p = s->pops->push(s->policy, self ? self->index : -1, n);
     if (!self)
@@ -288,7 +291,7 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
     const int nw = s->topo.n_workers;
     s->n_workers = nw;
     s->node_size = sizeof(DfNode) + ops->node_scratch(nw);
-    atomic_init(&s->timing, ops->needs_timing || cfg_in->trace_capacity > 0);
+    s->policy_timing = ops->needs_timing;
     s->mask_words = (nw + 63) / 64;
     s->parked_mask = calloc((size_t)s->mask_words, sizeof(uint64_t));
     s->workers = aligned_alloc(DF_CACHELINE, sizeof(DfWorker) * (size_t)nw);

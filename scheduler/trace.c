@@ -61,7 +61,6 @@ int df_sched_trace_start(DfSched *s, size_t capacity)
         retire(s, atomic_exchange_explicit(&s->workers[i].trace, b, memory_order_acq_rel));
     }
     if (ret == 0) {
-        atomic_store_explicit(&s->timing, true, memory_order_relaxed);
         atomic_store_explicit(&s->tracing, true, memory_order_release);
     }
     pthread_mutex_unlock(&s->trace_lock);

@@ -16,6 +16,7 @@ static DfNode *fake_node(int n_inputs, const int *workers, const uint64_t *bytes
         n->in[i].worker = workers[i];
         n->in[i].bytes = bytes[i];
         n->in[i].module = -1;
+        n->in_bytes += bytes[i];
     }
     n->n_inputs = (uint16_t)n_inputs;
     return n;

@@ -1,6 +1,7 @@
 #include "sched_util.h"
 #include "dftest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 DfSched *df_test_sched(const char *policy, int n, int poll_us)
@@ -126,7 +127,11 @@ void df_test_random_dag_all(long total_nodes)
             if (!s)
                 return;
             Dag d;
+            int64_t t0 = df_now_ns();
             run_random_dag(s, per, 0x5eed + (uint64_t)(p * 16 + w), &d);
+            if (getenv("DF_TEST_VERBOSE"))
+                printf("%-10s %d workers: %.0f ns/node\n", policies[p], w,
+                       (double)(df_now_ns() - t0) / per);
             DfStats st;
             df_sched_stats(s, &st);
             DF_EXPECT_MSG(dag_check(&d) == 0, "%s, %d workers: nodes not run exactly once",

@@ -1,0 +1,522 @@
+/* dfsim: project a recorded dfmedia run onto other machines.
+ *
+ *   dfsim --trace FILE --topology "package:4 l3:2 core:16 pu:8" \
+ *         --policy cost-local,steal --workers 1,2,64,1024 --json OUT
+ *
+ * Replays the task graph of a trace (dfplay/dfbench --trace, dfdec
+ * trace-file) on a synthetic hwloc topology with dfsched's own policy code,
+ * charging every byte read across workers by its trCost level.  With
+ * --validate it compares its projection for this machine with measured
+ * dfbench decode figures. */
+#include "../dfbench/plot.h"
+#include "../dfbench/report.h"
+#include "dfsched_trace.h"
+#include "sim.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Opts {
+    char *trace, *topology, *policies, *workers, *streams, *json, *csv, *plot;
+    char *ns_per_byte, *validate, *validate_input, *validate_impl;
+    int task_overhead_ns, poll_ns, window;
+    double explore;
+} Opts;
+
+static int parse_int_list(const char *s, int *out, int max, const char *what, GError **err)
+{
+    int n = 0;
+    gchar **parts = g_strsplit(s, ",", -1);
+    for (int i = 0; parts[i]; i++) {
+        char *end;
+        long v = strtol(parts[i], &end, 10);
+        if (!*parts[i] || *end || v < 1 || v > 1 << 20 || n == max) {
+            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "bad %s list \"%s\" (positive integers, comma-separated)", what, s);
+            g_strfreev(parts);
+            return -1;
+        }
+        out[n++] = (int)v;
+    }
+    g_strfreev(parts);
+    if (!n) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "empty %s list", what);
+        return -1;
+    }
+    return n;
+}
+
+/* "l3=0.04,numa=0.1": per-level ns/byte overrides. */
+static int parse_npb(const char *s, double *npb, GError **err)
+{
+    gchar **parts = g_strsplit(s, ",", -1);
+    int ret = 0;
+    for (int i = 0; parts[i] && !ret; i++) {
+        gchar **kv = g_strsplit(parts[i], "=", 2);
+        int lev = -1;
+        for (int l = 0; kv[0] && l < DF_N_LEVELS; l++)
+            if (strcmp(kv[0], df_level_name((DfLevel)l)) == 0)
+                lev = l;
+        char *end = NULL;
+        double v = kv[0] && kv[1] ? strtod(kv[1], &end) : -1;
+        if (lev < 0 || !kv[1] || *end || v < 0) {
+            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "bad --ns-per-byte entry \"%s\" (LEVEL=NS with LEVEL one of self, pu, l2, "
+                        "l3, numa, machine)",
+                        parts[i]);
+            ret = -1;
+        } else {
+            npb[lev] = v;
+        }
+        g_strfreev(kv);
+    }
+    g_strfreev(parts);
+    return ret;
+}
+
+typedef struct Row {
+    char policy[32];
+    int workers, streams;
+    SimResult r;
+    double speedup;
+} Row;
+
+/* Measured fps_median of dfbench decode for impl/workers (NAN if absent). */
+static double measured_fps(JsonArray *results, const char *impl, int workers, const char *input)
+{
+    for (guint i = 0; i < json_array_get_length(results); i++) {
+        JsonObject *o = json_array_get_object_element(results, i);
+        if (!o || !json_object_has_member(o, "impl") || !json_object_has_member(o, "workers"))
+            continue;
+        if (strcmp(json_object_get_string_member(o, "impl"), impl) != 0 ||
+            json_object_get_int_member(o, "workers") != workers)
+            continue;
+        if (input && json_object_has_member(o, "input") &&
+            !strstr(json_object_get_string_member(o, "input"), input))
+            continue;
+        if (json_object_has_member(o, "fps_median"))
+            return json_object_get_double_member(o, "fps_median");
+    }
+    return NAN;
+}
+
+int main(int argc, char **argv)
+{
+    Opts o = {.task_overhead_ns = -1, .poll_ns = -1, .explore = 0.01};
+    GOptionEntry entries[] = {
+        {"trace", 't', 0, G_OPTION_ARG_FILENAME, &o.trace, "Trace to replay (required)", "FILE"},
+        {"topology", 0, 0, G_OPTION_ARG_STRING, &o.topology,
+         "hwloc synthetic topology (default: this machine)", "STR"},
+        {"policy", 'p', 0, G_OPTION_ARG_STRING, &o.policies,
+         "Policies, comma-separated, or all (default cost-local,steal)", "LIST"},
+        {"workers", 'w', 0, G_OPTION_ARG_STRING, &o.workers, "Worker counts (default 1,2)", "LIST"},
+        {"streams", 's', 0, G_OPTION_ARG_STRING, &o.streams,
+         "Copies of the graph decoded at once (default 1)", "LIST"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &o.json, "Write results as JSON", "FILE"},
+        {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv, "Write results as CSV", "FILE"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &o.plot, "Plot fps and speed-up (.svg/.png)", "FILE"},
+        {"ns-per-byte", 0, 0, G_OPTION_ARG_STRING, &o.ns_per_byte,
+         "Transfer cost per level, e.g. l3=0.04,numa=0.08 (defaults in --help-all)", "LIST"},
+        {"task-overhead-ns", 0, 0, G_OPTION_ARG_INT, &o.task_overhead_ns,
+         "Dispatch cost per task (default 300)", "NS"},
+        {"poll-ns", 0, 0, G_OPTION_ARG_INT, &o.poll_ns, "Idle poll period (default 1000)", "NS"},
+        {"window", 0, 0, G_OPTION_ARG_INT, &o.window,
+         "Outside submissions in flight per stream (default: as recorded)", "N"},
+        {"explore", 0, 0, G_OPTION_ARG_DOUBLE, &o.explore,
+         "Exploration rate of the learned policy (default 0.01)", "RATE"},
+        {"validate", 0, 0, G_OPTION_ARG_FILENAME, &o.validate,
+         "dfbench decode JSON measured on this machine: compare 1 and 2 workers", "FILE"},
+        {"validate-input", 0, 0, G_OPTION_ARG_STRING, &o.validate_input,
+         "Only results whose input contains this", "NAME"},
+        {"validate-impl", 0, 0, G_OPTION_ARG_STRING, &o.validate_impl,
+         "Implementation prefix in that JSON (default dfmedia/)", "PREFIX"},
+        {NULL},
+    };
+    GOptionContext *ctx = g_option_context_new("- replay a dfsched trace on a synthetic topology");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(
+        ctx, "Transfer cost defaults (ns per byte): self 0, pu 0.005, l2 0.01, l3 0.04, numa 0.08,\n"
+             "machine 0.15.  The recorded durations lose the transfer cost the recording paid at\n"
+             "the same rates, so that only the replay's placement is charged.\n");
+    GError *gerr = NULL;
+    int rc = 1;
+    Row *rows = NULL;
+    int n_rows = 0;
+    DfTrace trace = {0};
+    SimGraph *graph = NULL;
+    JsonParser *vparser = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
+        fprintf(stderr, "dfsim: %s\n", gerr->message);
+        goto out;
+    }
+    if (!o.trace) {
+        fprintf(stderr, "dfsim: --trace FILE is required (see --help)\n");
+        goto out;
+    }
+    int workers[64], streams[64];
+    int n_workers = parse_int_list(o.workers ? o.workers : "1,2", workers, 64, "worker", &gerr);
+    int n_streams = n_workers > 0 ? parse_int_list(o.streams ? o.streams : "1", streams, 64,
+                                                   "stream", &gerr)
+                                  : -1;
+    SimConfig base;
+    sim_config_init(&base);
+    if (n_workers < 0 || n_streams < 0 ||
+        (o.ns_per_byte && parse_npb(o.ns_per_byte, base.ns_per_byte, &gerr) < 0)) {
+        fprintf(stderr, "dfsim: %s\n", gerr->message);
+        goto out;
+    }
+    for (int i = 0; i < n_workers; i++)
+        if (workers[i] > 4096) {
+            fprintf(stderr, "dfsim: at most 4096 workers\n");
+            goto out;
+        }
+    if (o.task_overhead_ns >= 0)
+        base.task_overhead_ns = o.task_overhead_ns;
+    if (o.poll_ns > 0)
+        base.poll_ns = o.poll_ns;
+    if (o.window < 0 || o.explore < 0 || o.explore > 0.5) {
+        fprintf(stderr, "dfsim: --window must be >= 0 and --explore within 0..0.5\n");
+        goto out;
+    }
+    base.window = o.window;
+    base.explore_rate = o.explore;
+    base.topology = o.topology && *o.topology ? o.topology : NULL;
+
+    gchar **pols = g_strsplit(o.policies ? o.policies : "cost-local,steal", ",", -1);
+    if (pols[0] && strcmp(pols[0], "all") == 0) {
+        g_strfreev(pols);
+        pols = g_strdupv((gchar **)df_policy_names());
+    }
+    for (int i = 0; pols[i]; i++) {
+        bool known = false;
+        for (const char *const *n = df_policy_names(); *n; n++)
+            known |= strcmp(*n, pols[i]) == 0;
+        if (!known) {
+            fprintf(stderr, "dfsim: unknown policy \"%s\"\n", pols[i]);
+            g_strfreev(pols);
+            goto out;
+        }
+    }
+
+    DfError err = {0};
+    if (df_trace_read_json(o.trace, &trace, &err) < 0) {
+        fprintf(stderr, "dfsim: %s\n", err.msg);
+        g_strfreev(pols);
+        goto out;
+    }
+    if (sim_graph_from_trace(&trace, base.ns_per_byte, &graph, &err) < 0) {
+        fprintf(stderr, "dfsim: %s\n", err.msg);
+        g_strfreev(pols);
+        goto out;
+    }
+    if (sim_graph_frames(graph) == 0)
+        fprintf(stderr, "dfsim: warning: the trace has no frame tags; fps counts 1 frame\n");
+
+    int n_pol = (int)g_strv_length(pols);
+    rows = calloc((size_t)(n_pol * n_workers * n_streams), sizeof(Row));
+    DfProgress prog;
+    df_progress_begin(&prog, n_pol * n_workers * n_streams);
+    for (int p = 0; p < n_pol; p++)
+        for (int si = 0; si < n_streams; si++) {
+            double fps1 = NAN;
+            for (int wi = 0; wi < n_workers; wi++) {
+                df_progress_step(&prog, "%s, %d workers, %d streams", pols[p], workers[wi],
+                                 streams[si]);
+                SimConfig c = base;
+                c.policy = pols[p];
+                c.n_workers = workers[wi];
+                c.streams = streams[si];
+                Row *r = &rows[n_rows];
+                snprintf(r->policy, sizeof(r->policy), "%s", pols[p]);
+                r->workers = workers[wi];
+                r->streams = streams[si];
+                if (sim_run(graph, &c, &r->r, &err) < 0) {
+                    df_progress_end(&prog);
+                    fprintf(stderr, "dfsim: %s, %d workers: %s\n", pols[p], workers[wi], err.msg);
+                    g_strfreev(pols);
+                    goto out;
+                }
+                if (workers[wi] == 1)
+                    fps1 = r->r.fps;
+                r->speedup = isnan(fps1) ? NAN : r->r.fps / fps1;
+                n_rows++;
+            }
+        }
+    df_progress_end(&prog);
+
+    printf("dfsim: %s, %zu tasks, %d frames, window %d, topology %s\n", o.trace,
+           sim_graph_tasks(graph), sim_graph_frames(graph), sim_graph_window(graph),
+           base.topology ? base.topology : "this machine");
+    const char *hdr[] = {"policy", "workers", "streams", "fps", "fps/stream", "speed-up",
+                         "idle %", "local %", "cross-L3+ MB"};
+    DfTable *tab = df_table_new(9, hdr, "lrrrrrrrr");
+    for (int i = 0; i < n_rows; i++) {
+        const Row *r = &rows[i];
+        char c[9][32];
+        snprintf(c[0], 32, "%s", r->policy);
+        snprintf(c[1], 32, "%d", r->workers);
+        snprintf(c[2], 32, "%d", r->streams);
+        df_fmt_num(c[3], 32, r->r.fps, 1);
+        df_fmt_num(c[4], 32, r->r.fps / r->streams, 1);
+        df_fmt_num(c[5], 32, r->speedup, 2);
+        df_fmt_num(c[6], 32, 100 * r->r.idle_share, 1);
+        df_fmt_num(c[7], 32, 100 * r->r.local_byte_share, 1);
+        uint64_t far = r->r.bytes_level[DF_LEVEL_L3] + r->r.bytes_level[DF_LEVEL_NUMA] +
+                       r->r.bytes_level[DF_LEVEL_MACHINE];
+        df_fmt_num(c[8], 32, (double)far / 1e6, 1);
+        const char *cells[9];
+        for (int k = 0; k < 9; k++)
+            cells[k] = c[k];
+        df_table_row(tab, cells);
+    }
+    df_table_print(tab, stdout);
+    df_table_free(tab);
+
+    /* Validation against measured figures of this machine. */
+    JsonBuilder *vb = NULL;
+    bool all_ok = true;
+    if (o.validate) {
+        vparser = json_parser_new();
+        if (!json_parser_load_from_file(vparser, o.validate, &gerr)) {
+            fprintf(stderr, "dfsim: cannot read %s: %s\n", o.validate, gerr->message);
+            g_strfreev(pols);
+            goto out;
+        }
+        JsonObject *vr = json_node_get_object(json_parser_get_root(vparser));
+        JsonArray *results = vr && json_object_has_member(vr, "results")
+                                 ? json_object_get_array_member(vr, "results")
+                                 : NULL;
+        if (!results) {
+            fprintf(stderr, "dfsim: %s has no \"results\" array\n", o.validate);
+            g_strfreev(pols);
+            goto out;
+        }
+        vb = json_builder_new();
+        json_builder_begin_object(vb);
+        json_builder_set_member_name(vb, "source");
+        json_builder_add_string_value(vb, o.validate);
+        json_builder_set_member_name(vb, "entries");
+        json_builder_begin_array(vb);
+        int checked = 0;
+        printf("\nvalidation against %s:\n", o.validate);
+        for (int i = 0; i < n_rows; i++) {
+            const Row *r = &rows[i];
+            if (r->streams != 1 || r->workers > 2)
+                continue;
+            char impl[64];
+            snprintf(impl, sizeof(impl), "%s%s", o.validate_impl ? o.validate_impl : "dfmedia/",
+                     r->policy);
+            double m = measured_fps(results, impl, r->workers, o.validate_input);
+            if (isnan(m))
+                continue;
+            double e = (r->r.fps - m) / m;
+            bool ok = fabs(e) <= 0.10;
+            all_ok &= ok;
+            checked++;
+            printf("  %-24s %d workers: measured %.1f fps, projected %.1f fps, error %+.1f %% %s\n",
+                   impl, r->workers, m, r->r.fps, 100 * e, ok ? "ok" : "OUTSIDE 10 %");
+            json_builder_begin_object(vb);
+            json_builder_set_member_name(vb, "impl");
+            json_builder_add_string_value(vb, impl);
+            json_builder_set_member_name(vb, "workers");
+            json_builder_add_int_value(vb, r->workers);
+            df_json_double(vb, "measured_fps", m);
+            df_json_double(vb, "projected_fps", r->r.fps);
+            df_json_double(vb, "error", e);
+            json_builder_set_member_name(vb, "within_10pct");
+            json_builder_add_boolean_value(vb, ok);
+            json_builder_end_object(vb);
+        }
+        json_builder_end_array(vb);
+        json_builder_set_member_name(vb, "all_within_10pct");
+        json_builder_add_boolean_value(vb, checked > 0 && all_ok);
+        json_builder_set_member_name(vb, "checked");
+        json_builder_add_int_value(vb, checked);
+        json_builder_end_object(vb);
+        if (!checked)
+            fprintf(stderr, "dfsim: warning: no matching 1- or 2-worker results in %s\n",
+                    o.validate);
+    }
+
+    if (o.json) {
+        JsonBuilder *b = json_builder_new();
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "bench");
+        json_builder_add_string_value(b, "sim");
+        json_builder_set_member_name(b, "trace");
+        json_builder_add_string_value(b, o.trace);
+        json_builder_set_member_name(b, "topology");
+        json_builder_add_string_value(b, base.topology ? base.topology : "this machine");
+        json_builder_set_member_name(b, "tasks");
+        json_builder_add_int_value(b, (gint64)sim_graph_tasks(graph));
+        json_builder_set_member_name(b, "frames");
+        json_builder_add_int_value(b, sim_graph_frames(graph));
+        json_builder_set_member_name(b, "window");
+        json_builder_add_int_value(b, o.window ? o.window : sim_graph_window(graph));
+        json_builder_set_member_name(b, "model");
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "ns_per_byte");
+        json_builder_begin_object(b);
+        for (int l = 0; l < DF_N_LEVELS; l++)
+            df_json_double(b, df_level_name((DfLevel)l), base.ns_per_byte[l]);
+        json_builder_end_object(b);
+        json_builder_set_member_name(b, "task_overhead_ns");
+        json_builder_add_int_value(b, base.task_overhead_ns);
+        json_builder_set_member_name(b, "poll_ns");
+        json_builder_add_int_value(b, base.poll_ns);
+        json_builder_end_object(b);
+        json_builder_set_member_name(b, "results");
+        json_builder_begin_array(b);
+        for (int i = 0; i < n_rows; i++) {
+            const Row *r = &rows[i];
+            char impl[64];
+            snprintf(impl, sizeof(impl), "dfsim/%s", r->policy);
+            json_builder_begin_object(b);
+            json_builder_set_member_name(b, "impl");
+            json_builder_add_string_value(b, impl);
+            json_builder_set_member_name(b, "policy");
+            json_builder_add_string_value(b, r->policy);
+            json_builder_set_member_name(b, "workers");
+            json_builder_add_int_value(b, r->workers);
+            json_builder_set_member_name(b, "streams");
+            json_builder_add_int_value(b, r->streams);
+            df_json_double(b, "fps", r->r.fps);
+            df_json_double(b, "fps_per_stream", r->r.fps / r->streams);
+            df_json_double(b, "speedup", r->speedup);
+            df_json_double(b, "idle_share", r->r.idle_share);
+            df_json_double(b, "local_byte_share", r->r.local_byte_share);
+            df_json_double(b, "makespan_ms", (double)r->r.makespan_ns / 1e6);
+            df_json_double(b, "transfer_ms", (double)r->r.transfer_ns / 1e6);
+            json_builder_set_member_name(b, "tasks_stolen");
+            json_builder_add_int_value(b, (gint64)r->r.stolen);
+            json_builder_set_member_name(b, "bytes_level");
+            json_builder_begin_object(b);
+            for (int l = 0; l < DF_N_LEVELS; l++) {
+                json_builder_set_member_name(b, df_level_name((DfLevel)l));
+                json_builder_add_int_value(b, (gint64)r->r.bytes_level[l]);
+            }
+            json_builder_end_object(b);
+            json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        if (vb) {
+            json_builder_set_member_name(b, "validation");
+            JsonNode *vn = json_builder_get_root(vb);
+            json_builder_add_value(b, vn);
+        }
+        json_builder_end_object(b);
+        gboolean ok = df_json_write(b, o.json, &gerr);
+        g_object_unref(b);
+        if (!ok) {
+            fprintf(stderr, "dfsim: %s\n", gerr->message);
+            g_strfreev(pols);
+            goto out;
+        }
+    }
+    if (vb)
+        g_object_unref(vb);
+
+    if (o.csv) {
+        const char *ch[] = {"impl", "workers", "streams", "fps", "fps_per_stream", "speedup",
+                            "idle_share", "local_byte_share", "bytes_self", "bytes_pu",
+                            "bytes_l2", "bytes_l3", "bytes_numa", "bytes_machine"};
+        DfCsv csvf;
+        if (df_csv_open(&csvf, o.csv, 14, ch) < 0) {
+            fprintf(stderr, "dfsim: cannot write %s: %s\n", o.csv, strerror(errno));
+            g_strfreev(pols);
+            goto out;
+        }
+        for (int i = 0; i < n_rows; i++) {
+            const Row *r = &rows[i];
+            char c[14][40];
+            snprintf(c[0], 40, "dfsim/%s", r->policy);
+            snprintf(c[1], 40, "%d", r->workers);
+            snprintf(c[2], 40, "%d", r->streams);
+            snprintf(c[3], 40, "%.3f", r->r.fps);
+            snprintf(c[4], 40, "%.3f", r->r.fps / r->streams);
+            snprintf(c[5], 40, "%.4f", r->speedup);
+            snprintf(c[6], 40, "%.4f", r->r.idle_share);
+            snprintf(c[7], 40, "%.4f", r->r.local_byte_share);
+            for (int l = 0; l < DF_N_LEVELS; l++)
+                snprintf(c[8 + l], 40, "%llu", (unsigned long long)r->r.bytes_level[l]);
+            const char *cells[14];
+            for (int k = 0; k < 14; k++)
+                cells[k] = c[k];
+            df_csv_row(&csvf, cells);
+        }
+        if (df_csv_close(&csvf) < 0) {
+            fprintf(stderr, "dfsim: cannot write %s\n", o.csv);
+            g_strfreev(pols);
+            goto out;
+        }
+    }
+
+    if (o.plot) {
+        int n_series = n_pol * n_streams;
+        DfPlotSeries *fps_s = calloc((size_t)n_series, sizeof(DfPlotSeries));
+        DfPlotSeries *sp_s = calloc((size_t)n_series, sizeof(DfPlotSeries));
+        double *xs = calloc((size_t)n_rows, sizeof(double)), *yf = calloc((size_t)n_rows, sizeof(double)),
+               *ys = calloc((size_t)n_rows, sizeof(double));
+        char(*labels)[64] = calloc((size_t)n_series, 64);
+        for (int i = 0; i < n_rows; i++) {
+            xs[i] = rows[i].workers;
+            yf[i] = rows[i].r.fps;
+            ys[i] = rows[i].speedup;
+        }
+        for (int k = 0; k < n_series; k++) {
+            const Row *r0 = &rows[k * n_workers];
+            if (n_streams > 1)
+                snprintf(labels[k], 64, "%s, %d streams", r0->policy, r0->streams);
+            else
+                snprintf(labels[k], 64, "%s", r0->policy);
+            fps_s[k] = (DfPlotSeries){labels[k], n_workers, xs + k * n_workers, yf + k * n_workers};
+            sp_s[k] = (DfPlotSeries){labels[k], n_workers, xs + k * n_workers, ys + k * n_workers};
+        }
+        DfPlotPanel panels[2] = {
+            {"projected frame rate", "frames per second", n_series, fps_s, false},
+            {"speed-up over 1 worker", "speed-up", n_series, sp_s, true},
+        };
+        char perr[256];
+        int pr = df_plot_write(o.plot, "workers", true, panels, 2, perr, sizeof(perr));
+        free(fps_s);
+        free(sp_s);
+        free(xs);
+        free(yf);
+        free(ys);
+        free(labels);
+        if (pr < 0) {
+            fprintf(stderr, "dfsim: %s\n", perr);
+            g_strfreev(pols);
+            goto out;
+        }
+    }
+    g_strfreev(pols);
+    rc = o.validate && !all_ok ? 2 : 0;
+out:
+    if (vparser)
+        g_object_unref(vparser);
+    if (gerr)
+        g_error_free(gerr);
+    sim_graph_free(graph);
+    df_trace_free(&trace);
+    free(rows);
+    g_option_context_free(ctx);
+    g_free(o.trace);
+    g_free(o.topology);
+    g_free(o.policies);
+    g_free(o.workers);
+    g_free(o.streams);
+    g_free(o.json);
+    g_free(o.csv);
+    g_free(o.plot);
+    g_free(o.ns_per_byte);
+    g_free(o.validate);
+    g_free(o.validate_input);
+    g_free(o.validate_impl);
+    return rc;
+}

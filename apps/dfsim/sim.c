@@ -1,0 +1,892 @@
+/* The dfsim engine.
+ *
+ * The trace gives each task its module, inputs (producer, bytes), group,
+ * the task that created it, the groups it waited for (help-while-waiting)
+ * and, for ordered job batches, the job whose start released it.  A task's
+ * body becomes segments of self time separated by those waits; children
+ * are submitted at the end of the segment in which they were created.
+ *
+ * The policies are dfsched's own (same vtable, same ready sets); only the
+ * clock and the workers are simulated.  A worker runs one segment at a
+ * time; a waiting body's worker helps by popping other nodes, and resumes
+ * the body when its group is done and nothing nested is running — the
+ * stack discipline of df_sched_wait().  Every input byte read from another
+ * worker is charged ns_per_byte of the trCost level between the two.
+ *
+ * Not modelled: blocking inside a body (HEVC WPP rows wait for the row
+ * above in libavcodec; their recorded time includes it) and memory
+ * bandwidth shared between cores. */
+#include "sim.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct SimIn {
+    int pred;      /* node index, -1: produced outside the graph */
+    int module;
+    uint64_t bytes;
+    int32_t rec_worker;
+} SimIn;
+
+typedef struct SimSeg {
+    int64_t ns;
+    int wait; /* group index awaited after this segment; -1 for the last */
+} SimSeg;
+
+typedef struct SimNode {
+    int module, index;
+    int64_t tag;
+    int group;
+    int parent;
+    int created_seg; /* parent's segment in which this node was created */
+    int start_pred;
+    int first_in, n_in;
+    int first_seg, n_seg;
+    int64_t created_ns;
+    int64_t deadline;
+} SimNode;
+
+struct SimGraph {
+    int n;
+    SimNode *nodes;
+    SimIn *ins;
+    SimSeg *segs;
+    int n_groups;
+    int *group_size;
+    /* CSR lists */
+    int *succ_first, *succ; /* consumer node, input slot packed */
+    int *succ_slot;
+    int *child_first, *child;  /* children sorted by created_seg */
+    int *startsucc_first, *startsucc;
+    int *ext; /* external nodes by creation time */
+    int n_ext;
+    int window;
+    int frames;
+};
+
+/* ------------------------------------------------------------- building */
+
+static int cmp_i64pair(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static int *csr(int n, const int *key, int m, int **first_out)
+{
+    int *first = calloc((size_t)n + 1, sizeof(int));
+    int *list = malloc(sizeof(int) * (size_t)(m ? m : 1));
+    if (!first || !list) {
+        free(first);
+        free(list);
+        return NULL;
+    }
+    for (int i = 0; i < m; i++)
+        first[key[i] + 1]++;
+    for (int i = 0; i < n; i++)
+        first[i + 1] += first[i];
+    *first_out = first;
+    return list;
+}
+
+int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out, DfError *err)
+{
+    *out = NULL;
+    SimGraph *g = calloc(1, sizeof(*g));
+    if (!g)
+        return df_set_error(err, -ENOMEM, "out of memory");
+    const int n = (int)t->n_events;
+    g->n = n;
+    g->nodes = calloc((size_t)(n ? n : 1), sizeof(SimNode));
+    g->ins = calloc(t->n_inputs ? t->n_inputs : 1, sizeof(SimIn));
+    GHashTable *by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
+    GHashTable *groups = g_hash_table_new(g_int64_hash, g_int64_equal);
+    GHashTable *waits_of = g_hash_table_new(g_int64_hash, g_int64_equal);
+    GHashTable *tags = g_hash_table_new(g_int64_hash, g_int64_equal);
+    int ret = 0;
+    if (!g->nodes || !g->ins) {
+        ret = df_set_error(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        g_hash_table_insert(by_id, (gpointer)&t->events[i].node_id, GINT_TO_POINTER(i + 1));
+    /* Waits of each waiting node, in time order (t->waits is sorted). */
+    for (size_t k = 0; k < t->n_waits; k++) {
+        GPtrArray *a = g_hash_table_lookup(waits_of, &t->waits[k].node_id);
+        if (!a) {
+            a = g_ptr_array_new();
+            g_hash_table_insert(waits_of, (gpointer)&t->waits[k].node_id, a);
+        }
+        g_ptr_array_add(a, (gpointer)&t->waits[k]);
+    }
+    size_t n_segs = 0;
+    for (int i = 0; i < n; i++) {
+        GPtrArray *a = g_hash_table_lookup(waits_of, &t->events[i].node_id);
+        n_segs += 1 + (a ? a->len : 0);
+    }
+    g->segs = calloc(n_segs ? n_segs : 1, sizeof(SimSeg));
+    if (!g->segs) {
+        ret = df_set_error(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    int seg_at = 0, in_at = 0;
+    for (int i = 0; i < n; i++) {
+        const DfTraceEvent *e = &t->events[i];
+        SimNode *sn = &g->nodes[i];
+        sn->module = e->module;
+        sn->index = e->index;
+        sn->tag = e->tag;
+        sn->created_ns = e->created_ns;
+        sn->deadline = e->deadline;
+        if (e->tag >= 0 && !g_hash_table_contains(tags, &e->tag))
+            g_hash_table_insert(tags, (gpointer)&e->tag, NULL);
+        sn->group = -1;
+        if (e->group_id) {
+            gpointer v = g_hash_table_lookup(groups, &e->group_id);
+            if (!v) {
+                v = GINT_TO_POINTER(++g->n_groups);
+                g_hash_table_insert(groups, (gpointer)&e->group_id, v);
+            }
+            sn->group = GPOINTER_TO_INT(v) - 1;
+        }
+        sn->parent = e->parent_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &e->parent_id)) - 1 : -1;
+        sn->start_pred =
+            e->start_pred_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &e->start_pred_id)) - 1 : -1;
+        /* Inputs, and the transfer time the recording paid for them. */
+        double paid = 0;
+        sn->first_in = in_at;
+        for (uint32_t k = 0; k < e->n_inputs; k++) {
+            const DfTraceInput *ti = &t->inputs[e->first_input + k];
+            SimIn *si = &g->ins[in_at++];
+            si->pred = ti->pred_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &ti->pred_id)) - 1 : -1;
+            si->module = ti->module;
+            si->bytes = ti->bytes;
+            si->rec_worker = ti->worker;
+            if (ti->worker >= 0 && ti->worker < t->n_workers && rec_npb && t->levels)
+                paid += (double)ti->bytes *
+                        rec_npb[t->levels[(size_t)ti->worker * (size_t)t->n_workers + (size_t)e->worker]];
+        }
+        sn->n_in = in_at - sn->first_in;
+        /* Segments: self time between the waits. */
+        GPtrArray *a = g_hash_table_lookup(waits_of, &e->node_id);
+        sn->first_seg = seg_at;
+        int64_t cursor = e->start_ns;
+        for (guint k = 0; a && k < a->len; k++) {
+            const DfTraceWait *w = g_ptr_array_index(a, k);
+            gpointer v = g_hash_table_lookup(groups, &w->group_id);
+            if (!v) {
+                v = GINT_TO_POINTER(++g->n_groups);
+                g_hash_table_insert(groups, (gpointer)&w->group_id, v);
+            }
+            g->segs[seg_at++] = (SimSeg){w->start_ns > cursor ? w->start_ns - cursor : 0,
+                                         GPOINTER_TO_INT(v) - 1};
+            cursor = w->end_ns;
+        }
+        g->segs[seg_at++] = (SimSeg){e->end_ns > cursor ? e->end_ns - cursor : 0, -1};
+        sn->n_seg = seg_at - sn->first_seg;
+        /* The recorded transfer comes off the self time, first segment first. */
+        for (int k = 0; k < sn->n_seg && paid > 0; k++) {
+            SimSeg *sg = &g->segs[sn->first_seg + k];
+            int64_t take = (int64_t)paid < sg->ns ? (int64_t)paid : sg->ns;
+            sg->ns -= take;
+            paid -= (double)take;
+        }
+    }
+    /* Which parent segment created each child. */
+    for (int i = 0; i < n; i++) {
+        SimNode *sn = &g->nodes[i];
+        sn->created_seg = 0;
+        if (sn->parent < 0)
+            continue;
+        const SimNode *p = &g->nodes[sn->parent];
+        GPtrArray *a = g_hash_table_lookup(waits_of, &t->events[sn->parent].node_id);
+        int s = 0;
+        /* Created after the waits that had ended by then (a child cannot be
+         * created by its parent during one of the parent's waits). */
+        for (guint k = 0; a && k < a->len; k++)
+            if (((const DfTraceWait *)g_ptr_array_index(a, k))->end_ns <= sn->created_ns)
+                s = (int)k + 1;
+        sn->created_seg = s < p->n_seg ? s : p->n_seg - 1;
+    }
+    g->group_size = calloc((size_t)(g->n_groups ? g->n_groups : 1), sizeof(int));
+    int *keys = calloc(t->n_inputs + (size_t)n + 1, sizeof(int));
+    if (!g->group_size || !keys) {
+        free(keys);
+        ret = df_set_error(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        if (g->nodes[i].group >= 0)
+            g->group_size[g->nodes[i].group]++;
+    /* Successor lists. */
+    int m = 0;
+    for (int i = 0; i < in_at; i++)
+        if (g->ins[i].pred >= 0)
+            keys[m++] = g->ins[i].pred;
+    g->succ = csr(n, keys, m, &g->succ_first);
+    g->succ_slot = malloc(sizeof(int) * (size_t)(m ? m : 1));
+    int *fill = calloc((size_t)n + 1, sizeof(int));
+    if (!g->succ || !g->succ_slot || !fill) {
+        free(keys);
+        free(fill);
+        ret = df_set_error(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++) {
+            int p = g->ins[g->nodes[i].first_in + k].pred;
+            if (p < 0)
+                continue;
+            int at = g->succ_first[p] + fill[p]++;
+            g->succ[at] = i;
+            g->succ_slot[at] = k;
+        }
+    /* Children, by creating segment. */
+    memset(fill, 0, sizeof(int) * ((size_t)n + 1));
+    m = 0;
+    for (int i = 0; i < n; i++)
+        if (g->nodes[i].parent >= 0)
+            keys[m++] = g->nodes[i].parent;
+    g->child = csr(n, keys, m, &g->child_first);
+    for (int i = 0; i < n && g->child; i++) {
+        int p = g->nodes[i].parent;
+        if (p >= 0)
+            g->child[g->child_first[p] + fill[p]++] = i;
+    }
+    /* Start successors. */
+    memset(fill, 0, sizeof(int) * ((size_t)n + 1));
+    m = 0;
+    for (int i = 0; i < n; i++)
+        if (g->nodes[i].start_pred >= 0)
+            keys[m++] = g->nodes[i].start_pred;
+    g->startsucc = csr(n, keys, m, &g->startsucc_first);
+    for (int i = 0; i < n && g->startsucc; i++) {
+        int p = g->nodes[i].start_pred;
+        if (p >= 0)
+            g->startsucc[g->startsucc_first[p] + fill[p]++] = i;
+    }
+    free(fill);
+    free(keys);
+    /* External submissions: by creation time; the window is the most that
+     * were in flight at once in the recording. */
+    int64_t *ev = malloc(sizeof(int64_t) * 4 * (size_t)(n ? n : 1));
+    g->ext = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!ev || !g->ext || !g->child || !g->startsucc) {
+        free(ev);
+        ret = df_set_error(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    int ne = 0;
+    for (int i = 0; i < n; i++)
+        if (g->nodes[i].parent < 0) {
+            ev[2 * ne] = g->nodes[i].created_ns;
+            ev[2 * ne + 1] = i;
+            ne++;
+        }
+    qsort(ev, (size_t)ne, 2 * sizeof(int64_t), cmp_i64pair);
+    for (int k = 0; k < ne; k++)
+        g->ext[k] = (int)ev[2 * k + 1];
+    g->n_ext = ne;
+    int nm = 0;
+    for (int k = 0; k < ne; k++) {
+        ev[2 * nm] = t->events[g->ext[k]].created_ns;
+        ev[2 * nm + 1] = +1;
+        nm++;
+        ev[2 * nm] = t->events[g->ext[k]].end_ns;
+        ev[2 * nm + 1] = -1;
+        nm++;
+    }
+    qsort(ev, (size_t)nm, 2 * sizeof(int64_t), cmp_i64pair);
+    int cur = 0;
+    for (int k = 0; k < nm; k++) {
+        cur += (int)ev[2 * k + 1];
+        if (cur > g->window)
+            g->window = cur;
+    }
+    if (g->window < 1)
+        g->window = 1;
+    free(ev);
+    g->frames = (int)g_hash_table_size(tags);
+out:
+    g_hash_table_destroy(by_id);
+    g_hash_table_destroy(groups);
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, waits_of);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        g_ptr_array_free(v, TRUE);
+    g_hash_table_destroy(waits_of);
+    g_hash_table_destroy(tags);
+    if (ret < 0)
+        sim_graph_free(g);
+    else
+        *out = g;
+    return ret;
+}
+
+void sim_graph_free(SimGraph *g)
+{
+    if (!g)
+        return;
+    free(g->nodes);
+    free(g->ins);
+    free(g->segs);
+    free(g->group_size);
+    free(g->succ_first);
+    free(g->succ);
+    free(g->succ_slot);
+    free(g->child_first);
+    free(g->child);
+    free(g->startsucc_first);
+    free(g->startsucc);
+    free(g->ext);
+    free(g);
+}
+
+int sim_graph_frames(const SimGraph *g)
+{
+    return g->frames;
+}
+
+size_t sim_graph_tasks(const SimGraph *g)
+{
+    return (size_t)g->n;
+}
+
+int sim_graph_window(const SimGraph *g)
+{
+    return g->window;
+}
+
+void sim_config_init(SimConfig *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->policy = "cost-local";
+    c->n_workers = 1;
+    c->task_overhead_ns = 300;
+    c->poll_ns = 1000;
+    c->spin_ns = 50000;
+    c->wake_ns = 10000;
+    c->complete_ns = 200;
+    c->streams = 1;
+    const double npb[DF_N_LEVELS] = {0, 0.005, 0.01, 0.04, 0.08, 0.15};
+    memcpy(c->ns_per_byte, npb, sizeof(npb));
+    c->explore_rate = 0.01;
+}
+
+/* ------------------------------------------------------------ simulation */
+
+enum { EV_SEG_END, EV_POLL, EV_NEXT };
+
+typedef struct Event {
+    int64_t t;
+    uint64_t seq;
+    int type, worker;
+    uint64_t epoch;
+} Event;
+
+typedef struct Frame {
+    int node;
+    int seg;
+} Frame;
+
+enum { W_IDLE, W_RUNNING, W_PARKED };
+
+typedef struct Worker {
+    int status;
+    Frame *stack;
+    int depth, cap;
+    uint64_t epoch;   /* invalidates queued events of an earlier status */
+    bool poll_queued;
+    int64_t since;    /* status change, for idle time */
+    int64_t spin_until; /* an idle worker spins (polls) until then, then parks */
+} Worker;
+
+typedef struct Sim {
+    const SimGraph *g;
+    const SimConfig *cfg;
+    int nw, total;
+    DfTopo topo;
+    DfPolicy *pol;
+    const DfPolicyOps *ops;
+    DfWorkerState *state;
+    DfNode **dn;
+    int *pending;
+    uint8_t *done;
+    int *group_left; /* streams * n_groups */
+    int *ext_next, *ext_inflight;
+    Worker *w;
+    Event *heap;
+    size_t heap_n, heap_cap;
+    uint64_t seq;
+    int64_t now;
+    int finished;
+    int64_t queued;
+    SimResult *res;
+    int64_t idle_ns;
+    int wake_rr;
+    uint64_t rng;
+} Sim;
+
+static int64_t sim_clock(void *ctx)
+{
+    return ((Sim *)ctx)->now;
+}
+
+static void heap_push(Sim *s, Event e)
+{
+    if (s->heap_n == s->heap_cap) {
+        s->heap_cap = s->heap_cap ? s->heap_cap * 2 : 1024;
+        s->heap = realloc(s->heap, sizeof(Event) * s->heap_cap);
+    }
+    e.seq = s->seq++;
+    size_t i = s->heap_n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (s->heap[p].t < e.t || (s->heap[p].t == e.t && s->heap[p].seq < e.seq))
+            break;
+        s->heap[i] = s->heap[p];
+        i = p;
+    }
+    s->heap[i] = e;
+}
+
+static Event heap_pop(Sim *s)
+{
+    Event top = s->heap[0];
+    Event last = s->heap[--s->heap_n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= s->heap_n)
+            break;
+        if (c + 1 < s->heap_n &&
+            (s->heap[c + 1].t < s->heap[c].t ||
+             (s->heap[c + 1].t == s->heap[c].t && s->heap[c + 1].seq < s->heap[c].seq)))
+            c++;
+        if (last.t < s->heap[c].t || (last.t == s->heap[c].t && last.seq < s->heap[c].seq))
+            break;
+        s->heap[i] = s->heap[c];
+        i = c;
+    }
+    s->heap[i] = last;
+    return top;
+}
+
+static inline const SimNode *node_of(const Sim *s, int gi)
+{
+    return &s->g->nodes[gi % s->g->n];
+}
+
+static void set_status(Sim *s, int w, int st)
+{
+    Worker *wk = &s->w[w];
+    if (wk->status != W_RUNNING)
+        s->idle_ns += s->now - wk->since;
+    wk->status = st;
+    wk->since = s->now;
+    wk->epoch++;
+    wk->poll_queued = false;
+    uint8_t v = st == W_RUNNING ? DF_WS_RUNNING : st == W_PARKED ? DF_WS_PARKED : DF_WS_IDLE;
+    atomic_store_explicit(&s->state[w].v, v, memory_order_relaxed);
+    if (st == W_IDLE) {
+        /* A spinning worker's heartbeat stays fresh until it would park. */
+        wk->spin_until = s->now + s->cfg->spin_ns;
+        atomic_store_explicit(&s->state[w].beat, wk->spin_until - DF_IDLE_BEAT_NS + 1,
+                              memory_order_relaxed);
+    }
+}
+
+static bool spinning(const Sim *s, int w)
+{
+    return s->w[w].status == W_IDLE && s->now < s->w[w].spin_until;
+}
+
+static void schedule_poll(Sim *s, int w, int64_t delay)
+{
+    Worker *wk = &s->w[w];
+    if (wk->status == W_RUNNING || wk->poll_queued)
+        return;
+    wk->poll_queued = true;
+    heap_push(s, (Event){.t = s->now + delay, .type = EV_POLL, .worker = w, .epoch = wk->epoch});
+}
+
+/* Delay before worker w notices new work: a spinning one at its next poll,
+ * a parked one after a futex wake-up. */
+static int64_t notice_delay(Sim *s, int w)
+{
+    if (!spinning(s, w))
+        return s->cfg->wake_ns;
+    /* Somewhere in its poll period. */
+    return 1 + (int64_t)(df_rand_next(&s->rng) % (uint64_t)(s->cfg->poll_ns > 0 ? s->cfg->poll_ns : 1));
+}
+
+static void make_ready(Sim *s, int self, int gi)
+{
+    DfNode *n = s->dn[gi];
+    DfPlacement p = s->ops->push(s->pol, self, n);
+    s->queued++;
+    /* The worker it was placed with notices (woken if parked, as
+     * df_make_ready does); spinning workers notice too, as thieves. */
+    int target = p.worker;
+    if (target >= 0 && target != self && s->w[target].status != W_RUNNING)
+        schedule_poll(s, target, notice_delay(s, target));
+    int woken = 0;
+    for (int k = 0; k < s->nw && woken < 2; k++) {
+        int v = (s->wake_rr + k) % s->nw;
+        if (v == self || v == target || s->w[v].poll_queued || !spinning(s, v))
+            continue;
+        schedule_poll(s, v, notice_delay(s, v));
+        s->wake_rr = v + 1;
+        woken++;
+    }
+    /* A shared set or a busy owner with a backlog: df_make_ready wakes a
+     * parked worker as well. */
+    if (!woken && (target < 0 || p.backlog))
+        for (int k = 0; k < s->nw; k++) {
+            int v = (s->wake_rr + k) % s->nw;
+            if (v != self && s->w[v].status != W_RUNNING && !s->w[v].poll_queued) {
+                schedule_poll(s, v, notice_delay(s, v));
+                s->wake_rr = v + 1;
+                break;
+            }
+        }
+}
+
+static void release(Sim *s, int self, int gi)
+{
+    if (--s->pending[gi] == 0)
+        make_ready(s, self, gi);
+}
+
+static void submit_children(Sim *s, int self, int gi, int seg)
+{
+    const SimGraph *g = s->g;
+    int base = gi - gi % g->n, i = gi % g->n;
+    for (int k = g->child_first[i]; k < g->child_first[i + 1]; k++) {
+        int c = g->child[k];
+        if (g->nodes[c].created_seg == seg)
+            release(s, self, base + c);
+    }
+}
+
+static void submit_external(Sim *s, int stream)
+{
+    const SimGraph *g = s->g;
+    int window = s->cfg->window > 0 ? s->cfg->window : g->window;
+    while (s->ext_next[stream] < g->n_ext && s->ext_inflight[stream] < window) {
+        int gi = stream * g->n + g->ext[s->ext_next[stream]++];
+        s->ext_inflight[stream]++;
+        release(s, -1, gi);
+    }
+}
+
+static void begin_segment(Sim *s, int w, int64_t extra)
+{
+    Worker *wk = &s->w[w];
+    Frame *f = &wk->stack[wk->depth - 1];
+    const SimNode *sn = node_of(s, f->node);
+    if (wk->status != W_RUNNING)
+        set_status(s, w, W_RUNNING);
+    heap_push(s, (Event){.t = s->now + extra + s->g->segs[sn->first_seg + f->seg].ns,
+                         .type = EV_SEG_END, .worker = w, .epoch = wk->epoch});
+}
+
+static void start_node(Sim *s, int w, DfNode *n)
+{
+    Worker *wk = &s->w[w];
+    int gi = (int)n->aux[0];
+    s->queued--;
+    if (wk->depth == wk->cap) {
+        wk->cap = wk->cap ? wk->cap * 2 : 8;
+        wk->stack = realloc(wk->stack, sizeof(Frame) * (size_t)wk->cap);
+    }
+    wk->stack[wk->depth++] = (Frame){gi, 0};
+    set_status(s, w, W_RUNNING);
+    if (n->flags & DF_NF_STOLEN)
+        s->res->stolen++;
+    n->flags = 0;
+    /* Transfer: every input byte from another worker, at its level. */
+    double transfer = 0;
+    for (unsigned k = 0; k < n->n_inputs; k++) {
+        const DfInput *in = df_node_input_c(n, k);
+        if (in->worker < 0 || in->bytes == 0)
+            continue;
+        int lev = s->topo.levels[(size_t)in->worker * (size_t)s->nw + (size_t)w];
+        s->res->bytes_level[lev] += in->bytes;
+        transfer += (double)in->bytes * s->cfg->ns_per_byte[lev];
+    }
+    s->res->transfer_ns += (int64_t)transfer;
+    /* Ordered jobs released by this start. */
+    const SimGraph *g = s->g;
+    int base = gi - gi % g->n, i = gi % g->n;
+    for (int k = g->startsucc_first[i]; k < g->startsucc_first[i + 1]; k++)
+        release(s, w, base + g->startsucc[k]);
+    begin_segment(s, w, s->cfg->task_overhead_ns + (int64_t)transfer);
+}
+
+static void dispatch(Sim *s, int w)
+{
+    DfNode *n = s->ops->pop(s->pol, w);
+    if (n) {
+        start_node(s, w, n);
+        return;
+    }
+    Worker *wk = &s->w[w];
+    if (wk->status == W_RUNNING)
+        set_status(s, w, W_IDLE);
+    /* While spinning, poll again if there is work somewhere (a thief's
+     * grace, or work another thief got first); new work wakes it anyway. */
+    if (spinning(s, w)) {
+        if (s->queued > 0)
+            schedule_poll(s, w, s->cfg->poll_ns);
+    } else if (wk->status != W_PARKED) {
+        set_status(s, w, W_PARKED);
+    }
+}
+
+/* The worker's innermost body waits for its group: resume it if that group
+ * is done, else help. */
+static void after_nested(Sim *s, int w)
+{
+    Worker *wk = &s->w[w];
+    if (wk->depth == 0) {
+        dispatch(s, w);
+        return;
+    }
+    Frame *f = &wk->stack[wk->depth - 1];
+    const SimNode *sn = node_of(s, f->node);
+    int stream = f->node / s->g->n;
+    int grp = s->g->segs[sn->first_seg + f->seg].wait;
+    if (s->group_left[stream * s->g->n_groups + grp] == 0) {
+        f->seg++;
+        begin_segment(s, w, 0);
+    } else {
+        dispatch(s, w);
+    }
+}
+
+static void group_done(Sim *s, int stream, int grp)
+{
+    /* Resume bodies waiting on it whose worker is not inside a nested node. */
+    for (int v = 0; v < s->nw; v++) {
+        Worker *wk = &s->w[v];
+        if (wk->status == W_RUNNING || wk->depth == 0)
+            continue;
+        Frame *f = &wk->stack[wk->depth - 1];
+        const SimNode *sn = node_of(s, f->node);
+        if (f->node / s->g->n == stream && s->g->segs[sn->first_seg + f->seg].wait == grp) {
+            f->seg++;
+            begin_segment(s, v, 0);
+        }
+    }
+}
+
+static void complete_node(Sim *s, int w, int gi)
+{
+    const SimGraph *g = s->g;
+    int stream = gi / g->n, i = gi % g->n, base = gi - i;
+    const SimNode *sn = &g->nodes[i];
+    s->done[gi] = 1;
+    s->finished++;
+    s->res->tasks++;
+    for (int k = g->succ_first[i]; k < g->succ_first[i + 1]; k++) {
+        int c = base + g->succ[k];
+        df_node_input(s->dn[c], (unsigned)g->succ_slot[k])->worker = w;
+        release(s, w, c);
+    }
+    if (sn->group >= 0 && --s->group_left[stream * g->n_groups + sn->group] == 0)
+        group_done(s, stream, sn->group);
+    if (sn->parent < 0) {
+        s->ext_inflight[stream]--;
+        submit_external(s, stream);
+    }
+}
+
+static void on_seg_end(Sim *s, int w)
+{
+    Worker *wk = &s->w[w];
+    Frame *f = &wk->stack[wk->depth - 1];
+    const SimNode *sn = node_of(s, f->node);
+    submit_children(s, w, f->node, f->seg);
+    if (f->seg < sn->n_seg - 1) {
+        int stream = f->node / s->g->n;
+        int grp = s->g->segs[sn->first_seg + f->seg].wait;
+        if (s->group_left[stream * s->g->n_groups + grp] == 0) {
+            f->seg++;
+            begin_segment(s, w, 0);
+        } else {
+            set_status(s, w, W_IDLE); /* helping */
+            dispatch(s, w);
+        }
+        return;
+    }
+    int gi = f->node;
+    wk->depth--;
+    /* Between two nodes: not running, so that group_done() may resume this
+     * worker's own waiting body; it pops again once it is through the
+     * completion, and a spinning thief may be faster. */
+    set_status(s, w, W_IDLE);
+    complete_node(s, w, gi);
+    if (wk->status != W_RUNNING)
+        heap_push(s, (Event){.t = s->now + s->cfg->complete_ns, .type = EV_NEXT, .worker = w,
+                             .epoch = wk->epoch});
+}
+
+int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *err)
+{
+    memset(res, 0, sizeof(*res));
+    const DfPolicyOps *ops = df_policy_find(cfg->policy);
+    if (!ops)
+        return df_set_error(err, -EINVAL, "unknown policy \"%s\"", cfg->policy);
+    if (cfg->n_workers < 1 || cfg->streams < 1)
+        return df_set_error(err, -EINVAL, "need at least one worker and one stream");
+    Sim s = {.g = g, .cfg = cfg, .nw = cfg->n_workers, .ops = ops, .res = res,
+             .rng = cfg->seed ? cfg->seed : 0x2545f4914f6cdd1dull};
+    int ret = df_topo_model(&s.topo, cfg->topology, cfg->n_workers, cfg->cost_model, NULL, err);
+    if (ret < 0)
+        return ret;
+    const int K = cfg->streams;
+    s.total = g->n * K;
+    size_t scratch = ops->node_scratch(s.nw);
+    s.state = aligned_alloc(DF_CACHELINE, sizeof(DfWorkerState) * (size_t)s.nw);
+    s.w = calloc((size_t)s.nw, sizeof(Worker));
+    s.dn = calloc((size_t)(s.total ? s.total : 1), sizeof(DfNode *));
+    s.pending = calloc((size_t)(s.total ? s.total : 1), sizeof(int));
+    s.done = calloc((size_t)(s.total ? s.total : 1), 1);
+    s.group_left = calloc((size_t)K * (size_t)(g->n_groups ? g->n_groups : 1), sizeof(int));
+    s.ext_next = calloc((size_t)K, sizeof(int));
+    s.ext_inflight = calloc((size_t)K, sizeof(int));
+    if (!s.state || !s.w || !s.dn || !s.pending || !s.done || !s.group_left || !s.ext_next ||
+        !s.ext_inflight) {
+        ret = df_set_error(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int v = 0; v < s.nw; v++) {
+        atomic_init(&s.state[v].v, DF_WS_PARKED);
+        atomic_init(&s.state[v].beat, 0);
+        s.w[v].status = W_PARKED;
+    }
+    DfPolicyEnv env = {.n_workers = s.nw, .trcost = s.topo.trcost, .levels = s.topo.levels,
+                       .now = sim_clock, .clock_ctx = &s, .seed = cfg->seed,
+                       .explore_rate = cfg->explore_rate, .state = s.state};
+    if (ops->create(&env, &s.pol) < 0) {
+        ret = df_set_error(err, -ENOMEM, "cannot create policy");
+        goto out;
+    }
+    s.pol->ops = ops;
+    for (int st = 0; st < K; st++)
+        for (int grp = 0; grp < g->n_groups; grp++)
+            s.group_left[st * g->n_groups + grp] = g->group_size[grp];
+    for (int gi = 0; gi < s.total; gi++) {
+        const SimNode *sn = node_of(&s, gi);
+        DfNode *n = calloc(1, sizeof(DfNode) + scratch);
+        if (!n) {
+            ret = df_set_error(err, -ENOMEM, "out of memory");
+            goto out;
+        }
+        s.dn[gi] = n;
+        n->module = sn->module;
+        n->index = sn->index;
+        n->id = (uint64_t)gi + 1;
+        n->deadline = sn->deadline;
+        n->worker = -1;
+        n->placed = -1;
+        n->aux[0] = (uintptr_t)gi;
+        for (int k = 0; k < sn->n_in; k++) {
+            const SimIn *si = &g->ins[sn->first_in + k];
+            unsigned slot = n->n_inputs;
+            if (slot >= DF_INLINE_INPUTS && (slot - DF_INLINE_INPUTS) % DF_BLOCK_INPUTS == 0) {
+                DfInputBlock *b = calloc(1, sizeof(*b));
+                if (!b) {
+                    ret = df_set_error(err, -ENOMEM, "out of memory");
+                    goto out;
+                }
+                DfInputBlock **pp = &n->more;
+                while (*pp)
+                    pp = &(*pp)->next;
+                *pp = b;
+            }
+            n->n_inputs++;
+            DfInput *in = df_node_input(n, slot);
+            *in = (DfInput){.bytes = si->bytes, .worker = -1, .module = si->module,
+                            .pred_id = si->pred >= 0 ? (uint64_t)(gi - gi % g->n + si->pred) + 1 : 0};
+            n->in_bytes += si->bytes;
+            if (si->pred >= 0)
+                s.pending[gi]++;
+        }
+        s.pending[gi] += 1 + (sn->start_pred >= 0); /* +1: submission */
+    }
+    for (int st = 0; st < K; st++)
+        submit_external(&s, st);
+    while (s.heap_n > 0) {
+        Event e = heap_pop(&s);
+        s.now = e.t;
+        Worker *wk = &s.w[e.worker];
+        if (e.epoch != wk->epoch)
+            continue;
+        if (e.type == EV_SEG_END) {
+            on_seg_end(&s, e.worker);
+        } else if (e.type == EV_NEXT) {
+            if (wk->status != W_RUNNING)
+                after_nested(&s, e.worker);
+        } else if (e.type == EV_POLL) {
+            wk->poll_queued = false;
+            if (wk->status == W_PARKED)
+                set_status(&s, e.worker, W_IDLE); /* woken: spins again */
+            if (wk->status != W_RUNNING)
+                dispatch(&s, e.worker);
+        }
+        if (s.finished == s.total)
+            break;
+    }
+    if (s.finished != s.total) {
+        ret = df_set_error(err, -EDEADLK, "replay stalled: %d of %d tasks ran (trace incomplete?)",
+                           s.finished, s.total);
+        goto out;
+    }
+    for (int v = 0; v < s.nw; v++)
+        if (s.w[v].status != W_RUNNING)
+            s.idle_ns += s.now - s.w[v].since;
+    res->makespan_ns = s.now;
+    res->frames = (uint64_t)g->frames * (uint64_t)K;
+    res->fps = s.now > 0 ? (double)res->frames * 1e9 / (double)s.now : 0;
+    res->idle_share = s.now > 0 ? (double)s.idle_ns / ((double)s.now * s.nw) : 0;
+    uint64_t all = 0;
+    for (int l = 0; l < DF_N_LEVELS; l++)
+        all += res->bytes_level[l];
+    (void)all;
+    /* Local bytes are those read on the producer's own worker: the level
+     * matrix puts them at SELF, which start_node counts in bytes_level. */
+    res->local_byte_share = all ? (double)res->bytes_level[DF_LEVEL_SELF] / (double)all : 1.0;
+out:
+    if (s.pol)
+        ops->destroy(s.pol);
+    if (s.dn)
+        for (int gi = 0; gi < s.total; gi++)
+            if (s.dn[gi]) {
+                DfInputBlock *b = s.dn[gi]->more;
+                while (b) {
+                    DfInputBlock *nx = b->next;
+                    free(b);
+                    b = nx;
+                }
+                free(s.dn[gi]);
+            }
+    for (int v = 0; s.w && v < s.nw; v++)
+        free(s.w[v].stack);
+    free(s.w);
+    free(s.state);
+    free(s.dn);
+    free(s.pending);
+    free(s.done);
+    free(s.group_left);
+    free(s.ext_next);
+    free(s.ext_inflight);
+    free(s.heap);
+    df_topo_fini(&s.topo);
+    return ret;
+}

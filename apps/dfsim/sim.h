@@ -1,0 +1,63 @@
+/* The dfsim engine: replays a recorded dfsched trace on a synthetic
+ * topology with the scheduler's own policy code, driven by a simulated
+ * clock instead of threads. */
+#ifndef DFSIM_SIM_H
+#define DFSIM_SIM_H
+
+#include "dfsched.h"
+
+/* A task graph rebuilt from a trace. */
+typedef struct SimGraph SimGraph;
+
+/* Build the replayable graph from a trace.  Durations become self times
+ * (minus time spent waiting and the transfer cost the recording paid, at
+ * `rec_ns_per_byte` per level of the recording machine). */
+int sim_graph_from_trace(const DfTrace *trace, const double *rec_ns_per_byte, SimGraph **out,
+                         DfError *err);
+void sim_graph_free(SimGraph *g);
+
+/* Frames (distinct tags) and tasks in the graph. */
+int sim_graph_frames(const SimGraph *g);
+size_t sim_graph_tasks(const SimGraph *g);
+/* External submissions allowed in flight (from the recording). */
+int sim_graph_window(const SimGraph *g);
+
+typedef struct SimConfig {
+    const char *topology;             /* hwloc synthetic string, NULL: this machine */
+    int n_workers;
+    const char *policy;
+    DfCostModel cost_model;
+    double ns_per_byte[DF_N_LEVELS];  /* charged per input byte at each level */
+    int64_t task_overhead_ns;         /* dispatch cost per task */
+    int64_t poll_ns;                  /* an idle worker's poll period */
+    int64_t spin_ns;                  /* idle spin before parking (poll_us) */
+    int64_t wake_ns;                  /* futex wake-up of a parked worker */
+    int64_t complete_ns;              /* finishing a node until the next pop */
+    int streams;                      /* the graph replayed this many times at once */
+    int window;                       /* external submissions in flight per stream (0: recorded) */
+    double explore_rate;
+    uint64_t seed;
+} SimConfig;
+
+/* Defaults: 300 ns per task, 200 ns from a node's end to the next pop,
+ * 1 us polls (a spinning thief notices new work within one, at random),
+ * 50 us spin, 10 us wake-up,
+ * ns/byte {0, .005, .01, .04, .08, .15} for self, pu, l2, l3, numa, machine. */
+void sim_config_init(SimConfig *cfg);
+
+typedef struct SimResult {
+    int64_t makespan_ns;
+    uint64_t frames;                  /* frames of all streams */
+    double fps;
+    double idle_share;                /* idle worker time / (workers * makespan) */
+    uint64_t tasks;
+    uint64_t stolen;
+    uint64_t bytes_level[DF_N_LEVELS];
+    double local_byte_share;
+    int64_t transfer_ns;              /* total transfer time charged */
+} SimResult;
+
+/* Run one configuration. */
+int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *out, DfError *err);
+
+#endif

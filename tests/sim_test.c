@@ -1,0 +1,248 @@
+/* dfsim's engine on hand-built traces whose answers are known. */
+#include "dftest.h"
+#include "internal.h"
+#include "sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Builder {
+    DfTrace t;
+    size_t cap_e, cap_i, cap_w;
+} Builder;
+
+static void b_init(Builder *b, int n_workers)
+{
+    memset(b, 0, sizeof(*b));
+    b->cap_e = b->cap_i = b->cap_w = 4096;
+    b->t.events = calloc(b->cap_e, sizeof(DfTraceEvent));
+    b->t.inputs = calloc(b->cap_i, sizeof(DfTraceInput));
+    b->t.waits = calloc(b->cap_w, sizeof(DfTraceWait));
+    b->t.n_workers = n_workers;
+    b->t.trcost = calloc((size_t)n_workers * n_workers, sizeof(uint32_t));
+    b->t.levels = calloc((size_t)n_workers * n_workers, 1);
+    for (int a = 0; a < n_workers; a++)
+        for (int c = 0; c < n_workers; c++)
+            b->t.levels[a * n_workers + c] = a == c ? DF_LEVEL_SELF : DF_LEVEL_L3;
+    b->t.n_modules = 2;
+    b->t.module_names = calloc(2, sizeof(char *));
+    b->t.module_names[0] = strdup("D");
+    b->t.module_names[1] = strdup("S");
+}
+
+/* A node of `dur_ns` self time; inputs are (pred id, bytes) pairs. */
+static DfTraceEvent *b_node(Builder *b, uint64_t id, int module, int64_t tag, int64_t start,
+                            int64_t dur, uint64_t parent, uint64_t group, int n_in,
+                            const uint64_t *in_ids, const uint64_t *in_bytes)
+{
+    DfTraceEvent *e = &b->t.events[b->t.n_events++];
+    *e = (DfTraceEvent){.node_id = id, .module = module, .tag = tag, .worker = 0,
+                        .start_ns = start, .end_ns = start + dur, .deadline = DF_NO_DEADLINE,
+                        .created_ns = start, .ready_ns = start, .parent_id = parent,
+                        .group_id = group};
+    e->first_input = (uint32_t)b->t.n_inputs;
+    for (int k = 0; k < n_in; k++)
+        b->t.inputs[b->t.n_inputs++] =
+            (DfTraceInput){.pred_id = in_ids[k], .worker = 0, .module = module, .bytes = in_bytes[k]};
+    e->n_inputs = (uint32_t)n_in;
+    return e;
+}
+
+static void b_free(Builder *b)
+{
+    df_trace_free(&b->t);
+}
+
+static SimGraph *graph_of(Builder *b)
+{
+    SimGraph *g = NULL;
+    DfError err;
+    if (sim_graph_from_trace(&b->t, NULL, &g, &err) < 0)
+        df_test_fail(__FILE__, __LINE__, true, "%s", err.msg);
+    return g;
+}
+
+static SimResult run_w(SimGraph *g, const char *policy, int workers, const char *topo,
+                       int streams, int window)
+{
+    SimConfig c;
+    sim_config_init(&c);
+    c.policy = policy;
+    c.n_workers = workers;
+    c.topology = topo;
+    c.streams = streams;
+    c.task_overhead_ns = 0;
+    c.window = window;
+    SimResult r;
+    DfError err = {0};
+    if (sim_run(g, &c, &r, &err) < 0) {
+        df_test_fail(__FILE__, __LINE__, false, "%s/%d: %s", policy, workers, err.msg);
+        memset(&r, 0, sizeof(r));
+    }
+    return r;
+}
+
+static SimResult run(SimGraph *g, const char *policy, int workers, const char *topo, int streams)
+{
+    return run_w(g, policy, workers, topo, streams, 1000000);
+}
+
+/* 64 independent 100 us tasks: 1 worker takes 6.4 ms, 4 workers 1.6 ms. */
+DF_TEST(Sim, IndependentTasksScale)
+{
+    Builder b;
+    b_init(&b, 1);
+    for (int i = 0; i < 64; i++)
+        b_node(&b, (uint64_t)i + 1, 0, i, i * 100000, 100000, 0, 0, 0, NULL, NULL);
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    DF_EXPECT_EQ_INT(sim_graph_frames(g), 64);
+    for (const char *const *p = df_policy_names(); *p; p++) {
+        SimResult r1 = run(g, *p, 1, "core:4 pu:1", 1);
+        SimResult r4 = run(g, *p, 4, "core:4 pu:1", 1);
+        DF_EXPECT_EQ_INT(r1.tasks, 64);
+        DF_EXPECT_MSG(fabs((double)r1.makespan_ns - 6.4e6) < 0.05 * 6.4e6, "%s: 1 worker %lld ns",
+                      *p, (long long)r1.makespan_ns);
+        DF_EXPECT_MSG(fabs((double)r4.makespan_ns - 1.6e6) < 0.1 * 1.6e6, "%s: 4 workers %lld ns",
+                      *p, (long long)r4.makespan_ns);
+        DF_EXPECT(r4.idle_share < 0.1);
+    }
+    sim_graph_free(g);
+    b_free(&b);
+}
+
+/* A chain cannot go faster with more workers. */
+DF_TEST(Sim, ChainDoesNotScale)
+{
+    Builder b;
+    b_init(&b, 1);
+    for (int i = 0; i < 50; i++) {
+        uint64_t pred = (uint64_t)i, bytes = 0;
+        b_node(&b, (uint64_t)i + 1, 0, i, i * 10000, 10000, 0, 0, i > 0, &pred, &bytes);
+    }
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    SimResult r1 = run(g, "cost-local", 1, "core:8 pu:1", 1);
+    SimResult r8 = run(g, "cost-local", 8, "core:8 pu:1", 1);
+    DF_EXPECT(fabs((double)r8.makespan_ns - (double)r1.makespan_ns) < 0.1 * (double)r1.makespan_ns);
+    DF_EXPECT(r8.idle_share > 0.8);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
+/* Frames like dfmedia's: D(k) (chain) spends 200 us, creates 8 jobs of
+ * 400 us and waits for them, then 100 us more.  On one worker a frame costs
+ * 200 + 8*400 + 100 = 3500 us; with 4 workers 200 + 2*400 + 100 = 1100 us
+ * (the waiting worker helps), and the next D waits for this one. */
+DF_TEST(Sim, HelpWhileWaitingReplays)
+{
+    Builder b;
+    b_init(&b, 2);
+    uint64_t id = 1;
+    int64_t t = 0;
+    uint64_t prev_d = 0;
+    for (int f = 0; f < 20; f++) {
+        uint64_t d = id++;
+        uint64_t zero = 0;
+        DfTraceEvent *de = b_node(&b, d, 0, f, t, 0, 0, 1000 + (uint64_t)f, prev_d != 0, &prev_d, &zero);
+        uint64_t grp = 5000 + (uint64_t)f;
+        for (int j = 0; j < 8; j++) {
+            DfTraceEvent *je = b_node(&b, id++, 1, f, t + 200000 + j * 400000, 400000, d, grp, 0, NULL, NULL);
+            je->created_ns = t + 200000;
+            je->worker = 1;
+        }
+        b.t.waits[b.t.n_waits++] = (DfTraceWait){d, grp, 0, t + 200000, t + 200000 + 8 * 400000};
+        de->end_ns = t + 200000 + 8 * 400000 + 100000;
+        t = de->end_ns;
+        prev_d = d;
+    }
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    SimResult r1 = run(g, "cost-local", 1, "core:4 pu:1", 1);
+    SimResult r4 = run(g, "cost-local", 4, "core:4 pu:1", 1);
+    DF_EXPECT_EQ_INT(r1.tasks, 180);
+    DF_EXPECT_MSG(fabs((double)r1.makespan_ns - 20 * 3.5e6) < 0.02 * 20 * 3.5e6,
+                  "1 worker: %lld ns", (long long)r1.makespan_ns);
+    DF_EXPECT_MSG(fabs((double)r4.makespan_ns - 20 * 1.1e6) < 0.05 * 20 * 1.1e6,
+                  "4 workers: %lld ns", (long long)r4.makespan_ns);
+    /* One stream leaves 20 % of 4 workers idle (3.5 ms of work per 1.1 ms
+     * frame); a second stream fills it, up to 4 / 3.5 ms = 1143 fps. */
+    SimResult s2 = run(g, "cost-local", 4, "core:4 pu:1", 2);
+    DF_EXPECT_EQ_INT(s2.frames, 40);
+    DF_EXPECT_MSG(s2.fps > 1.1 * r4.fps && s2.fps <= 1143 * 1.01, "2 streams: %.0f fps, 1: %.0f",
+                  s2.fps, r4.fps);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
+/* Ordered jobs (WPP): job j only becomes ready once job j-1 started. */
+DF_TEST(Sim, OrderedStartLinks)
+{
+    Builder b;
+    b_init(&b, 1);
+    for (int j = 0; j < 10; j++) {
+        DfTraceEvent *e = b_node(&b, (uint64_t)j + 1, 1, 0, 0, 100000, 0, 0, 0, NULL, NULL);
+        e->start_pred_id = j ? (uint64_t)j : 0;
+    }
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    /* Each job waits for its predecessor's start, then for a worker to
+     * notice it (a parked one needs a 10 us wake-up): at least 100 us, at
+     * most 100 us + 10 * (wake-up + dispatch). */
+    SimResult r = run(g, "fifo", 10, "core:10 pu:1", 1);
+    DF_EXPECT_EQ_INT(r.tasks, 10);
+    DF_EXPECT(r.makespan_ns >= 100000);
+    DF_EXPECT_MSG(r.makespan_ns < 100000 + 10 * (10000 + 2000), "%lld ns", (long long)r.makespan_ns);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
+/* Cross-worker bytes are charged by level; cost-local keeps them local. */
+DF_TEST(Sim, TransferCostAndLocality)
+{
+    Builder b;
+    b_init(&b, 1);
+    uint64_t id = 1;
+    for (int f = 0; f < 40; f++) {
+        uint64_t prod[4];
+        for (int i = 0; i < 4; i++) {
+            prod[i] = id;
+            b_node(&b, id++, 0, f, 0, 50000, 0, 0, 0, NULL, NULL);
+        }
+        for (int i = 0; i < 4; i++) {
+            uint64_t bytes = 1 << 20;
+            b_node(&b, id++, 1, f, 0, 50000, 0, 0, 1, &prod[i], &bytes);
+        }
+    }
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    /* One frame (8 outside submissions) in flight at a time. */
+    SimResult cl = run_w(g, "cost-local", 4, "package:2 core:2 pu:1", 1, 8);
+    SimResult fi = run_w(g, "fifo", 4, "package:2 core:2 pu:1", 1, 8);
+    DF_EXPECT_MSG(cl.local_byte_share > 0.8, "cost-local local share %.2f (fifo %.2f), stolen %llu of %llu",
+                  cl.local_byte_share, fi.local_byte_share, (unsigned long long)cl.stolen,
+                  (unsigned long long)cl.tasks);
+    DF_EXPECT(cl.local_byte_share > fi.local_byte_share);
+    DF_EXPECT(fi.transfer_ns > cl.transfer_ns);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
+/* 1024 workers on a large synthetic machine complete, for every policy. */
+DF_TEST(Sim, ThousandWorkers)
+{
+    Builder b;
+    b_init(&b, 1);
+    for (int i = 0; i < 4096; i++)
+        b_node(&b, (uint64_t)i + 1, 0, i / 16, 0, 20000, 0, 0, 0, NULL, NULL);
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    for (const char *const *p = df_policy_names(); *p; p++) {
+        SimResult r = run(g, *p, 1024, "package:4 l3:2 core:16 pu:8", 1);
+        DF_EXPECT_EQ_INT(r.tasks, 4096);
+        DF_EXPECT(r.makespan_ns >= 4 * 20000);
+    }
+    sim_graph_free(g);
+    b_free(&b);
+}
