@@ -232,7 +232,8 @@ bool df_node_skipped(const DfNode *node)
 
 void df_spawn(DfSched *s, DfTaskFn fn, void *arg, DfGroup *group)
 {
-    DfCache *c = df_cache_get(s);
+    DfWorker *w = df_current_worker(s);
+    DfCache *c = w ? w->cache : df_cache_get(s);
     DfNodeDesc d = {.fn = fn, .arg = arg, .module = -1, .group = group};
     DfNode *n = c ? node_alloc(s, c, &d, 1, 0) : NULL;
     if (DF_UNLIKELY(!n)) {
@@ -242,7 +243,7 @@ void df_spawn(DfSched *s, DfTaskFn fn, void *arg, DfGroup *group)
         return;
     }
     n->flags |= DF_NF_SUBMITTED | DF_NF_SPAWNED;
-    df_make_ready(s, df_current_worker(s), n);
+    df_make_ready(s, w, n);
 }
 
 static void sort_ready(DfNode **v, int n)

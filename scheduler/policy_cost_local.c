@@ -98,7 +98,7 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
      * home: keep it when the own set is empty, else spread it round robin,
      * so that the producers of a graph start out on all workers and their
      * consumers, placed by cost, need no thief. */
-    if (best < 0 || (best_cost == 0 && n->in_bytes == 0 && self >= 0 &&
+    if (best < 0 || (best_cost == 0 && n->in_bytes == 0 && self >= 0 && cl->rs.n > 1 &&
                      !df_ready_empty(&cl->rs.sets[self])))
         best = (int)(atomic_fetch_add_explicit(&cl->rr, 1, memory_order_relaxed) % (uint32_t)cl->rs.n);
     /* Exploration (learned): now and then register the node with the

@@ -55,7 +55,7 @@ void df_ready_fini(DfReady *r)
 }
 
 /* Cold path: double the buffer (owner only). */
-static DfDequeBuf *grow(DfReady *r, DfDequeBuf *old, int64_t b, int64_t t)
+__attribute__((noinline, cold)) static DfDequeBuf *grow(DfReady *r, DfDequeBuf *old, int64_t b, int64_t t)
 {
     DfDequeBuf *nb = buf_new((old->mask + 1) * 2);
     if (!nb)

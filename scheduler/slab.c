@@ -44,7 +44,7 @@ void df_slab_fini(DfSlab *slab)
 }
 
 /* Cold path: a new chunk of slots. */
-static int slab_grow(DfSlab *slab)
+__attribute__((noinline, cold)) static int slab_grow(DfSlab *slab)
 {
     size_t bytes = 64 + slab->slot_size * slab->per_chunk;
     char *chunk = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
