@@ -121,7 +121,7 @@ int main(int argc, char **argv)
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv, "Write results as CSV", "FILE"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &o.plot, "Plot fps and speed-up (.svg/.png)", "FILE"},
         {"ns-per-byte", 0, 0, G_OPTION_ARG_STRING, &o.ns_per_byte,
-         "Transfer cost per level, e.g. l3=0.04,numa=0.08 (defaults in --help-all)", "LIST"},
+         "Transfer cost per level, e.g. l3=0.04,numa=0.08 (defaults below)", "LIST"},
         {"task-overhead-ns", 0, 0, G_OPTION_ARG_INT, &o.task_overhead_ns,
          "Dispatch cost per task (default 300)", "NS"},
         {"poll-ns", 0, 0, G_OPTION_ARG_INT, &o.poll_ns, "Idle poll period (default 1000)", "NS"},
