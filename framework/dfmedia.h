@@ -47,11 +47,14 @@ typedef struct DfFrameAllocator {
     /* Direct rendering: allocate a decoder picture (like get_buffer2; the
      * frame has format/width/height set and must get buffers padded as
      * avcodec_align_dimensions2() requires).  Return AVERROR(ENOSYS) to use
-     * the framework's pools.  Called on the worker running D(k). */
+     * the framework's pools.  Called on the worker running D(k), or on
+     * libavcodec's own threads in frame threading: must be thread-safe and
+     * must not wait for the caller thread. */
     int (*get_picture)(void *opaque, AVFrame *frame, int flags);
     /* Destination of the reconstruction bands: fill dst->buf/data/linesize
      * for dst->format/width/height (the output format).  When NULL (and no
-     * conversion is needed), output frames reference the decoded picture. */
+     * conversion is needed), output frames reference the decoded picture.
+     * Called on the worker running the bands' producer (F(k), or D(k)). */
     int (*get_output)(void *opaque, AVFrame *dst);
     void *opaque;
 } DfFrameAllocator;
@@ -63,10 +66,12 @@ typedef struct DfDecoderConfig {
     const char *filter;         /* libavfilter graph description, or NULL */
     enum AVPixelFormat out_format; /* AV_PIX_FMT_NONE: the decoder's (or filter's) format */
     int band_rows;              /* rows per F/R band (0 = automatic) */
-    int max_in_flight;          /* decode calls queued ahead of output (default 2) */
+    int max_in_flight;          /* packets queued ahead of output (default 2) */
     DfFrameAllocator alloc;
-    /* Clock for deadlines: returns "now" in the stream's time base unit of
-     * nanoseconds; a frame's deadline is clock origin + PTS.  NULL: none. */
+    /* Clock for deadlines: returns "now" as stream time in nanoseconds (the
+     * time at which a frame of that PTS is due, e.g. GStreamer running time);
+     * a frame's deadline is PTS + deadline_offset_ns on that clock, mapped to
+     * the scheduler's monotonic clock when the packet is sent.  NULL: none. */
     int64_t (*clock_ns)(void *opaque);
     void *clock_opaque;
     int64_t deadline_offset_ns; /* added to PTS-derived deadlines */
@@ -93,8 +98,14 @@ int df_decoder_send_packet(DfDecoder *dec, const AVPacket *pkt);
 
 /* Take the next frame in presentation order into `frame` (unref'd first).
  * Waits while decode work that may yield a frame is in flight.  Returns 0,
- * AVERROR(EAGAIN) when more input is needed, AVERROR_EOF when drained. */
+ * AVERROR(EAGAIN) when more input is needed, AVERROR_EOF when drained.
+ * Frames carry libavcodec's pts, pkt_dts, pkt_duration, best_effort_timestamp
+ * and decode_error_flags; reordered_opaque is the sending AVPacket's opaque. */
 int df_decoder_receive_frame(DfDecoder *dec, AVFrame *frame);
+
+/* Like df_decoder_receive_frame() but never waits: AVERROR(EAGAIN) when the
+ * oldest frame in flight is not ready yet. */
+int df_decoder_try_receive_frame(DfDecoder *dec, AVFrame *frame);
 
 /* Drop every queued packet and pending frame, and reset the codec (seek). */
 void df_decoder_flush(DfDecoder *dec);
@@ -109,8 +120,24 @@ int df_decoder_output_format(const DfDecoder *dec, int *width, int *height);
 int df_decoder_latency_frames(const DfDecoder *dec);
 
 /* Cancel the pending output of frames whose deadline is before `ns`
- * (QoS): their F/R/O nodes are skipped; receive_frame never returns them. */
+ * (QoS): their F/R/O nodes are skipped; receive_frame never returns them.
+ * `ns` is on the caller's clock (config clock_ns), compared with PTS +
+ * deadline_offset_ns.  A D(k) not yet started still decodes (the codec's
+ * state must advance) but skips non-reference pictures.  Returns the number
+ * of frames (packets still undecoded count as one) cancelled. */
 int df_decoder_drop_late(DfDecoder *dec, int64_t ns);
+
+/* One decode error: a packet libavcodec rejected or a frame it flagged. */
+typedef struct DfDecodeError {
+    int64_t pts;    /* pts of the packet or frame (AV_NOPTS_VALUE if none) */
+    int code;       /* AVERROR code, or AVERROR_INVALIDDATA for flagged frames */
+    char msg[160];
+} DfDecodeError;
+
+/* Take the oldest decode error not yet taken (errors are queued in decode
+ * order as their frames are received; at most 64 are kept).  Returns 0, or
+ * AVERROR(EAGAIN) when there is none. */
+int df_decoder_next_error(DfDecoder *dec, DfDecodeError *out);
 
 typedef struct DfDecoderStats {
     uint64_t packets;          /* packets sent */
@@ -118,11 +145,18 @@ typedef struct DfDecoderStats {
     uint64_t frames_dropped;   /* cancelled by drop_late */
     uint64_t decode_errors;    /* packets or frames libavcodec reported corrupt */
     uint64_t decode_calls;     /* D tasks run */
+    uint64_t frames_decoded;   /* pictures libavcodec returned */
+    uint64_t frames_with_jobs; /* of those, pictures decoded by two or more S jobs */
     uint64_t slice_calls;      /* execute/execute2 calls captured */
     uint64_t slice_jobs;       /* jobs of those calls, run as S nodes */
+    uint64_t filter_calls;     /* libavfilter execute calls captured */
     uint64_t filter_jobs;      /* libavfilter jobs run as F nodes */
     uint64_t bands;            /* R nodes run */
     uint64_t jobs_per_worker[64]; /* S jobs by worker (first 64 workers) */
+    uint64_t filter_jobs_per_worker[64]; /* F band jobs by worker */
+    uint64_t pool_allocs;      /* picture buffers allocated by the framework's pools */
+    uint64_t pool_reuses;      /* picture buffers taken from a pool's free list */
+    int64_t pool_outstanding;  /* picture buffers currently referenced */
     double latency_p50_ms;     /* packet in -> frame ready */
     double latency_p99_ms;
     double latency_max_ms;
