@@ -121,7 +121,9 @@ static void decode(DfDecoder *dec, DfSlot *s, bool skip_nonref)
     if (skip_nonref)
         avctx->skip_frame = AVDISCARD_NONREF;
     avctx->reordered_opaque = s->pkt ? (int64_t)(intptr_t)s->pkt->opaque : 0;
+    const uint64_t pictures = dec->pics.allocated;
     int ret = avcodec_send_packet(avctx, s->pkt);
+    const int sent = ret;
     if (ret < 0 && ret != AVERROR_EOF) {
         av_strerror(ret, e, sizeof(e));
         const int64_t pts = s->pkt ? s->pkt->pts : AV_NOPTS_VALUE;
@@ -166,6 +168,16 @@ static void decode(DfDecoder *dec, DfSlot *s, bool skip_nonref)
             df_slot_error(s, AV_NOPTS_VALUE, AVERROR(ENOMEM), "out of memory");
         }
     }
+    /* libavcodec's MPEG-1/2 decoder drops a picture whose headers are
+     * broken without a word; every packet from a parser holds a picture,
+     * so a packet that allocated none lost one. */
+    if (sent >= 0 && s->pkt && s->pkt->size > 0 && !skip_nonref &&
+        dec->plan.mode != DF_THREADING_FRAME && pictures == dec->pics.allocated &&
+        (dec->par->codec_id == AV_CODEC_ID_MPEG2VIDEO ||
+         dec->par->codec_id == AV_CODEC_ID_MPEG1VIDEO))
+        df_slot_error(s, s->pkt->pts, AVERROR_INVALIDDATA,
+                      "packet pts %" PRId64 ": no picture decoded (corrupt or truncated)",
+                      s->pkt->pts);
     if (skip_nonref)
         avctx->skip_frame = AVDISCARD_DEFAULT;
     if (!s->pkt)

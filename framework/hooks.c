@@ -139,6 +139,7 @@ void df_hooks_new_picture(DfDecoder *dec, const AVFrame *frame)
     t->rec[slot].map.n = 0;
     t->rec[slot].map.whole = df_sched_current_worker(dec->sched);
     t->cur = slot;
+    t->allocated++;
 }
 
 void df_hooks_lookup(DfDecoder *dec, const AVFrame *frame, DfRowMap *out)

@@ -64,6 +64,7 @@ typedef struct DfPicTable {
     DfPicRecord rec[DF_PIC_RECORDS];
     int next;           /* round-robin replacement */
     int cur;            /* record of the picture being decoded, or -1 */
+    uint64_t allocated; /* pictures allocated (D chain) */
 } DfPicTable;
 
 /* Install the execute/execute2 overrides (after avcodec_open2). */

@@ -150,7 +150,15 @@ static bool calibrate(DfConv *c, int m, const AVFrame *src, const AVFrame *ref, 
         int y0, y1;
         df_band_rows(c->h, c->n_bands, b, c->align, &y0, &y1);
         c->ctx[b] = conv_context(c, m == CONV_DST_SLICE ? c->h : (y1 > y0 ? y1 - y0 : 1));
-        if (!c->ctx[b] || conv_band(c, m, c->ctx[b], src, tmp, y0, y1) < 0)
+        if (!c->ctx[b])
+            goto fail;
+        if (m == CONV_DST_SLICE) {
+            /* Even the last slice must be aligned (libswscale 6.7). */
+            const int a = (int)sws_receive_slice_alignment(c->ctx[b]);
+            if (a > 0 && (y0 % a || (y1 - y0) % a))
+                goto fail;
+        }
+        if (conv_band(c, m, c->ctx[b], src, tmp, y0, y1) < 0)
             goto fail;
     }
     if (frames_equal(ref, tmp))

@@ -91,13 +91,23 @@ void t_frame_md5(const AVFrame *f, uint8_t md5[16])
     av_free(m);
 }
 
-int t_sums_add(TSums *s, const AVFrame *f)
+static TSum *sums_next(TSums *s)
 {
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 32;
         s->v = realloc(s->v, sizeof(TSum) * (size_t)s->cap);
     }
-    TSum *x = &s->v[s->n++];
+    return &s->v[s->n++];
+}
+
+void t_sums_push(TSums *s, const TSum *x)
+{
+    *sums_next(s) = *x;
+}
+
+int t_sums_add(TSums *s, const AVFrame *f)
+{
+    TSum *x = sums_next(s);
     x->pts = f->pts;
     x->format = f->format;
     x->width = f->width;
@@ -247,6 +257,32 @@ int t_ref_decode(const TClip *clip, const char *filter, enum AVPixelFormat out_f
         }
     }
     avfilter_graph_free(&r.g);
+    av_frame_free(&f);
+    avcodec_free_context(&c);
+    return 0;
+}
+
+int t_lavc_decode(const TClip *clip, int thread_type, int thread_count, TSums *out)
+{
+    const AVCodec *codec = avcodec_find_decoder(clip->par->codec_id);
+    AVCodecContext *c = avcodec_alloc_context3(codec);
+    avcodec_parameters_to_context(c, clip->par);
+    c->pkt_timebase = clip->tb;
+    c->thread_count = thread_count;
+    c->thread_type = thread_type;
+    int ret = avcodec_open2(c, codec, NULL);
+    if (ret < 0) {
+        avcodec_free_context(&c);
+        return ret;
+    }
+    AVFrame *f = av_frame_alloc();
+    for (int i = 0; i <= clip->n_pkts; i++) {
+        avcodec_send_packet(c, i < clip->n_pkts ? clip->pkts[i] : NULL);
+        while (avcodec_receive_frame(c, f) >= 0) {
+            t_sums_add(out, f);
+            av_frame_unref(f);
+        }
+    }
     av_frame_free(&f);
     avcodec_free_context(&c);
     return 0;

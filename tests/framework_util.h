@@ -37,6 +37,7 @@ void t_clip_free(TClip *clip);
 
 void t_frame_md5(const AVFrame *f, uint8_t md5[16]);
 int t_sums_add(TSums *s, const AVFrame *f);
+void t_sums_push(TSums *s, const TSum *x);
 void t_sums_free(TSums *s);
 /* 0 when equal; otherwise fills `msg` with the first difference. */
 int t_sums_compare(const TSums *ref, const TSums *got, char *msg, size_t len);
@@ -45,6 +46,8 @@ int t_sums_compare(const TSums *ref, const TSums *got, char *msg, size_t len);
  * libavfilter single-threaded, then conversion to `out_format` (or NONE)
  * with one whole-frame swscale call. */
 int t_ref_decode(const TClip *clip, const char *filter, enum AVPixelFormat out_format, TSums *out);
+/* Plain libavcodec with its own threads (FF_THREAD_SLICE or FF_THREAD_FRAME). */
+int t_lavc_decode(const TClip *clip, int thread_type, int thread_count, TSums *out);
 
 /* Decode the clip through dfmedia (keeping max_in_flight packets queued).
  * `cfg` may be NULL. */
