@@ -13,6 +13,16 @@ static DfDecoder *new_dec(DfSched *s, const TClip *c, const DfDecoderConfig *cfg
 {
     DfDecoder *dec = NULL;
     DfError err = {0};
+    DfDecoderConfig tsan;
+    if (t_under_tsan()) {
+        /* As in t_df_decode(): no uninstrumented frame threads under TSan. */
+        if (cfg)
+            tsan = *cfg;
+        else
+            df_decoder_config_init(&tsan);
+        tsan.threading = DF_THREADING_SLICE;
+        cfg = &tsan;
+    }
     if (df_decoder_new(s, c->par, c->tb, cfg, &dec, &err) < 0)
         df_test_fail(__FILE__, __LINE__, false, "%s: %s", c->name, err.msg);
     return dec;

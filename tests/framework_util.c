@@ -290,9 +290,44 @@ int t_lavc_decode(const TClip *clip, int thread_type, int thread_count, TSums *o
 
 /* ------------------------------------------------------- through dfmedia */
 
-int t_df_decode(DfSched *s, const TClip *clip, const DfDecoderConfig *cfg, TSums *out,
+#ifdef __SANITIZE_THREAD__
+/* libavutil is not instrumented and counts AVBuffer references with atomics
+ * ThreadSanitizer cannot see: when the last reference is dropped on another
+ * thread (libavcodec keeps refs to SEI side data it also attached to our
+ * frames), the free looks like a race with every earlier access.  Only
+ * that free is suppressed; use-after-free is ASan's to find. */
+const char *__tsan_default_suppressions(void);
+const char *__tsan_default_suppressions(void)
+{
+    return "race:av_buffer_unref\n";
+}
+#endif
+
+bool t_under_tsan(void)
+{
+#ifdef __SANITIZE_THREAD__
+    return true;
+#else
+    return false;
+#endif
+}
+
+int t_df_decode(DfSched *s, const TClip *clip, const DfDecoderConfig *cfg_in, TSums *out,
                 DfDecoderStats *stats, char *threading, size_t threading_len)
 {
+    DfDecoderConfig cfg_tsan;
+    const DfDecoderConfig *cfg = cfg_in;
+    if (t_under_tsan() && (!cfg || cfg->threading != DF_THREADING_NONE)) {
+        /* libavcodec's frame threads are uninstrumented and synchronise with
+         * atomics ThreadSanitizer cannot see: their reports would be noise.
+         * In slice mode every libavcodec call runs inside our tasks. */
+        if (cfg)
+            cfg_tsan = *cfg;
+        else
+            df_decoder_config_init(&cfg_tsan);
+        cfg_tsan.threading = DF_THREADING_SLICE;
+        cfg = &cfg_tsan;
+    }
     DfDecoder *dec = NULL;
     DfError err = {0};
     int ret = df_decoder_new(s, clip->par, clip->tb, cfg, &dec, &err);
