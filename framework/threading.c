@@ -275,8 +275,8 @@ static void plan_frame(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCod
     pl->thread_count = n;
     pl->thread_type = FF_THREAD_FRAME;
     snprintf(pl->reason, sizeof(pl->reason),
-             "%s; libavcodec frame threading with %d threads (%d frames more delay)", why, n,
-             n - 1);
+             "%s; libavcodec frame threading with %d threads (%d frame%s more delay)", why, n,
+             n - 1, n == 2 ? "" : "s");
 }
 
 static void plan_slice(DfThreadPlan *pl, const DfDecoderConfig *cfg, const char *why)
