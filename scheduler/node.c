@@ -169,7 +169,7 @@ void df_node_submit(DfNode *node)
 {
     node->flags |= DF_NF_SUBMITTED;
     if (atomic_fetch_sub_explicit(&node->pending, 1, memory_order_acq_rel) == 1)
-        df_make_ready(node->sched, df_current_worker(node->sched), node);
+        df_make_ready_running(node->sched, df_current_worker(node->sched), node);
 }
 
 void df_node_discard(DfNode *node)
@@ -186,7 +186,7 @@ void df_node_hold(DfNode *node)
 void df_node_unhold(DfNode *node)
 {
     if (atomic_fetch_sub_explicit(&node->pending, 1, memory_order_acq_rel) == 1)
-        df_make_ready(node->sched, df_current_worker(node->sched), node);
+        df_make_ready_running(node->sched, df_current_worker(node->sched), node);
 }
 
 void df_node_unref(DfNode *n, const DfCache *self)
@@ -238,7 +238,7 @@ void df_spawn(DfSched *s, DfTaskFn fn, void *arg, DfGroup *group)
         return;
     }
     n->flags |= DF_NF_SUBMITTED;
-    df_make_ready(s, df_current_worker(s), n);
+    df_make_ready_running(s, df_current_worker(s), n);
 }
 
 static void sort_ready(DfNode **v, int n)
