@@ -21,7 +21,6 @@ void df_decoder_config_init(DfDecoderConfig *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     cfg->threading = DF_THREADING_AUTO;
-    cfg->thread_count = 16;
     cfg->out_format = AV_PIX_FMT_NONE;
     cfg->max_in_flight = 2;
     cfg->log_level = AV_LOG_WARNING;
@@ -344,8 +343,6 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     dec->cfg = *cfg;
     if (dec->cfg.max_in_flight == 0)
         dec->cfg.max_in_flight = 2;
-    if (dec->cfg.thread_count == 0)
-        dec->cfg.thread_count = 16;
     dec->cfg.filter = NULL;
     dec->codec = codec;
     dec->tb = time_base.num > 0 && time_base.den > 0 ? time_base : AV_TIME_BASE_Q;

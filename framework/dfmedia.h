@@ -61,7 +61,11 @@ typedef struct DfFrameAllocator {
 
 typedef struct DfDecoderConfig {
     DfThreading threading;      /* default AUTO */
-    int thread_count;           /* libavcodec thread_count = slice batch size (default 16) */
+    /* libavcodec thread_count in slice mode: H.264 slices per execute call,
+     * MPEG-2 row bands per picture, HEVC WPP rows in progress at once.
+     * 0 (default): 16, 2 x workers and max(2, workers) respectively —
+     * WPP rows beyond the workers only block inside libavcodec. */
+    int thread_count;
     int frame_threads;          /* threads for the frame-threading fallback (0 = workers) */
     const char *filter;         /* libavfilter graph description, or NULL */
     enum AVPixelFormat out_format; /* AV_PIX_FMT_NONE: the decoder's (or filter's) format */

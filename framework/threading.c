@@ -279,12 +279,26 @@ static void plan_frame(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCod
              n - 1, n == 2 ? "" : "s");
 }
 
-static void plan_slice(DfThreadPlan *pl, const DfDecoderConfig *cfg, const char *why)
+/* Measured on 2 cores (DESIGN §5 and the framework report): one execute
+ * call per H.264 picture needs thread_count >= slices; MPEG-2 bands
+ * finer than ~2 per worker cost more in dispatch than they balance; a WPP
+ * row started beyond the workers' count just blocks in pthread_cond_wait. */
+static int auto_thread_count(enum AVCodecID id, int n_workers)
+{
+    if (id == AV_CODEC_ID_HEVC)
+        return n_workers > 2 ? n_workers : 2;
+    if (id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO)
+        return 2 * n_workers > 2 ? 2 * n_workers : 2;
+    return 16;
+}
+
+static void plan_slice(DfThreadPlan *pl, const DfDecoderConfig *cfg, enum AVCodecID id,
+                       int n_workers, const char *why)
 {
     pl->mode = DF_THREADING_SLICE;
-    pl->thread_count = cfg->thread_count > 1 ? cfg->thread_count : 16;
+    pl->thread_count = cfg->thread_count > 1 ? cfg->thread_count : auto_thread_count(id, n_workers);
     pl->thread_type = FF_THREAD_SLICE;
-    snprintf(pl->reason, sizeof(pl->reason), "%s; slice jobs run as tasks (batch %d)", why,
+    snprintf(pl->reason, sizeof(pl->reason), "%s; slice jobs run as tasks (thread_count %d)", why,
              pl->thread_count);
 }
 
@@ -312,7 +326,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
                      codec->name);
             return;
         }
-        plan_slice(pl, cfg, "requested");
+        plan_slice(pl, cfg, par->codec_id, n_workers, "requested");
         return;
     case DF_THREADING_AUTO:
     default:
@@ -322,7 +336,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
     switch (par->codec_id) {
     case AV_CODEC_ID_H264:
         if (probe->multi_slice) {
-            plan_slice(pl, cfg, "H.264 with several slices per picture");
+            plan_slice(pl, cfg, par->codec_id, n_workers, "H.264 with several slices per picture");
             return;
         }
         snprintf(why, sizeof(why), "%s", probe->vcl_seen ? "single-slice H.264 gives no slice jobs"
@@ -331,7 +345,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
         return;
     case AV_CODEC_ID_HEVC:
         if (probe->wpp && !probe->tiles) {
-            plan_slice(pl, cfg, "HEVC with WPP (one job per CTU row)");
+            plan_slice(pl, cfg, par->codec_id, n_workers, "HEVC with WPP (one job per CTU row)");
             return;
         }
         snprintf(why, sizeof(why), "%s",
@@ -342,14 +356,14 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
         return;
     case AV_CODEC_ID_MPEG1VIDEO:
     case AV_CODEC_ID_MPEG2VIDEO:
-        plan_slice(pl, cfg, "MPEG-1/2 row bands");
+        plan_slice(pl, cfg, par->codec_id, n_workers, "MPEG-1/2 row bands");
         return;
     default:
         if (codec->capabilities & AV_CODEC_CAP_FRAME_THREADS) {
             snprintf(why, sizeof(why), "%s: slice structure not inspected", codec->name);
             plan_frame(pl, cfg, codec, n_workers, why);
         } else if (slices) {
-            plan_slice(pl, cfg, codec->name);
+            plan_slice(pl, cfg, par->codec_id, n_workers, codec->name);
         } else {
             pl->mode = DF_THREADING_NONE;
             pl->thread_count = 1;
