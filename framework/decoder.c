@@ -365,7 +365,9 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
         goto fail;
     if (dec->filter_desc) {
         const bool known = par->width > 0 && par->height > 0 && par->format >= 0;
-        int jobs = 2 * dec->n_workers < 2 ? 2 : 2 * dec->n_workers;
+        /* Filter jobs cut the frame like the R bands. */
+        int jobs = dec->cfg.band_rows > 0 ? auto_bands(dec)
+                                          : (2 * dec->n_workers < 2 ? 2 : 2 * dec->n_workers);
         ret = df_filter_new(dec, dec->filter_desc, known ? par->width : 64,
                             known ? par->height : 64, known ? par->format : AV_PIX_FMT_YUV420P,
                             par->sample_aspect_ratio, dec->tb, jobs, &dec->filter, err);

@@ -536,3 +536,79 @@ DF_TEST(FrameworkFlow, LifetimeAndFreeInFlight)
     t_clip_free(&c);
     df_sched_unref(s);
 }
+
+typedef struct Sink {
+    int calls;
+} Sink;
+
+static int plain_output(void *opaque, AVFrame *dst)
+{
+    ((Sink *)opaque)->calls++;
+    return av_frame_get_buffer(dst, 0);
+}
+
+/* R(k,b) reads the rows of band b from the workers whose S jobs decoded
+ * them: the trace shows, per R node, inputs from module S (or F.band after
+ * a filter) whose bytes add up to the band's rows and whose workers are
+ * workers that ran S jobs. */
+DF_TEST(FrameworkFlow, BandInputsAreSliceRows)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    const int mod_s = df_sched_module_id(s, "S"), mod_r = df_sched_module_id(s, "R");
+    const int mod_fb = df_sched_module_id(s, "F.band");
+    const char *filters[] = {NULL, "unsharp"};
+    for (int k = 0; k < 2; k++) {
+        TClip c;
+        DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
+        Sink sink = {0};
+        DfDecoderConfig cfg;
+        df_decoder_config_init(&cfg);
+        cfg.alloc.get_output = plain_output;
+        cfg.alloc.opaque = &sink;
+        cfg.filter = filters[k];
+        TSums got = {0};
+        DfDecoderStats st;
+        df_sched_trace_start(s, 1 << 16);
+        DF_ASSERT(t_df_decode(s, &c, &cfg, &got, &st, NULL, 0) == 0);
+        df_sched_trace_stop(s);
+        DfTrace tr;
+        DF_ASSERT(df_sched_trace_collect(s, &tr) == 0);
+        const uint64_t frame_bytes = 640 * 360 * 3 / 2;
+        int r_nodes = 0, r_with_rows = 0, bad_worker = 0;
+        uint64_t row_bytes = 0;
+        for (size_t e = 0; e < tr.n_events; e++) {
+            const DfTraceEvent *ev = &tr.events[e];
+            if (ev->module != mod_r || (ev->flags & DF_TRACE_SKIPPED))
+                continue;
+            r_nodes++;
+            uint64_t bytes = 0;
+            for (uint32_t i = 0; i < ev->n_inputs; i++) {
+                const DfTraceInput *in = &tr.inputs[ev->first_input + i];
+                if (in->module != (k ? mod_fb : mod_s))
+                    continue;
+                bytes += in->bytes;
+                if (in->worker < 0 || in->worker > 1 || (!k && !st.jobs_per_worker[in->worker]))
+                    bad_worker++;
+            }
+            row_bytes += bytes;
+            r_with_rows += bytes > 0;
+        }
+        /* Linesizes are padded, so the bytes are at least the visible ones. */
+        /* R nodes of packets that gave no picture (reorder delay) read nothing. */
+        DF_EXPECT_MSG(r_nodes > 0 && (uint64_t)r_with_rows == st.bands,
+                      "%s: %d of %d R nodes read rows, %llu bands did work",
+                      filters[k] ? filters[k] : "no filter", r_with_rows, r_nodes,
+                      (unsigned long long)st.bands);
+        DF_EXPECT_MSG(row_bytes >= frame_bytes * (uint64_t)got.n &&
+                          row_bytes < 2 * frame_bytes * (uint64_t)got.n,
+                      "%s: %llu row bytes for %d frames", filters[k] ? filters[k] : "no filter",
+                      (unsigned long long)row_bytes, got.n);
+        DF_EXPECT_EQ_INT(bad_worker, 0);
+        DF_EXPECT_EQ_INT(sink.calls, got.n);
+        df_trace_free(&tr);
+        t_sums_free(&got);
+        t_clip_free(&c);
+    }
+    df_sched_unref(s);
+}
