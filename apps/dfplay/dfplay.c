@@ -99,6 +99,12 @@ static int parse_options(int argc, char **argv, Options *o)
         g_error_free(error);
         return -1;
     }
+    if (!o->policy)
+        o->policy = g_strdup("cost-local");
+    if (!o->threading)
+        o->threading = g_strdup("auto");
+    if (!o->vo)
+        o->vo = g_strdup("null");
     if (!o->inputs || !o->inputs[0] || o->inputs[1]) {
         fail("give exactly one input file (see --help)");
         return -1;
@@ -313,8 +319,8 @@ static int play(Player *p)
 
 int main(int argc, char **argv)
 {
-    Options o = {.policy = g_strdup("cost-local"), .threading = g_strdup("auto"),
-                 .vo = g_strdup("null"), .poll_us = 50};
+    /* GOption replaces a string without freeing it: defaults come after. */
+    Options o = {.poll_us = 50};
     Player p = {.opt = &o, .stream = -1, .first_pts = AV_NOPTS_VALUE, .next_dts = AV_NOPTS_VALUE};
     int status = 2;
     char e[AV_ERROR_MAX_STRING_SIZE];
