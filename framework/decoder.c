@@ -109,11 +109,22 @@ void df_slot_error(DfSlot *s, int64_t pts, int code, const char *fmt, ...)
 
 /* --------------------------------------------------------------- D(k) */
 
+static int open_codec(DfDecoder *dec, DfError *err);
+
 static void decode(DfDecoder *dec, DfSlot *s, bool skip_nonref)
 {
-    AVCodecContext *avctx = dec->avctx;
     DfFrameList *dst = dec->filter ? &s->decoded : &s->out;
     char e[AV_ERROR_MAX_STRING_SIZE];
+    if (!dec->avctx) {
+        /* `auto` probed the stream in send_packet; opening is libavcodec
+         * work, so it happens here, on the D chain, not on the caller. */
+        DfError err = {0};
+        if (open_codec(dec, &err) < 0) {
+            df_slot_error(s, s->pkt ? s->pkt->pts : AV_NOPTS_VALUE, err.code, "%s", err.msg);
+            return;
+        }
+    }
+    AVCodecContext *avctx = dec->avctx;
 
     dec->cur_slot = s;
     DF_CTR_ADD(dec, decode_calls, 1);
@@ -255,7 +266,7 @@ static int open_codec(DfDecoder *dec, DfError *err)
                  "; libavcodec did not enable frame threading: single-threaded decode");
     }
     dec->pics.cur = -1;
-    dec->decided = true;
+    atomic_store_explicit(&dec->opened, true, memory_order_release);
     df_log(dec, AV_LOG_VERBOSE, "%s: threading %s: %s\n", dec->codec->name,
            df_threading_name(dec->plan.mode), dec->plan.reason);
     return 0;
@@ -346,6 +357,7 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     dec->cfg.filter = NULL;
     dec->codec = codec;
     dec->tb = time_base.num > 0 && time_base.den > 0 ? time_base : AV_TIME_BASE_Q;
+    atomic_init(&dec->opened, false);
     atomic_init(&dec->out_format, -1);
     atomic_init(&dec->out_width, -1);
     atomic_init(&dec->out_height, -1);
@@ -374,10 +386,12 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
         if (ret < 0)
             goto fail;
     }
-    if (dec->cfg.threading == DF_THREADING_AUTO && !df_threading_probe_init(&dec->probe, par))
+    if (dec->cfg.threading == DF_THREADING_AUTO && !df_threading_probe_init(&dec->probe, par)) {
         ret = check_codec(dec, err);
-    else
+    } else {
+        dec->decided = true;
         ret = open_codec(dec, err);
+    }
     if (ret < 0)
         goto fail;
     *out = dec;
@@ -522,14 +536,12 @@ static int take(DfDecoder *dec, AVFrame *frame, bool wait)
 
 /* --------------------------------------------------------------- API */
 
+/* The stream's structure is known: the held packets go into slots; the
+ * first D task opens the codec with the plan. */
 static int decide(DfDecoder *dec, bool drain)
 {
-    DfError err = {0};
-    int ret = open_codec(dec, &err);
-    if (ret < 0) {
-        df_log(dec, AV_LOG_ERROR, "%s\n", err.msg);
-        return ret;
-    }
+    int ret = 0;
+    dec->decided = true;
     for (int i = 0; i < dec->n_probe; i++) {
         if (ret >= 0)
             ret = enqueue(dec, dec->probe_pkts[i]);
@@ -661,7 +673,7 @@ void df_decoder_free(DfDecoder **pdec)
 
 const char *df_decoder_threading(const DfDecoder *dec, const char **reason)
 {
-    if (!dec->decided) {
+    if (!atomic_load_explicit(&((DfDecoder *)dec)->opened, memory_order_acquire)) {
         if (reason)
             *reason = "auto: deciding at the first picture";
         return "auto";
@@ -687,7 +699,8 @@ int df_decoder_latency_frames(const DfDecoder *dec)
     DfDecoder *d = (DfDecoder *)dec;
     int n = atomic_load_explicit(&d->has_b_frames, memory_order_relaxed);
     n += dec->cfg.max_in_flight - 1;
-    if (dec->decided && dec->plan.mode == DF_THREADING_FRAME)
+    if (atomic_load_explicit(&d->opened, memory_order_acquire) &&
+        dec->plan.mode == DF_THREADING_FRAME)
         n += dec->plan.thread_count - 1;
     return n;
 }

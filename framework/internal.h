@@ -239,8 +239,9 @@ struct DfDecoder {
     AVRational tb;
     const AVCodec *codec;
     AVCodecContext *avctx;     /* NULL until the threading plan is known */
-    DfThreadPlan plan;
-    bool decided;
+    DfThreadPlan plan;         /* written by whoever opens the codec, before `opened` */
+    atomic_bool opened;        /* avctx open and plan final (release/acquire) */
+    bool decided;              /* caller thread: the stream was probed, slots flow */
     DfProbe probe;
     AVPacket **probe_pkts;     /* held while `auto` probes the stream */
     int n_probe, cap_probe;
