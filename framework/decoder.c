@@ -168,9 +168,8 @@ static void decode(DfDecoder *dec, DfSlot *s, bool skip_nonref)
         df_hooks_lookup(dec, f, &map);
         if (map.n >= 2)
             DF_CTR_ADD(dec, frames_with_jobs, 1);
-        int64_t pts_ns = df_ts_to_ns(dec, f->best_effort_timestamp != AV_NOPTS_VALUE
-                                              ? f->best_effort_timestamp
-                                              : f->pts);
+        int64_t pts_ns = df_ts_to_ns(
+            dec, f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts);
         int64_t unknown = INT64_MIN;
         atomic_compare_exchange_strong(&s->out_pts_ns, &unknown, pts_ns);
         if (df_frame_list_add(dst, f, &map) < 0) {

@@ -30,11 +30,11 @@ struct DfFilter {
     int n_jobs;
     bool eof_sent;
     /* F chain state during a push */
-    const DfRowMap *in_map;  /* rows of the frame being pushed */
+    const DfRowMap *in_map; /* rows of the frame being pushed */
     uint64_t in_row_bytes;
     int64_t deadline;
     bool ran_jobs;
-    DfRowMap last;           /* workers of the last execute call */
+    DfRowMap last; /* workers of the last execute call */
 };
 
 typedef struct FilterCall {
@@ -157,7 +157,8 @@ static int build(DfFilter *f, DfError *err)
 
     snprintf(args, sizeof(args), "video_size=%dx%d:pix_fmt=%d:time_base=%d/%d:pixel_aspect=%d/%d",
              f->w, f->h, f->fmt, f->tb.num, f->tb.den, f->sar.num, f->sar.den > 0 ? f->sar.den : 1);
-    ret = avfilter_graph_create_filter(&f->src, avfilter_get_by_name("buffer"), "in", args, NULL, g);
+    ret =
+        avfilter_graph_create_filter(&f->src, avfilter_get_by_name("buffer"), "in", args, NULL, g);
     if (ret < 0)
         goto fail;
     ret = avfilter_graph_create_filter(&f->sink, avfilter_get_by_name("buffersink"), "out", NULL,

@@ -38,31 +38,47 @@ int df_graph_setup(DfDecoder *dec, DfGraph *g, DfError *err)
     DfLink *d_preds = &links[nl];
     links[nl++] = (DfLink){g->idx[DF_MOD_D], DF_LINK_ALL, true};
     mods[g->idx[DF_MOD_D]] = (DfModuleDesc){
-        .name = "D", .fn = df_decode_task, .cancel = df_decode_task_cancel,
-        .preds = d_preds, .n_preds = 1, .width = 1,
+        .name = "D",
+        .fn = df_decode_task,
+        .cancel = df_decode_task_cancel,
+        .preds = d_preds,
+        .n_preds = 1,
+        .width = 1,
     };
     if (filter) {
         DfLink *f_preds = &links[nl];
         links[nl++] = (DfLink){g->idx[DF_MOD_D], DF_LINK_ALL, false};
         links[nl++] = (DfLink){g->idx[DF_MOD_F], DF_LINK_ALL, true};
         mods[g->idx[DF_MOD_F]] = (DfModuleDesc){
-            .name = "F", .fn = df_filter_task, .cancel = df_filter_task_cancel,
-            .preds = f_preds, .n_preds = 2, .width = 1,
+            .name = "F",
+            .fn = df_filter_task,
+            .cancel = df_filter_task_cancel,
+            .preds = f_preds,
+            .n_preds = 2,
+            .width = 1,
         };
     }
     DfLink *r_preds = &links[nl];
     links[nl++] = (DfLink){producer, DF_LINK_ALL, false};
     links[nl++] = (DfLink){g->idx[DF_MOD_R], DF_LINK_SAME_INDEX, true};
     mods[g->idx[DF_MOD_R]] = (DfModuleDesc){
-        .name = "R", .fn = df_output_band, .cancel = df_output_band_cancel,
-        .preds = r_preds, .n_preds = 2, .width = g->n_bands,
+        .name = "R",
+        .fn = df_output_band,
+        .cancel = df_output_band_cancel,
+        .preds = r_preds,
+        .n_preds = 2,
+        .width = g->n_bands,
     };
     DfLink *o_preds = &links[nl];
     links[nl++] = (DfLink){g->idx[DF_MOD_R], DF_LINK_ALL, false};
     links[nl++] = (DfLink){g->idx[DF_MOD_O], DF_LINK_ALL, true};
     mods[g->idx[DF_MOD_O]] = (DfModuleDesc){
-        .name = "O", .fn = df_output_order, .cancel = df_output_order_cancel,
-        .preds = o_preds, .n_preds = 2, .width = 1,
+        .name = "O",
+        .fn = df_output_order,
+        .cancel = df_output_order_cancel,
+        .preds = o_preds,
+        .n_preds = 2,
+        .width = 1,
     };
     int ret = df_graph_compile(dec->sched, mods, n, &g->info, err);
     if (ret < 0)

@@ -21,11 +21,11 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define DF_ROWMAP_MAX 256  /* jobs remembered per picture */
-#define DF_PIC_RECORDS 48  /* pictures remembered (DPB + reorder + frame threads) */
-#define DF_MAX_BANDS 64
-#define DF_ERROR_RING 64
-#define DF_SLOT_ERRORS 4
+#define DF_ROWMAP_MAX   256 /* jobs remembered per picture */
+#define DF_PIC_RECORDS  48  /* pictures remembered (DPB + reorder + frame threads) */
+#define DF_MAX_BANDS    64
+#define DF_ERROR_RING   64
+#define DF_SLOT_ERRORS  4
 #define DF_LATENCY_RING 1024
 
 /* Module rows of the control description (indices into the compiled table
@@ -35,8 +35,8 @@ enum { DF_MOD_D, DF_MOD_F, DF_MOD_R, DF_MOD_O, DF_N_MODS };
 /* Which worker wrote which rows of a picture: job i of n covers rows
  * h*i/n .. h*(i+1)/n (slices of x264, MPEG-2 row bands, WPP CTU rows). */
 typedef struct DfRowMap {
-    int n;                  /* jobs recorded; 0 = unknown */
-    int whole;              /* n == 0: worker that wrote everything, or -1 */
+    int n;     /* jobs recorded; 0 = unknown */
+    int whole; /* n == 0: worker that wrote everything, or -1 */
     int16_t worker[DF_ROWMAP_MAX];
 } DfRowMap;
 
@@ -79,14 +79,14 @@ void df_hooks_lookup(DfDecoder *dec, const AVFrame *frame, DfRowMap *out);
 typedef struct DfProbe {
     int nal_length_size; /* 0: Annex-B */
     int vcl_seen;
-    int multi_slice;     /* H.264: a slice with first_mb_in_slice > 0 */
-    int pps_seen;        /* HEVC */
+    int multi_slice; /* H.264: a slice with first_mb_in_slice > 0 */
+    int pps_seen;    /* HEVC */
     int wpp, tiles;
     int packets;
 } DfProbe;
 
 typedef struct DfThreadPlan {
-    DfThreading mode;    /* SLICE, FRAME or NONE */
+    DfThreading mode; /* SLICE, FRAME or NONE */
     int thread_count;
     int thread_type;
     char reason[192];
@@ -114,8 +114,7 @@ void df_filter_free(DfFilter **f);
  * and collect every frame the graph outputs; runs on F(k).  Each output
  * gets the row map of the filter jobs that produced it. */
 typedef int (*DfFilterSink)(void *opaque, AVFrame *frame, const DfRowMap *map);
-int df_filter_push(DfFilter *f, AVFrame *in, const DfRowMap *map, DfFilterSink sink,
-                   void *opaque);
+int df_filter_push(DfFilter *f, AVFrame *in, const DfRowMap *map, DfFilterSink sink, void *opaque);
 /* Rebuild the graph (flush / seek): drops buffered frames and EOF state. */
 int df_filter_reset(DfFilter *f);
 
@@ -123,11 +122,11 @@ int df_filter_reset(DfFilter *f);
 
 /* A frame on its way through F/R/O. */
 typedef struct DfFrameItem {
-    AVFrame *frame;         /* decoded (or filtered) picture */
-    AVFrame *dst;           /* reconstruction target, or NULL (zero copy) */
-    struct DfConv *conv;    /* conversion state (ref), or NULL for copy */
+    AVFrame *frame;      /* decoded (or filtered) picture */
+    AVFrame *dst;        /* reconstruction target, or NULL (zero copy) */
+    struct DfConv *conv; /* conversion state (ref), or NULL for copy */
     DfRowMap map;
-    int error;              /* item could not be prepared: not output */
+    int error; /* item could not be prepared: not output */
 } DfFrameItem;
 
 typedef struct DfFrameList {
@@ -139,19 +138,19 @@ typedef struct DfSlot {
     struct DfSlot *next;
     DfDecoder *dec;
     uint64_t seq;
-    AVPacket *pkt;          /* NULL: drain */
-    int64_t pkt_pts_ns;     /* stream time of the packet, or INT64_MIN */
+    AVPacket *pkt;              /* NULL: drain */
+    int64_t pkt_pts_ns;         /* stream time of the packet, or INT64_MIN */
     _Atomic int64_t out_pts_ns; /* stream time of its first output, INT64_MIN until known */
-    int64_t deadline;       /* CLOCK_MONOTONIC ns or DF_NO_DEADLINE */
+    int64_t deadline;           /* CLOCK_MONOTONIC ns or DF_NO_DEADLINE */
     int64_t t_send;
     DfGroup *group;
     DfInstance *inst;
-    atomic_bool discard;    /* flush: D must not decode */
-    atomic_bool dropped;    /* QoS: output cancelled */
-    DfFrameList decoded;    /* D -> F */
-    DfFrameList out;        /* F (or D) -> R -> O */
-    int taken;              /* frames handed to the caller */
-    int eof;                /* the drain reached the codec's end */
+    atomic_bool discard; /* flush: D must not decode */
+    atomic_bool dropped; /* QoS: output cancelled */
+    DfFrameList decoded; /* D -> F */
+    DfFrameList out;     /* F (or D) -> R -> O */
+    int taken;           /* frames handed to the caller */
+    int eof;             /* the drain reached the codec's end */
     int n_errors;
     DfDecodeError errors[DF_SLOT_ERRORS];
     int lost_errors;
@@ -166,9 +165,9 @@ void df_slot_error(DfSlot *s, int64_t pts, int code, const char *fmt, ...)
 
 typedef struct DfGraph {
     DfGraphInfo *info;
-    int idx[DF_N_MODS];     /* table index of each module, -1 absent */
-    int n_bands;            /* width of R */
-    int mod_s, mod_fb;      /* module ids of slice jobs and filter band jobs */
+    int idx[DF_N_MODS]; /* table index of each module, -1 absent */
+    int n_bands;        /* width of R */
+    int mod_s, mod_fb;  /* module ids of slice jobs and filter band jobs */
 } DfGraph;
 
 int df_graph_setup(DfDecoder *dec, DfGraph *g, DfError *err);
@@ -199,9 +198,9 @@ void df_conv_unref(DfConv **c);
 /* Producer side: give every item of s->out its destination (get_output,
  * conversion); called before the R bands are submitted. */
 void df_output_prepare(DfDecoder *dec, DfSlot *s);
-void df_output_band(DfTask *t, void *arg);       /* R body */
+void df_output_band(DfTask *t, void *arg); /* R body */
 void df_output_band_cancel(DfTask *t, void *arg);
-void df_output_order(DfTask *t, void *arg);      /* O body */
+void df_output_order(DfTask *t, void *arg); /* O body */
 void df_output_order_cancel(DfTask *t, void *arg);
 /* Free the conversion cache of the decoder. */
 void df_output_free(DfDecoder *dec);
@@ -238,28 +237,28 @@ struct DfDecoder {
     AVCodecParameters *par;
     AVRational tb;
     const AVCodec *codec;
-    AVCodecContext *avctx;     /* NULL until the threading plan is known */
-    DfThreadPlan plan;         /* written by whoever opens the codec, before `opened` */
-    atomic_bool opened;        /* avctx open and plan final (release/acquire) */
-    bool decided;              /* caller thread: the stream was probed, slots flow */
+    AVCodecContext *avctx; /* NULL until the threading plan is known */
+    DfThreadPlan plan;     /* written by whoever opens the codec, before `opened` */
+    atomic_bool opened;    /* avctx open and plan final (release/acquire) */
+    bool decided;          /* caller thread: the stream was probed, slots flow */
     DfProbe probe;
-    AVPacket **probe_pkts;     /* held while `auto` probes the stream */
+    AVPacket **probe_pkts; /* held while `auto` probes the stream */
     int n_probe, cap_probe;
 
     DfGraph graph;
     DfFilter *filter;
     DfPool *pool;
-    DfPicTable pics;           /* D chain */
-    DfSlot *cur_slot;          /* D chain: slot whose D is running */
-    struct DfConv *conv;       /* producer chain: current conversion */
-    uint64_t *worker_bytes;    /* producer chain scratch, n_workers */
-    bool need_bands;           /* R does work: copy or conversion */
+    DfPicTable pics;        /* D chain */
+    DfSlot *cur_slot;       /* D chain: slot whose D is running */
+    struct DfConv *conv;    /* producer chain: current conversion */
+    uint64_t *worker_bytes; /* producer chain scratch, n_workers */
+    bool need_bands;        /* R does work: copy or conversion */
 
     /* caller thread */
     DfSlot *head, *tail;
     int n_slots;
     uint64_t seq;
-    DfInstance *last_inst;     /* prev for the next instance; owned here */
+    DfInstance *last_inst; /* prev for the next instance; owned here */
     bool draining, eof;
     DfDecodeError errors[DF_ERROR_RING];
     int err_head, err_n;

@@ -84,8 +84,8 @@ static struct SwsContext *conv_context(const DfConv *c, int h)
 }
 
 /* Convert band [y0,y1) with method `m` using `s`. */
-static int conv_band(const DfConv *c, int m, struct SwsContext *s, const AVFrame *src,
-                     AVFrame *dst, int y0, int y1)
+static int conv_band(const DfConv *c, int m, struct SwsContext *s, const AVFrame *src, AVFrame *dst,
+                     int y0, int y1)
 {
     if (y1 <= y0)
         return 0;
@@ -101,8 +101,8 @@ static int conv_band(const DfConv *c, int m, struct SwsContext *s, const AVFrame
     uint8_t *sp[4], *dp[4];
     plane_offsets(src, y0, sp);
     plane_offsets(dst, y0, dp);
-    int ret = sws_scale(s, (const uint8_t *const *)sp, src->linesize, 0, y1 - y0, dp,
-                        dst->linesize);
+    int ret =
+        sws_scale(s, (const uint8_t *const *)sp, src->linesize, 0, y1 - y0, dp, dst->linesize);
     return ret < 0 ? ret : 0;
 }
 
@@ -188,7 +188,8 @@ static DfConv *conv_new(DfDecoder *dec, const AVFrame *f, enum AVPixelFormat dst
     c->ctx = calloc((size_t)c->n_bands, sizeof(*c->ctx));
     if (!c->ctx)
         goto fail;
-    const AVPixFmtDescriptor *sd = av_pix_fmt_desc_get(c->src_fmt), *dd = av_pix_fmt_desc_get(dst_fmt);
+    const AVPixFmtDescriptor *sd = av_pix_fmt_desc_get(c->src_fmt),
+                             *dd = av_pix_fmt_desc_get(dst_fmt);
     c->align = 16; /* dither period; also covers chroma subsampling */
     if (sd && (1 << sd->log2_chroma_h) > c->align)
         c->align = 1 << sd->log2_chroma_h;
@@ -238,8 +239,7 @@ static DfConv *conv_get(DfDecoder *dec, const AVFrame *f, enum AVPixelFormat dst
 {
     DfConv *c = dec->conv;
     if (c && c->src_fmt == f->format && c->dst_fmt == dst_fmt && c->w == f->width &&
-        c->h == f->height && c->colorspace == (int)f->colorspace &&
-        c->range == (int)f->color_range)
+        c->h == f->height && c->colorspace == (int)f->colorspace && c->range == (int)f->color_range)
         return conv_ref(c);
     df_conv_unref(&dec->conv);
     dec->conv = conv_new(dec, f, dst_fmt);

@@ -21,9 +21,9 @@
 typedef struct PoolBuf {
     struct PoolBuf *next;
     DfPool *pool;
-    int home;        /* free list it returns to */
+    int home; /* free list it returns to */
     size_t size;
-    uint8_t *raw;    /* av_malloc'd; mem is raw aligned up to POOL_ALIGN */
+    uint8_t *raw; /* av_malloc'd; mem is raw aligned up to POOL_ALIGN */
     uint8_t *mem;
 } PoolBuf;
 
@@ -35,9 +35,9 @@ typedef struct PoolList {
 } PoolList;
 
 struct DfPool {
-    atomic_int refs;          /* decoder + buffers out */
+    atomic_int refs; /* decoder + buffers out */
     DfSched *sched;
-    int n_lists;              /* workers + one for other threads */
+    int n_lists; /* workers + one for other threads */
     int max_free;
     PoolList *lists;
     _Atomic uint64_t allocs, reuses;
@@ -161,8 +161,8 @@ static PoolBuf *pool_take(DfPool *p, int home, size_t size)
 }
 
 /* libavcodec's update_frame_pool() geometry. */
-static int geometry(AVCodecContext *avctx, const AVFrame *frame, int linesize[4],
-                    size_t offset[4], size_t *total)
+static int geometry(AVCodecContext *avctx, const AVFrame *frame, int linesize[4], size_t offset[4],
+                    size_t *total)
 {
     int w = frame->width, h = frame->height;
     int stride_align[AV_NUM_DATA_POINTERS];

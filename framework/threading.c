@@ -303,8 +303,7 @@ static void plan_slice(DfThreadPlan *pl, const DfDecoderConfig *cfg, enum AVCode
 }
 
 void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
-                       const AVCodec *codec, const DfProbe *probe, int n_workers,
-                       DfThreadPlan *pl)
+                       const AVCodec *codec, const DfProbe *probe, int n_workers, DfThreadPlan *pl)
 {
     memset(pl, 0, sizeof(*pl));
     const bool slices = codec->capabilities & AV_CODEC_CAP_SLICE_THREADS;
@@ -339,8 +338,9 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
             plan_slice(pl, cfg, par->codec_id, n_workers, "H.264 with several slices per picture");
             return;
         }
-        snprintf(why, sizeof(why), "%s", probe->vcl_seen ? "single-slice H.264 gives no slice jobs"
-                                                       : "H.264 slice count unknown");
+        snprintf(why, sizeof(why), "%s",
+                 probe->vcl_seen ? "single-slice H.264 gives no slice jobs"
+                                 : "H.264 slice count unknown");
         plan_frame(pl, cfg, codec, n_workers, why);
         return;
     case AV_CODEC_ID_HEVC:
@@ -349,7 +349,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
             return;
         }
         snprintf(why, sizeof(why), "%s",
-                 probe->tiles ? "HEVC with tiles gives no parallel jobs in libavcodec 5.1"
+                 probe->tiles      ? "HEVC with tiles gives no parallel jobs in libavcodec 5.1"
                  : probe->pps_seen ? "HEVC without WPP gives no parallel jobs"
                                    : "HEVC PPS not seen");
         plan_frame(pl, cfg, codec, n_workers, why);

@@ -39,7 +39,7 @@ const char *df_test_media_dir(void)
 
 typedef struct Mode {
     char name[64];
-    int lavc_type;   /* -1: dfmedia */
+    int lavc_type; /* -1: dfmedia */
     int threads;
     const char *policy;
     int in_flight;
@@ -156,8 +156,8 @@ int main(int argc, char **argv)
         for (int inf = 1; inf <= 2; inf++) {
             Mode *m = &modes[n++];
             memset(m, 0, sizeof(*m));
-            snprintf(m->name, sizeof(m->name), "dfmedia %s x%d, %d in flight", policies[p],
-                     workers, inf);
+            snprintf(m->name, sizeof(m->name), "dfmedia %s x%d, %d in flight", policies[p], workers,
+                     inf);
             m->lavc_type = -1;
             m->policy = policies[p];
             m->in_flight = inf;
@@ -165,8 +165,8 @@ int main(int argc, char **argv)
         }
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < n; i++)
-            modes[i].fps[r] = modes[i].lavc_type < 0 ? run_df(&clip, &modes[i])
-                                                     : run_lavc(&clip, &modes[i]);
+            modes[i].fps[r] =
+                modes[i].lavc_type < 0 ? run_df(&clip, &modes[i]) : run_lavc(&clip, &modes[i]);
     printf("%s (%d packets), %d rounds, median fps [min..max]\n", argv[1], clip.n_pkts, rounds);
     for (int i = 0; i < n; i++)
         qsort(modes[i].fps, (size_t)rounds, sizeof(double), cmp);

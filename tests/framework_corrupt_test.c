@@ -9,7 +9,8 @@
 #include <string.h>
 
 enum Damage { TRUNCATE_HALF, TRUNCATE_TINY, BIT_FLIPS, GARBAGE, N_DAMAGE };
-static const char *const damage_names[] = {"truncate-half", "truncate-tiny", "bit-flips", "garbage"};
+static const char *const damage_names[] = {"truncate-half", "truncate-tiny", "bit-flips",
+                                           "garbage"};
 
 static uint64_t rnd(uint64_t *x)
 {
@@ -133,7 +134,8 @@ static int decode_damaged(DfSched *s, const TClip *c, int first, int last, enum 
     for (int i = 0; i <= c->n_pkts; i++) {
         AVPacket *p = NULL;
         if (i < c->n_pkts)
-            p = i >= first && i <= last ? damage(c, c->pkts[i], d, &seed) : av_packet_clone(c->pkts[i]);
+            p = i >= first && i <= last ? damage(c, c->pkts[i], d, &seed)
+                                        : av_packet_clone(c->pkts[i]);
         while ((ret = df_decoder_send_packet(dec, p)) == AVERROR(EAGAIN))
             if (df_decoder_receive_frame(dec, f) == 0)
                 t_sums_add(&r->got, f);
@@ -237,13 +239,16 @@ static void corrupt_clip(DfSched *s, const char *name, uint64_t seed)
                 t_lavc_decode(&dc, 0, 1, &own);
             df_decoder_free(&probe);
             const bool same_as_lavc = tails_equal(&c, &own, &r.got, key, msg2, sizeof(msg2));
-            const bool clean_later = key2 > 0 && tails_equal(&c, &ref, &r.got, key2, msg3, sizeof(msg3));
+            const bool clean_later =
+                key2 > 0 && tails_equal(&c, &ref, &r.got, key2, msg3, sizeof(msg3));
             DF_EXPECT_MSG(same_as_lavc && (key2 < 0 || clean_later),
                           "%s, %s, %s x%d: after the keyframe: %s; vs libavcodec's own %s "
                           "threads: %s; after the next keyframe: %s",
                           name, damage_names[d], df_sched_policy_name(s), df_sched_n_workers(s),
                           msg, thr, same_as_lavc ? "same" : msg2,
-                          key2 < 0 ? "(none)" : clean_later ? "clean" : msg3);
+                          key2 < 0      ? "(none)"
+                          : clean_later ? "clean"
+                                        : msg3);
             t_sums_free(&own);
             for (int i = 0; i < c.n_pkts; i++)
                 av_packet_free(&dc.pkts[i]);
@@ -263,9 +268,10 @@ static void corrupt_clip(DfSched *s, const char *name, uint64_t seed)
 
 DF_TEST(FrameworkCorrupt, DamagedPacketsResumeAtKeyframe)
 {
-    const char *clips[] = {"h264_cabac_slices8.mkv", "h264_cavlc_slices4.mkv", "h264_mbaff.mkv",
-                           "hevc_wpp8.mkv", "hevc_wpp_slices.mkv", "mpeg2_prog.mkv",
-                           "mpeg2_int.mkv", "h264_single.mkv", "h264_cabac_slices8.h264"};
+    const char *clips[] = {
+        "h264_cabac_slices8.mkv", "h264_cavlc_slices4.mkv", "h264_mbaff.mkv",
+        "hevc_wpp8.mkv",          "hevc_wpp_slices.mkv",    "mpeg2_prog.mkv",
+        "mpeg2_int.mkv",          "h264_single.mkv",        "h264_cabac_slices8.h264"};
     const char *const *pol = df_policy_names();
     int k = 0;
     for (int p = 0; pol[p]; p++)

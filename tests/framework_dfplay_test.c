@@ -27,8 +27,8 @@ static bool run(const char *const *argv, Result *r)
     GError *e = NULL;
     gint wait = 0;
     memset(r, 0, sizeof(*r));
-    if (!g_spawn_sync(NULL, (gchar **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &r->out,
-                      &r->err, &wait, &e)) {
+    if (!g_spawn_sync(NULL, (gchar **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &r->out, &r->err,
+                      &wait, &e)) {
         df_test_fail(__FILE__, __LINE__, false, "cannot run %s: %s", argv[0], e->message);
         g_error_free(e);
         return false;
@@ -72,20 +72,27 @@ DF_TEST(FrameworkDfplay, Framemd5EqualsFfmpeg)
 {
     const char *cases[][3] = {
         /* clip, workers, policy */
-        {"h264_cabac_slices8.mkv", "2", "cost-local"}, {"h264_cavlc_slices4.mkv", "1", "fifo"},
-        {"h264_mbaff.mkv", "3", "steal"},              {"h264_422.mkv", "2", "cost"},
-        {"h264_odd.mkv", "4", "cost-local"},           {"h264_single.mkv", "2", "cost-local"},
-        {"hevc_wpp8.mkv", "2", "steal"},               {"hevc_wpp10.mkv", "3", "cost-local"},
-        {"hevc_wpp_slices.mkv", "2", "fifo"},          {"hevc_nowpp.mkv", "1", "cost"},
-        {"mpeg2_prog.mkv", "2", "cost-local"},         {"mpeg2_int.mkv", "4", "steal"},
-        {"h264_cabac_slices8.h264", "2", "cost"},      {"mpeg2_prog.m2v", "2", "cost-local"},
+        {"h264_cabac_slices8.mkv", "2", "cost-local"},
+        {"h264_cavlc_slices4.mkv", "1", "fifo"},
+        {"h264_mbaff.mkv", "3", "steal"},
+        {"h264_422.mkv", "2", "cost"},
+        {"h264_odd.mkv", "4", "cost-local"},
+        {"h264_single.mkv", "2", "cost-local"},
+        {"hevc_wpp8.mkv", "2", "steal"},
+        {"hevc_wpp10.mkv", "3", "cost-local"},
+        {"hevc_wpp_slices.mkv", "2", "fifo"},
+        {"hevc_nowpp.mkv", "1", "cost"},
+        {"mpeg2_prog.mkv", "2", "cost-local"},
+        {"mpeg2_int.mkv", "4", "steal"},
+        {"h264_cabac_slices8.h264", "2", "cost"},
+        {"mpeg2_prog.m2v", "2", "cost-local"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         gchar *path = g_build_filename(df_test_media_dir(), cases[i][0], NULL);
-        const char *ff[] = {"ffmpeg", "-nostdin", "-threads", "1", "-loglevel", "error", "-i",
-                            path, "-f", "framemd5", "-", NULL};
-        const char *dp[] = {dfplay_path(), "--vo", "framemd5", "--workers", cases[i][1],
-                            "--policy", cases[i][2], path, NULL};
+        const char *ff[] = {"ffmpeg", "-nostdin", "-threads", "1",        "-loglevel", "error",
+                            "-i",     path,       "-f",       "framemd5", "-",         NULL};
+        const char *dp[] = {dfplay_path(), "--vo",      "framemd5", "--workers", cases[i][1],
+                            "--policy",    cases[i][2], path,       NULL};
         Result a, b;
         if (run(ff, &a) && run(dp, &b)) {
             char msg[512] = "";
@@ -116,15 +123,16 @@ DF_TEST(FrameworkDfplay, YuvAndFrameLimit)
     close(fd);
     gchar *ref = g_strconcat(tmp, ".ref", NULL);
     /* Binary output goes to files (g_spawn_sync captures strings). */
-    const char *ff[] = {"ffmpeg", "-nostdin", "-y", "-threads", "1", "-loglevel", "error", "-i",
-                        path, "-f", "rawvideo", ref, NULL};
+    const char *ff[] = {"ffmpeg", "-nostdin", "-y", "-threads", "1", "-loglevel", "error",
+                        "-i",     path,       "-f", "rawvideo", ref, NULL};
     const char *dp[] = {dfplay_path(), "--vo", "yuv", "-o", tmp, "-q", path, NULL};
     Result a, b;
     if (run(ff, &a) && run(dp, &b)) {
         DF_EXPECT_MSG(b.status == 0 && b.err[0] == 0, "dfplay: status %d, \"%s\"", b.status, b.err);
         gchar *x = NULL, *y = NULL;
         gsize lx = 0, ly = 0;
-        DF_EXPECT(g_file_get_contents(ref, &x, &lx, NULL) && g_file_get_contents(tmp, &y, &ly, NULL));
+        DF_EXPECT(g_file_get_contents(ref, &x, &lx, NULL) &&
+                  g_file_get_contents(tmp, &y, &ly, NULL));
         DF_EXPECT_MSG(lx == ly && lx > 0 && !memcmp(x, y, lx), "yuv output: %zu bytes, ffmpeg %zu",
                       (size_t)ly, (size_t)lx);
         g_free(x);

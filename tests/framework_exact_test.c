@@ -21,13 +21,15 @@ static void check_clip(DfSched *s, const TClip *clip, const TSums *ref, const Df
     char thr[16] = "";
     char msg[256];
     if (t_df_decode(s, clip, cfg, &got, &st, thr, sizeof(thr)) == 0) {
-        DF_EXPECT_MSG(t_sums_compare(ref, &got, msg, sizeof(msg)) == 0, "%s, %s, %s, %d workers: %s",
-                      clip->name, what, df_sched_policy_name(s), df_sched_n_workers(s), msg);
+        DF_EXPECT_MSG(t_sums_compare(ref, &got, msg, sizeof(msg)) == 0,
+                      "%s, %s, %s, %d workers: %s", clip->name, what, df_sched_policy_name(s),
+                      df_sched_n_workers(s), msg);
         DF_EXPECT_EQ_INT(st.frames_out, ref->n);
         if ((!cfg || cfg->threading == DF_THREADING_AUTO) && !t_under_tsan()) {
-            const char *want = df_sched_n_workers(s) == 1 && !strcmp(expected_threading(clip->name), "frame")
-                                   ? "none"
-                                   : expected_threading(clip->name);
+            const char *want =
+                df_sched_n_workers(s) == 1 && !strcmp(expected_threading(clip->name), "frame")
+                    ? "none"
+                    : expected_threading(clip->name);
             DF_EXPECT_MSG(strcmp(thr, want) == 0, "%s: threading %s, expected %s", clip->name, thr,
                           want);
         }

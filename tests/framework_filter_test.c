@@ -81,7 +81,8 @@ DF_TEST(FrameworkFilter, InvalidDescriptionFailsAtCreation)
     DF_ASSERT(s);
     TClip clip;
     DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
-    const char *bad[] = {"nosuchfilter", "unsharp=lx=99", "scale=w=foo", "split[a][b]", "[in]hflip[x]"};
+    const char *bad[] = {"nosuchfilter", "unsharp=lx=99", "scale=w=foo", "split[a][b]",
+                         "[in]hflip[x]"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         DfDecoderConfig cfg;
         df_decoder_config_init(&cfg);

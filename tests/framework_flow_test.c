@@ -241,8 +241,8 @@ DF_TEST(FrameworkFlow, SliceJobsRunAsTasks)
     } cases[] = {
         {"h264_cabac_slices8.mkv", 8, 8},
         {"h264_cavlc_slices4.mkv", 4, 4},
-        {"hevc_wpp8.mkv", 6, 12},  /* one per CTU row: 360 / 64 .. 360 / 32 */
-        {"mpeg2_prog.mkv", 4, 4},  /* row bands: thread_count = 2 x workers */
+        {"hevc_wpp8.mkv", 6, 12}, /* one per CTU row: 360 / 64 .. 360 / 32 */
+        {"mpeg2_prog.mkv", 4, 4}, /* row bands: thread_count = 2 x workers */
     };
     const int s_module = df_sched_module_id(s, "S");
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
@@ -386,7 +386,8 @@ DF_TEST(FrameworkFlow, DropLate)
         if (pass == 0) {
             for (int spin = 0; spin < 20000; spin++) {
                 df_decoder_stats(dec, &st);
-                if (st.frames_decoded == (uint64_t)ref.n && st.decode_calls == (uint64_t)c.n_pkts + 1)
+                if (st.frames_decoded == (uint64_t)ref.n &&
+                    st.decode_calls == (uint64_t)c.n_pkts + 1)
                     break;
                 av_usleep(500);
             }

@@ -95,7 +95,7 @@ DF_TEST(FrameworkOutput, CopyIntoConsumerLayout)
 
 DF_TEST(FrameworkOutput, ConversionsEqualWholeFrameSwscale)
 {
-    const enum AVPixelFormat fmts[] = {AV_PIX_FMT_NV12, AV_PIX_FMT_RGB24, AV_PIX_FMT_YUYV422,
+    const enum AVPixelFormat fmts[] = {AV_PIX_FMT_NV12, AV_PIX_FMT_RGB24,   AV_PIX_FMT_YUYV422,
                                        AV_PIX_FMT_BGRA, AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV420P};
     for (int w = 1; w <= 4; w += 3) {
         DfSched *s = t_sched(w == 1 ? "steal" : "cost-local", w, 20);

@@ -11,10 +11,21 @@
 #include <string.h>
 
 const char *const t_clips[] = {
-    "h264_cabac_slices8.mkv", "h264_cavlc_slices4.mkv", "h264_mbaff.mkv", "h264_422.mkv",
-    "h264_odd.mkv", "h264_single.mkv", "hevc_wpp8.mkv", "hevc_wpp10.mkv",
-    "hevc_wpp_slices.mkv", "hevc_nowpp.mkv", "mpeg2_prog.mkv", "mpeg2_int.mkv",
-    "h264_cabac_slices8.h264", "mpeg2_prog.m2v", NULL,
+    "h264_cabac_slices8.mkv",
+    "h264_cavlc_slices4.mkv",
+    "h264_mbaff.mkv",
+    "h264_422.mkv",
+    "h264_odd.mkv",
+    "h264_single.mkv",
+    "hevc_wpp8.mkv",
+    "hevc_wpp10.mkv",
+    "hevc_wpp_slices.mkv",
+    "hevc_nowpp.mkv",
+    "mpeg2_prog.mkv",
+    "mpeg2_int.mkv",
+    "h264_cabac_slices8.h264",
+    "mpeg2_prog.m2v",
+    NULL,
 };
 
 DfSched *t_sched(const char *policy, int n, int poll_us)
@@ -130,9 +141,10 @@ int t_sums_compare(const TSums *a, const TSums *b, char *msg, size_t len)
         const TSum *x = &a->v[i], *y = &b->v[i];
         if (x->pts != y->pts || x->format != y->format || x->width != y->width ||
             x->height != y->height || memcmp(x->md5, y->md5, 16)) {
-            snprintf(msg, len, "frame %d differs (pts %lld vs %lld, %dx%d fmt %d vs %dx%d fmt %d%s)",
-                     i, (long long)x->pts, (long long)y->pts, x->width, x->height, x->format,
-                     y->width, y->height, y->format, memcmp(x->md5, y->md5, 16) ? ", md5" : "");
+            snprintf(msg, len,
+                     "frame %d differs (pts %lld vs %lld, %dx%d fmt %d vs %dx%d fmt %d%s)", i,
+                     (long long)x->pts, (long long)y->pts, x->width, x->height, x->format, y->width,
+                     y->height, y->format, memcmp(x->md5, y->md5, 16) ? ", md5" : "");
             return 1;
         }
     }
@@ -193,10 +205,9 @@ static void ref_emit(RefOut *o, AVFrame *f)
     d->width = f->width;
     d->height = f->height;
     av_frame_get_buffer(d, 0);
-    struct SwsContext *s = sws_getContext(f->width, f->height, f->format, f->width, f->height,
-                                          o->out_format,
-                                          SWS_BICUBIC | SWS_ACCURATE_RND | SWS_BITEXACT, NULL,
-                                          NULL, NULL);
+    struct SwsContext *s =
+        sws_getContext(f->width, f->height, f->format, f->width, f->height, o->out_format,
+                       SWS_BICUBIC | SWS_ACCURATE_RND | SWS_BITEXACT, NULL, NULL, NULL);
     int *inv, *tab, sr, dr, b, c, sat;
     sws_getColorspaceDetails(s, &inv, &sr, &tab, &dr, &b, &c, &sat);
     sws_setColorspaceDetails(s, sws_getCoefficients(f->colorspace),
@@ -217,7 +228,8 @@ static void ref_frame(RefFilter *r, const char *desc, AVFrame *f, AVRational tb,
     if (!r->g && ref_filter_init(r, desc, f, tb) < 0)
         return;
     AVFrame *out = av_frame_alloc();
-    if (av_buffersrc_add_frame_flags(r->src, f, AV_BUFFERSRC_FLAG_KEEP_REF | AV_BUFFERSRC_FLAG_PUSH) < 0)
+    if (av_buffersrc_add_frame_flags(r->src, f,
+                                     AV_BUFFERSRC_FLAG_KEEP_REF | AV_BUFFERSRC_FLAG_PUSH) < 0)
         df_test_fail(__FILE__, __LINE__, false, "reference filter rejected a frame");
     while (av_buffersink_get_frame(r->sink, out) >= 0) {
         ref_emit(o, out);

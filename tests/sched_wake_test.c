@@ -58,8 +58,10 @@ DF_TEST(SchedWake, NodeMadeReadyByRunningTaskIsStolen)
             DfNode *l = df_node_new(s, &ld);
             df_node_submit(l);
             df_sched_wait(s, g);
-            DF_EXPECT_MSG(atomic_load(&p.overlapped), "%s, round %d: the unheld node waited "
-                          "for the running task to end", pol[i], round);
+            DF_EXPECT_MSG(atomic_load(&p.overlapped),
+                          "%s, round %d: the unheld node waited "
+                          "for the running task to end",
+                          pol[i], round);
             df_node_release(l);
             df_node_release(p.next);
             df_group_release(g);

@@ -39,8 +39,8 @@ typedef struct Player {
     int64_t t_start;
     int errors_shown;
     uint64_t errors;
-    int64_t next_dts;     /* predicted dts after the last packet (stream time base) */
-    int64_t frame_ticks;  /* one frame in the stream time base */
+    int64_t next_dts;    /* predicted dts after the last packet (stream time base) */
+    int64_t frame_ticks; /* one frame in the stream time base */
     bool draining;
 } Player;
 
@@ -66,7 +66,8 @@ static const char *err_str(int ret, char *buf, size_t len)
 static int parse_options(int argc, char **argv, Options *o)
 {
     GOptionEntry entries[] = {
-        {"workers", 'w', 0, G_OPTION_ARG_INT, &o->workers, "Scheduler workers (0: one per core)", "N"},
+        {"workers", 'w', 0, G_OPTION_ARG_INT, &o->workers, "Scheduler workers (0: one per core)",
+         "N"},
         {"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy,
          "Placement policy: fifo, steal, cost, cost-local (default)", "NAME"},
         {"threading", 't', 0, G_OPTION_ARG_STRING, &o->threading,
@@ -81,8 +82,10 @@ static int parse_options(int argc, char **argv, Options *o)
          "Output file of yuv and framemd5 (- for stdout; framemd5 default)", "FILE"},
         {"poll-us", 0, 0, G_OPTION_ARG_INT, &o->poll_us,
          "Idle spin of workers before they sleep, us (-1: never sleep)", "US"},
-        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose, "Log libav* and dfmedia messages", NULL},
-        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "No summary and no decode error lines", NULL},
+        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose, "Log libav* and dfmedia messages",
+         NULL},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "No summary and no decode error lines",
+         NULL},
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->inputs, NULL, "FILE"},
         {NULL},
     };
@@ -215,8 +218,7 @@ static void pace(Player *p, const AVFrame *f)
  * the last one would have had. */
 static void repair_timestamp(Player *p, AVFrame *f)
 {
-    if (!p->draining || f->best_effort_timestamp != AV_NOPTS_VALUE ||
-        p->next_dts == AV_NOPTS_VALUE)
+    if (!p->draining || f->best_effort_timestamp != AV_NOPTS_VALUE || p->next_dts == AV_NOPTS_VALUE)
         return;
     f->best_effort_timestamp = p->next_dts;
     p->next_dts += p->frame_ticks;
@@ -365,7 +367,8 @@ int main(int argc, char **argv)
     }
     p.vo_open = true;
     p.timed = cls->timed && !o.untimed;
-    p.frame_ticks = vp.frame_rate.num > 0 ? av_rescale_q(1, av_inv_q(vp.frame_rate), st->time_base) : 0;
+    p.frame_ticks =
+        vp.frame_rate.num > 0 ? av_rescale_q(1, av_inv_q(vp.frame_rate), st->time_base) : 0;
     p.next_dts = st->avg_frame_rate.num ? -st->codecpar->video_delay * p.frame_ticks : 0;
 
     const int64_t t0 = av_gettime_relative();

@@ -7,10 +7,10 @@
 #include <stdbool.h>
 
 typedef struct DfVoParams {
-    const AVStream *stream;  /* the decoded stream */
-    AVRational frame_rate;   /* guessed like ffmpeg (av_guess_frame_rate) */
-    int64_t start_time;      /* input start (AV_TIME_BASE), or AV_NOPTS_VALUE */
-    const char *output;      /* -o, or NULL */
+    const AVStream *stream; /* the decoded stream */
+    AVRational frame_rate;  /* guessed like ffmpeg (av_guess_frame_rate) */
+    int64_t start_time;     /* input start (AV_TIME_BASE), or AV_NOPTS_VALUE */
+    const char *output;     /* -o, or NULL */
 } DfVoParams;
 
 typedef struct DfVo DfVo;
@@ -18,18 +18,18 @@ typedef struct DfVo DfVo;
 typedef struct DfVoClass {
     const char *name;
     const char *help;
-    bool timed;              /* paced to the presentation clock (a display) */
-    bool needs_output;       /* requires -o */
+    bool timed;        /* paced to the presentation clock (a display) */
+    bool needs_output; /* requires -o */
     size_t priv_size;
     int (*open)(DfVo *vo, const DfVoParams *p);
     int (*frame)(DfVo *vo, const AVFrame *f);
-    int (*close)(DfVo *vo);  /* flush; an error if the output could not be written */
+    int (*close)(DfVo *vo); /* flush; an error if the output could not be written */
 } DfVoClass;
 
 struct DfVo {
     const DfVoClass *cls;
     void *priv;
-    char err[256];           /* one line when a call fails */
+    char err[256]; /* one line when a call fails */
 };
 
 /* Output class by name, or NULL. */

@@ -17,9 +17,9 @@ typedef struct Md5 {
     AVFormatContext *oc;
     AVStream *st;
     AVRational in_tb, enc_tb;
-    int64_t ts_offset;       /* in in_tb */
+    int64_t ts_offset; /* in in_tb */
     AVRational stream_sar;
-    int64_t sync_opts;       /* next output pts */
+    int64_t sync_opts; /* next output pts */
     bool header;
     const char *output;
     uint8_t *buf;
