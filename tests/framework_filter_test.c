@@ -23,6 +23,7 @@ static const FilterCase cases[] = {
     {"h264_422.mkv", "scale=320:180,unsharp", true},
     {"h264_single.mkv", "hflip", true},
     {"h264_cavlc_slices4.mkv", "format=gray", false},
+    {"h264_sizes.h264", "unsharp", true}, /* the graph is rebuilt at each new size */
 };
 
 static void run_case(DfSched *s, const FilterCase *fc)

@@ -106,6 +106,7 @@ DF_TEST(FrameworkOutput, ConversionsEqualWholeFrameSwscale)
             run(s, "h264_422.mkv", NULL, fmts[f], false, 0);
         }
         run(s, "mpeg2_prog.mkv", "unsharp", AV_PIX_FMT_NV12, true, 0);
+        run(s, "h264_sizes.h264", NULL, AV_PIX_FMT_RGB24, true, 0); /* new conversion per size */
         df_sched_unref(s);
     }
 }

@@ -160,6 +160,7 @@ int t_sums_compare(const TSums *a, const TSums *b, char *msg, size_t len)
 typedef struct RefFilter {
     AVFilterGraph *g;
     AVFilterContext *src, *sink;
+    int w, h, fmt;
 } RefFilter;
 
 static int ref_filter_init(RefFilter *r, const char *desc, const AVFrame *f, AVRational tb)
@@ -219,14 +220,36 @@ static void ref_emit(RefOut *o, AVFrame *f)
     av_frame_free(&d);
 }
 
+static void ref_drain(RefFilter *r, RefOut *o)
+{
+    AVFrame *f = av_frame_alloc();
+    if (av_buffersrc_add_frame_flags(r->src, NULL, 0) < 0)
+        df_test_fail(__FILE__, __LINE__, false, "reference filter rejected EOF");
+    while (av_buffersink_get_frame(r->sink, f) >= 0) {
+        ref_emit(o, f);
+        av_frame_unref(f);
+    }
+    av_frame_free(&f);
+    avfilter_graph_free(&r->g);
+}
+
 static void ref_frame(RefFilter *r, const char *desc, AVFrame *f, AVRational tb, RefOut *o)
 {
     if (!desc) {
         ref_emit(o, f);
         return;
     }
-    if (!r->g && ref_filter_init(r, desc, f, tb) < 0)
-        return;
+    /* Like dfmedia: a new geometry drains the graph and builds a new one
+     * (libavfilter's filters do not all follow a size change). */
+    if (r->g && (f->width != r->w || f->height != r->h || f->format != r->fmt))
+        ref_drain(r, o);
+    if (!r->g) {
+        if (ref_filter_init(r, desc, f, tb) < 0)
+            return;
+        r->w = f->width;
+        r->h = f->height;
+        r->fmt = f->format;
+    }
     AVFrame *out = av_frame_alloc();
     if (av_buffersrc_add_frame_flags(r->src, f,
                                      AV_BUFFERSRC_FLAG_KEEP_REF | AV_BUFFERSRC_FLAG_PUSH) < 0)
@@ -260,15 +283,8 @@ int t_ref_decode(const TClip *clip, const char *filter, enum AVPixelFormat out_f
             av_frame_unref(f);
         }
     }
-    if (filter && r.g) {
-        if (av_buffersrc_add_frame_flags(r.src, NULL, 0) < 0)
-            df_test_fail(__FILE__, __LINE__, false, "reference filter rejected EOF");
-        while (av_buffersink_get_frame(r.sink, f) >= 0) {
-            ref_emit(&o, f);
-            av_frame_unref(f);
-        }
-    }
-    avfilter_graph_free(&r.g);
+    if (filter && r.g)
+        ref_drain(&r, &o);
     av_frame_free(&f);
     avcodec_free_context(&c);
     return 0;

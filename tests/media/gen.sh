@@ -13,7 +13,7 @@ set -euo pipefail
 DF_MEDIA_TEST=(
     h264_cabac_slices8.mkv h264_cavlc_slices4.mkv h264_mbaff.mkv h264_422.mkv h264_odd.mkv
     h264_single.mkv hevc_wpp8.mkv hevc_wpp10.mkv hevc_wpp_slices.mkv hevc_nowpp.mkv
-    mpeg2_prog.mkv mpeg2_int.mkv h264_cabac_slices8.h264 mpeg2_prog.m2v
+    mpeg2_prog.mkv mpeg2_int.mkv h264_cabac_slices8.h264 mpeg2_prog.m2v h264_sizes.h264
 )
 DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_hevc_1080p_wpp.mkv bench_mpeg2_1080p.mkv)
 DF_MEDIA_DEMO=(demo_h264_1080p_10s.mkv)
@@ -30,6 +30,8 @@ df_media_args() {
     h264_422) echo "640x360 16 -pix_fmt yuv422p -profile:v high422 $x264 $gop:slices=4" ;;
     h264_odd) echo "718x398 16 $x264 $gop:slices=4" ;;
     h264_single) echo "640x360 24 $x264 $gop:slices=1" ;;
+    h264_size_a) echo "640x360 8 $x264 keyint=4:slices=4" ;;
+    h264_size_b) echo "352x288 8 $x264 keyint=4:slices=4" ;;
     hevc_wpp8) echo "640x360 16 $x265:wpp=1" ;;
     hevc_wpp10) echo "640x360 16 -pix_fmt yuv420p10le $x265:wpp=1" ;;
     hevc_wpp_slices) echo "640x360 16 $x265:wpp=1:slices=4" ;;
@@ -51,6 +53,14 @@ df_media_make() {
     ext=${name##*.}
     [ -s "$dir/$name" ] && return 0
     mkdir -p "$dir"
+    if [ "$name" = h264_sizes.h264 ]; then
+        # Resolution changes mid-stream: 640x360, 352x288, 640x360 Annex-B.
+        df_media_make "$dir" h264_size_a.h264
+        df_media_make "$dir" h264_size_b.h264
+        cat "$dir/h264_size_a.h264" "$dir/h264_size_b.h264" "$dir/h264_size_a.h264" >"$dir/$name.tmp"
+        mv "$dir/$name.tmp" "$dir/$name"
+        return 0
+    fi
     if [ "$ext" != mkv ]; then
         df_media_make "$dir" "$base.mkv"
         ffmpeg -nostdin -hide_banner -loglevel error -y -i "$dir/$base.mkv" -c copy \
