@@ -488,14 +488,13 @@ static void move_errors(DfDecoder *dec, DfSlot *s)
 {
     for (int i = 0; i < s->n_errors; i++) {
         if (dec->err_n == DF_ERROR_RING) {
+            /* The oldest goes; every error is still in decode_errors. */
             dec->err_head = (dec->err_head + 1) % DF_ERROR_RING;
             dec->err_n--;
-            dec->errors_lost++;
         }
         dec->errors[(dec->err_head + dec->err_n) % DF_ERROR_RING] = s->errors[i];
         dec->err_n++;
     }
-    dec->errors_lost += (uint64_t)s->lost_errors;
     s->n_errors = s->lost_errors = 0;
 }
 

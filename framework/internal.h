@@ -262,8 +262,6 @@ struct DfDecoder {
     bool draining, eof;
     DfDecodeError errors[DF_ERROR_RING];
     int err_head, err_n;
-    uint64_t errors_lost;
-    int64_t clock_origin_known;
 
     atomic_int out_format, out_width, out_height;
     atomic_int has_b_frames;
