@@ -47,26 +47,38 @@ typedef struct DfFrameAllocator {
     /* Direct rendering: allocate a decoder picture (like get_buffer2; the
      * frame has format/width/height set and must get buffers padded as
      * avcodec_align_dimensions2() requires).  Return AVERROR(ENOSYS) to use
-     * the framework's pools.  Called on the worker running D(k). */
+     * the framework's pools.  Called on the worker running D(k), or on
+     * libavcodec's own threads in frame threading: must be thread-safe and
+     * must not wait for the caller thread. */
     int (*get_picture)(void *opaque, AVFrame *frame, int flags);
-    /* Destination of the reconstruction bands: fill dst->buf/data/linesize
-     * for dst->format/width/height (the output format).  When NULL (and no
-     * conversion is needed), output frames reference the decoded picture. */
+    /* Destination of the reconstruction bands: fill dst->buf (required:
+     * swscale references it), data and linesize for dst->format/width/height
+     * (the output format); AVERROR(ENOSYS) lets the framework allocate.
+     * When NULL (and no conversion is needed), output frames reference the
+     * decoded picture (zero copy).  Called on the worker running the bands'
+     * producer (F(k), or D(k)). */
     int (*get_output)(void *opaque, AVFrame *dst);
     void *opaque;
 } DfFrameAllocator;
 
 typedef struct DfDecoderConfig {
     DfThreading threading;      /* default AUTO */
-    int thread_count;           /* libavcodec thread_count = slice batch size (default 16) */
+    /* libavcodec thread_count in slice mode: H.264 slices per execute call,
+     * MPEG-2 row bands per picture, HEVC WPP rows in progress at once.
+     * 0 (default): 16, 2 x workers and max(2, workers) respectively —
+     * WPP rows beyond the workers only block inside libavcodec. */
+    int thread_count;
     int frame_threads;          /* threads for the frame-threading fallback (0 = workers) */
     const char *filter;         /* libavfilter graph description, or NULL */
     enum AVPixelFormat out_format; /* AV_PIX_FMT_NONE: the decoder's (or filter's) format */
-    int band_rows;              /* rows per F/R band (0 = automatic) */
-    int max_in_flight;          /* decode calls queued ahead of output (default 2) */
+    int band_rows;              /* rows per R band and filter job (0: 2 bands per worker) */
+    int max_in_flight;          /* packets queued ahead of output (default 2; 1 = no overlap
+                                 * of frame k+1's decode with frame k's bands) */
     DfFrameAllocator alloc;
-    /* Clock for deadlines: returns "now" in the stream's time base unit of
-     * nanoseconds; a frame's deadline is clock origin + PTS.  NULL: none. */
+    /* Clock for deadlines: returns "now" as stream time in nanoseconds (the
+     * time at which a frame of that PTS is due, e.g. GStreamer running time);
+     * a frame's deadline is PTS + deadline_offset_ns on that clock, mapped to
+     * the scheduler's monotonic clock when the packet is sent.  NULL: none. */
     int64_t (*clock_ns)(void *opaque);
     void *clock_opaque;
     int64_t deadline_offset_ns; /* added to PTS-derived deadlines */
@@ -76,9 +88,11 @@ typedef struct DfDecoderConfig {
 /* Fill `cfg` with the defaults above. */
 void df_decoder_config_init(DfDecoderConfig *cfg);
 
-/* Create a decoder for `par` on `sched` (taking a reference on it).  Bad
- * codec parameters, an invalid filter description or an unsupported format
- * fail here with a message in `err`. */
+/* Create a decoder for `par` on `sched` (taking a reference on it); packet
+ * timestamps are in `time_base`.  Bad codec parameters, an invalid filter
+ * description or an unsupported format fail here with a message in `err`.
+ * In `auto` threading the codec is opened for real at the first picture,
+ * once the stream's slice structure is known. */
 int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time_base,
                    const DfDecoderConfig *cfg, DfDecoder **out, DfError *err);
 
@@ -93,42 +107,74 @@ int df_decoder_send_packet(DfDecoder *dec, const AVPacket *pkt);
 
 /* Take the next frame in presentation order into `frame` (unref'd first).
  * Waits while decode work that may yield a frame is in flight.  Returns 0,
- * AVERROR(EAGAIN) when more input is needed, AVERROR_EOF when drained. */
+ * AVERROR(EAGAIN) when more input is needed, AVERROR_EOF when drained.
+ * Frames carry libavcodec's pts, pkt_dts, pkt_duration, best_effort_timestamp
+ * and decode_error_flags; reordered_opaque is the sending AVPacket's opaque. */
 int df_decoder_receive_frame(DfDecoder *dec, AVFrame *frame);
 
-/* Drop every queued packet and pending frame, and reset the codec (seek). */
+/* Like df_decoder_receive_frame() but never waits: AVERROR(EAGAIN) when the
+ * oldest frame in flight is not ready yet. */
+int df_decoder_try_receive_frame(DfDecoder *dec, AVFrame *frame);
+
+/* Drop every queued packet and pending frame, reset the codec and rebuild
+ * the filter graph (seek).  Waits for the decoder's running tasks. */
 void df_decoder_flush(DfDecoder *dec);
 
-/* The threading actually in use ("slice", "frame" or "none") and why. */
+/* The threading actually in use ("slice", "frame" or "none"; "auto" until
+ * the first picture) and why, e.g. why `auto` fell back to frame threads. */
 const char *df_decoder_threading(const DfDecoder *dec, const char **reason);
 
 /* Output format, width and height once known (after the first frame), or -1. */
 int df_decoder_output_format(const DfDecoder *dec, int *width, int *height);
 
-/* Frames of extra delay the pipeline adds (for latency queries). */
+/* Frames of delay between a packet and its picture: the codec's reorder
+ * delay + (max_in_flight - 1) + (frame threads - 1 in frame threading). */
 int df_decoder_latency_frames(const DfDecoder *dec);
 
 /* Cancel the pending output of frames whose deadline is before `ns`
- * (QoS): their F/R/O nodes are skipped; receive_frame never returns them. */
+ * (QoS): their F/R/O nodes are skipped; receive_frame never returns them.
+ * `ns` is on the caller's clock (config clock_ns), compared with PTS +
+ * deadline_offset_ns.  A D(k) not yet started still decodes (the codec's
+ * state must advance) but skips non-reference pictures.  Returns how many
+ * queued packets had their output cancelled. */
 int df_decoder_drop_late(DfDecoder *dec, int64_t ns);
+
+/* One decode error: a packet libavcodec rejected or a frame it flagged. */
+typedef struct DfDecodeError {
+    int64_t pts;    /* pts of the packet or frame (AV_NOPTS_VALUE if none) */
+    int code;       /* AVERROR code, or AVERROR_INVALIDDATA for flagged frames */
+    char msg[160];
+} DfDecodeError;
+
+/* Take the oldest decode error not yet taken (errors are queued in decode
+ * order as their frames are received; at most 64 are kept).  Returns 0, or
+ * AVERROR(EAGAIN) when there is none. */
+int df_decoder_next_error(DfDecoder *dec, DfDecodeError *out);
 
 typedef struct DfDecoderStats {
     uint64_t packets;          /* packets sent */
     uint64_t frames_out;       /* frames returned */
     uint64_t frames_dropped;   /* cancelled by drop_late */
-    uint64_t decode_errors;    /* packets or frames libavcodec reported corrupt */
+    uint64_t decode_errors;    /* corrupt packets/frames (libavcodec's, lost pictures) */
     uint64_t decode_calls;     /* D tasks run */
+    uint64_t frames_decoded;   /* pictures libavcodec returned */
+    uint64_t frames_with_jobs; /* of those, pictures decoded by two or more S jobs */
     uint64_t slice_calls;      /* execute/execute2 calls captured */
     uint64_t slice_jobs;       /* jobs of those calls, run as S nodes */
+    uint64_t filter_calls;     /* libavfilter execute calls captured */
     uint64_t filter_jobs;      /* libavfilter jobs run as F nodes */
-    uint64_t bands;            /* R nodes run */
+    uint64_t bands;            /* R nodes that wrote a band (copy or conversion) */
     uint64_t jobs_per_worker[64]; /* S jobs by worker (first 64 workers) */
+    uint64_t filter_jobs_per_worker[64]; /* F band jobs by worker */
+    uint64_t pool_allocs;      /* picture buffers allocated by the framework's pools */
+    uint64_t pool_reuses;      /* picture buffers taken from a pool's free list */
+    int64_t pool_outstanding;  /* picture buffers currently referenced */
     double latency_p50_ms;     /* packet in -> frame ready */
     double latency_p99_ms;
     double latency_max_ms;
 } DfDecoderStats;
 
-/* Snapshot of the decoder's counters. */
+/* Snapshot of the decoder's counters (any thread may call it). */
 void df_decoder_stats(const DfDecoder *dec, DfDecoderStats *out);
 
 #ifdef __cplusplus

@@ -471,6 +471,12 @@ static inline void df_worker_set_state(DfWorker *w, uint8_t v)
     }
 }
 
+/* The same from inside a running task (submit, unhold, spawn): that task
+ * goes on running, so a node placed in its worker's own ready set would
+ * wait for it to end; a parked thief is woken as if the set had a backlog
+ * (an HEVC WPP row unholds the next row, then decodes for a long time). */
+void df_make_ready_running(DfSched *s, DfWorker *self, DfNode *n);
+
 /* Run a node on worker `w` (body, accounting, completion). */
 void df_run_node(DfWorker *w, DfNode *n);
 

@@ -173,7 +173,7 @@ void df_node_submit(DfNode *node)
 {
     node->flags |= DF_NF_SUBMITTED;
     if (atomic_fetch_sub_explicit(&node->pending, 1, memory_order_acq_rel) == 1)
-        df_make_ready(node->sched, df_current_worker(node->sched), node);
+        df_make_ready_running(node->sched, df_current_worker(node->sched), node);
 }
 
 void df_node_discard(DfNode *node)
@@ -190,7 +190,7 @@ void df_node_hold(DfNode *node)
 void df_node_unhold(DfNode *node)
 {
     if (atomic_fetch_sub_explicit(&node->pending, 1, memory_order_acq_rel) == 1)
-        df_make_ready(node->sched, df_current_worker(node->sched), node);
+        df_make_ready_running(node->sched, df_current_worker(node->sched), node);
 }
 
 void df_node_unref(DfNode *n, const DfCache *self)
@@ -243,7 +243,7 @@ void df_spawn(DfSched *s, DfTaskFn fn, void *arg, DfGroup *group)
         return;
     }
     n->flags |= DF_NF_SUBMITTED | DF_NF_SPAWNED;
-    df_make_ready(s, w, n);
+    df_make_ready_running(s, w, n);
 }
 
 static void sort_ready(DfNode **v, int n)

@@ -148,7 +148,7 @@ void df_worker_idle(DfWorker *w, DfGroup *g)
     DF_CTR_ADD(w, idle_ns, (uint64_t)(df_now_ns() - start));
 }
 
-void df_make_ready(DfSched *s, DfWorker *self, DfNode *n)
+static void make_ready(DfSched *s, DfWorker *self, DfNode *n, bool running)
 {
     if (atomic_load_explicit(&s->tracing, memory_order_relaxed))
         n->ready_ns = df_now_ns();
@@ -166,9 +166,19 @@ void df_make_ready(DfSched *s, DfWorker *self, DfNode *n)
         /* Placed on another worker: wake it; if it is busy and already has
          * queued work, wake a thief as well. */
         df_wake(s, p.worker, p.backlog);
-    } else if (p.backlog) {
+    } else if (p.backlog || running) {
         df_wake(s, -1, true);
     }
+}
+
+void df_make_ready(DfSched *s, DfWorker *self, DfNode *n)
+{
+    make_ready(s, self, n, false);
+}
+
+void df_make_ready_running(DfSched *s, DfWorker *self, DfNode *n)
+{
+    make_ready(s, self, n, self != NULL);
 }
 
 /* ------------------------------------------------------------ workers */

@@ -1,0 +1,407 @@
+/* dfplay: play a video file through dfmedia.  Headless for now (--vo null,
+ * framemd5, yuv); a display is one more output in vo.h. */
+#include "dfmedia.h"
+#include "vo.h"
+
+#include <glib.h>
+#include <libavformat/avformat.h>
+#include <libavutil/time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Options {
+    gint workers;
+    gchar *policy;
+    gchar *threading;
+    gchar *filter;
+    gint64 frames;
+    gboolean untimed;
+    gchar *vo;
+    gchar *output;
+    gint poll_us;
+    gboolean verbose;
+    gboolean quiet;
+    gchar **inputs;
+} Options;
+
+typedef struct Player {
+    const Options *opt;
+    AVFormatContext *fmt;
+    int stream;
+    DfSched *sched;
+    DfDecoder *dec;
+    DfVo vo;
+    bool vo_open;
+    bool timed;
+    int64_t frames;
+    int64_t first_pts;
+    int64_t t_start;
+    int errors_shown;
+    uint64_t errors;
+    int64_t next_dts;    /* predicted dts after the last packet (stream time base) */
+    int64_t frame_ticks; /* one frame in the stream time base */
+    bool draining;
+} Player;
+
+#define MAX_ERROR_LINES 10
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("dfplay: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static const char *err_str(int ret, char *buf, size_t len)
+{
+    av_strerror(ret, buf, len);
+    return buf;
+}
+
+static int parse_options(int argc, char **argv, Options *o)
+{
+    GOptionEntry entries[] = {
+        {"workers", 'w', 0, G_OPTION_ARG_INT, &o->workers, "Scheduler workers (0: one per core)",
+         "N"},
+        {"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy,
+         "Placement policy: fifo, steal, cost, cost-local (default)", "NAME"},
+        {"threading", 't', 0, G_OPTION_ARG_STRING, &o->threading,
+         "How libavcodec runs: auto (default), slice, frame, none", "MODE"},
+        {"filter", 'f', 0, G_OPTION_ARG_STRING, &o->filter,
+         "libavfilter chain, e.g. yadif or unsharp", "DESC"},
+        {"frames", 'n', 0, G_OPTION_ARG_INT64, &o->frames, "Stop after N frames (0: all)", "N"},
+        {"untimed", 'u', 0, G_OPTION_ARG_NONE, &o->untimed,
+         "As fast as possible (always so for the headless outputs)", NULL},
+        {"vo", 0, 0, G_OPTION_ARG_STRING, &o->vo, "Output: null (default), framemd5, yuv", "NAME"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output,
+         "Output file of yuv and framemd5 (- for stdout; framemd5 default)", "FILE"},
+        {"poll-us", 0, 0, G_OPTION_ARG_INT, &o->poll_us,
+         "Idle spin of workers before they sleep, us (-1: never sleep)", "US"},
+        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose, "Log libav* and dfmedia messages",
+         NULL},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "No summary and no decode error lines",
+         NULL},
+        {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->inputs, NULL, "FILE"},
+        {NULL},
+    };
+    GError *error = NULL;
+    GOptionContext *ctx = g_option_context_new("- play a video through dfmedia");
+    g_option_context_set_summary(ctx, "Decodes any container or raw H.264 / H.265 / MPEG-2 stream "
+                                      "that libavformat reads,\nwith the decode work of each frame "
+                                      "run as tasks on a dataflow scheduler.");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    gboolean ok = g_option_context_parse(ctx, &argc, &argv, &error);
+    g_option_context_free(ctx);
+    if (!ok) {
+        fail("%s (see --help)", error->message);
+        g_error_free(error);
+        return -1;
+    }
+    if (!o->policy)
+        o->policy = g_strdup("cost-local");
+    if (!o->threading)
+        o->threading = g_strdup("auto");
+    if (!o->vo)
+        o->vo = g_strdup("null");
+    if (!o->inputs || !o->inputs[0] || o->inputs[1]) {
+        fail("give exactly one input file (see --help)");
+        return -1;
+    }
+    if (o->workers < 0 || o->workers > 1024) {
+        fail("--workers %d: expected 0..1024", o->workers);
+        return -1;
+    }
+    if (o->frames < 0) {
+        fail("--frames %" G_GINT64_FORMAT ": expected a count >= 0", o->frames);
+        return -1;
+    }
+    if (o->poll_us < -1) {
+        fail("--poll-us %d: expected -1 or more", o->poll_us);
+        return -1;
+    }
+    bool known = false;
+    for (const char *const *p = df_policy_names(); *p; p++)
+        known |= !strcmp(*p, o->policy);
+    if (!known) {
+        GString *s = g_string_new(NULL);
+        for (const char *const *p = df_policy_names(); *p; p++)
+            g_string_append_printf(s, "%s%s", s->len ? ", " : "", *p);
+        fail("--policy %s: unknown (expected %s)", o->policy, s->str);
+        g_string_free(s, TRUE);
+        return -1;
+    }
+    DfThreading t;
+    if (df_threading_parse(o->threading, &t) < 0) {
+        fail("--threading %s: unknown (expected auto, slice, frame or none)", o->threading);
+        return -1;
+    }
+    const DfVoClass *cls = df_vo_find(o->vo);
+    if (!cls) {
+        fail("--vo %s: unknown (expected %s)", o->vo, df_vo_names());
+        return -1;
+    }
+    if (cls->needs_output && !o->output) {
+        fail("--vo %s needs -o FILE (- for stdout)", cls->name);
+        return -1;
+    }
+    if (!cls->open && o->output) {
+        fail("-o is only for outputs that write a file (framemd5, yuv)");
+        return -1;
+    }
+    return 0;
+}
+
+static int open_input(Player *p, const char *path)
+{
+    char e[AV_ERROR_MAX_STRING_SIZE];
+    int ret = avformat_open_input(&p->fmt, path, NULL, NULL);
+    if (ret < 0) {
+        fail("cannot open %s: %s", path, err_str(ret, e, sizeof(e)));
+        return ret;
+    }
+    ret = avformat_find_stream_info(p->fmt, NULL);
+    if (ret < 0) {
+        fail("%s: cannot read stream information: %s", path, err_str(ret, e, sizeof(e)));
+        return ret;
+    }
+    ret = av_find_best_stream(p->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+    if (ret < 0) {
+        fail("%s: no video stream", path);
+        return ret;
+    }
+    p->stream = ret;
+    for (unsigned i = 0; i < p->fmt->nb_streams; i++)
+        if ((int)i != p->stream)
+            p->fmt->streams[i]->discard = AVDISCARD_ALL;
+    return 0;
+}
+
+static void show_errors(Player *p)
+{
+    DfDecodeError e;
+    while (df_decoder_next_error(p->dec, &e) == 0) {
+        p->errors++;
+        if (p->opt->quiet)
+            continue;
+        if (p->errors_shown < MAX_ERROR_LINES)
+            fprintf(stderr, "dfplay: warning: %s\n", e.msg);
+        else if (p->errors_shown == MAX_ERROR_LINES)
+            fprintf(stderr, "dfplay: warning: more decode errors (counted in the summary)\n");
+        p->errors_shown++;
+    }
+}
+
+/* Wait until the frame is due (a display's job; headless outputs never do). */
+static void pace(Player *p, const AVFrame *f)
+{
+    const AVRational tb = p->fmt->streams[p->stream]->time_base;
+    const int64_t pts = f->best_effort_timestamp;
+    if (!p->timed || pts == AV_NOPTS_VALUE)
+        return;
+    if (p->first_pts == AV_NOPTS_VALUE) {
+        p->first_pts = pts;
+        p->t_start = av_gettime_relative();
+    }
+    int64_t due = p->t_start + av_rescale_q(pts - p->first_pts, tb, AV_TIME_BASE_Q);
+    int64_t now = av_gettime_relative();
+    if (due > now)
+        av_usleep((unsigned)(due - now));
+}
+
+/* Like ffmpeg: pictures that come out of the drain without a timestamp
+ * (raw streams give the last packets none) take the dts the packets after
+ * the last one would have had. */
+static void repair_timestamp(Player *p, AVFrame *f)
+{
+    if (!p->draining || f->best_effort_timestamp != AV_NOPTS_VALUE || p->next_dts == AV_NOPTS_VALUE)
+        return;
+    f->best_effort_timestamp = p->next_dts;
+    p->next_dts += p->frame_ticks;
+}
+
+/* Raw streams without any timestamp: number the packets like ffmpeg does
+ * (first dts = -reorder delay), so that pictures get best_effort
+ * timestamps. */
+static void track_dts(Player *p, AVPacket *pkt)
+{
+    if (pkt->dts == AV_NOPTS_VALUE && pkt->pts == AV_NOPTS_VALUE)
+        pkt->dts = p->next_dts;
+    if (pkt->dts == AV_NOPTS_VALUE)
+        return;
+    p->next_dts = pkt->dts + (pkt->duration > 0 ? pkt->duration : p->frame_ticks);
+}
+
+/* 1: the frame limit is reached. */
+static int output(Player *p, AVFrame *f)
+{
+    repair_timestamp(p, f);
+    pace(p, f);
+    int ret = df_vo_frame(&p->vo, f);
+    av_frame_unref(f);
+    if (ret < 0) {
+        fail("%s", p->vo.err[0] ? p->vo.err : "output failed");
+        return AVERROR(EIO);
+    }
+    p->frames++;
+    return p->opt->frames && p->frames >= p->opt->frames;
+}
+
+/* Frames that are ready, without waiting; 1 when the limit is reached. */
+static int output_ready(Player *p, AVFrame *f)
+{
+    int ret;
+    while ((ret = df_decoder_try_receive_frame(p->dec, f)) == 0)
+        if ((ret = output(p, f)) != 0)
+            return ret;
+    return ret == AVERROR(EAGAIN) ? 0 : ret;
+}
+
+/* Returns 0, or a negative error already reported. */
+static int play(Player *p)
+{
+    char e[AV_ERROR_MAX_STRING_SIZE];
+    AVPacket *pkt = av_packet_alloc();
+    AVFrame *f = av_frame_alloc();
+    int ret = pkt && f ? 0 : AVERROR(ENOMEM);
+    bool eof = false;
+    while (ret == 0 && !eof) {
+        ret = av_read_frame(p->fmt, pkt);
+        if (ret == AVERROR_EOF) {
+            eof = true;
+            ret = 0;
+            break;
+        }
+        if (ret < 0) {
+            fail("read error: %s", err_str(ret, e, sizeof(e)));
+            break;
+        }
+        if (pkt->stream_index != p->stream) {
+            av_packet_unref(pkt);
+            continue;
+        }
+        track_dts(p, pkt);
+        /* Keep the decoder's queue full: wait for a frame only when it is. */
+        while ((ret = df_decoder_send_packet(p->dec, pkt)) == AVERROR(EAGAIN)) {
+            ret = df_decoder_receive_frame(p->dec, f);
+            if (ret == 0)
+                ret = output(p, f);
+            else if (ret == AVERROR(EAGAIN))
+                ret = 0;
+            if (ret != 0)
+                break;
+        }
+        av_packet_unref(pkt);
+        show_errors(p);
+        if (ret == 0)
+            ret = output_ready(p, f);
+    }
+    if (ret < 0 && ret != AVERROR_EOF) {
+        if (ret != AVERROR(EIO))
+            fail("decode: %s", err_str(ret, e, sizeof(e)));
+    } else if (ret == 0) {
+        p->draining = true;
+        ret = df_decoder_send_packet(p->dec, NULL);
+        while (ret >= 0 && (ret = df_decoder_receive_frame(p->dec, f)) == 0)
+            ret = output(p, f);
+        if (ret == AVERROR_EOF)
+            ret = 0;
+        else if (ret < 0)
+            fail("decode: %s", err_str(ret, e, sizeof(e)));
+    }
+    show_errors(p);
+    av_packet_free(&pkt);
+    av_frame_free(&f);
+    return ret == 1 ? 0 : ret;
+}
+
+int main(int argc, char **argv)
+{
+    /* GOption replaces a string without freeing it: defaults come after. */
+    Options o = {.poll_us = 50};
+    Player p = {.opt = &o, .stream = -1, .first_pts = AV_NOPTS_VALUE, .next_dts = AV_NOPTS_VALUE};
+    int status = 2;
+    char e[AV_ERROR_MAX_STRING_SIZE];
+    if (parse_options(argc, argv, &o) < 0)
+        goto done;
+    status = 1;
+    av_log_set_level(o.verbose ? AV_LOG_VERBOSE : AV_LOG_QUIET);
+    if (open_input(&p, o.inputs[0]) < 0)
+        goto done;
+
+    DfSchedConfig sc;
+    df_sched_config_init(&sc);
+    sc.n_workers = o.workers;
+    sc.policy = o.policy;
+    sc.poll_us = o.poll_us;
+    DfError err = {0};
+    if (df_sched_new(&sc, &p.sched, &err) < 0) {
+        fail("scheduler: %s", err.msg);
+        goto done;
+    }
+    DfDecoderConfig dc;
+    df_decoder_config_init(&dc);
+    df_threading_parse(o.threading, &dc.threading);
+    dc.filter = o.filter;
+    dc.log_level = o.verbose ? AV_LOG_VERBOSE : AV_LOG_WARNING;
+    AVStream *st = p.fmt->streams[p.stream];
+    if (df_decoder_new(p.sched, st->codecpar, st->time_base, &dc, &p.dec, &err) < 0) {
+        fail("%s: %s", o.inputs[0], err.msg);
+        goto done;
+    }
+    const DfVoClass *cls = df_vo_find(o.vo);
+    DfVoParams vp = {
+        .stream = st,
+        .frame_rate = av_guess_frame_rate(p.fmt, st, NULL),
+        .start_time = p.fmt->start_time,
+        .output = o.output,
+    };
+    int ret = df_vo_open(&p.vo, cls, &vp);
+    if (ret < 0) {
+        fail("%s", p.vo.err[0] ? p.vo.err : err_str(ret, e, sizeof(e)));
+        goto done;
+    }
+    p.vo_open = true;
+    p.timed = cls->timed && !o.untimed;
+    p.frame_ticks =
+        vp.frame_rate.num > 0 ? av_rescale_q(1, av_inv_q(vp.frame_rate), st->time_base) : 0;
+    p.next_dts = st->avg_frame_rate.num ? -st->codecpar->video_delay * p.frame_ticks : 0;
+
+    const int64_t t0 = av_gettime_relative();
+    ret = play(&p);
+    const double secs = (double)(av_gettime_relative() - t0) / 1e6;
+    p.vo_open = false;
+    int cret = df_vo_close(&p.vo);
+    if (cret < 0)
+        fail("%s", p.vo.err[0] ? p.vo.err : "output could not be written");
+    if (ret < 0 || cret < 0)
+        goto done;
+    if (!o.quiet) {
+        const char *why = NULL;
+        const char *mode = df_decoder_threading(p.dec, &why);
+        fprintf(stderr,
+                "dfplay: %" PRId64 " frames in %.3f s, %.1f fps, threading %s (%s), %d workers, "
+                "policy %s, %" PRIu64 " decode errors\n",
+                p.frames, secs, secs > 0 ? (double)p.frames / secs : 0.0, mode, why,
+                df_sched_n_workers(p.sched), df_sched_policy_name(p.sched), p.errors);
+    }
+    status = 0;
+done:
+    if (p.vo_open)
+        df_vo_close(&p.vo);
+    df_decoder_free(&p.dec);
+    if (p.sched)
+        df_sched_unref(p.sched);
+    avformat_close_input(&p.fmt);
+    g_free(o.policy);
+    g_free(o.threading);
+    g_free(o.filter);
+    g_free(o.vo);
+    g_free(o.output);
+    g_strfreev(o.inputs);
+    return status;
+}

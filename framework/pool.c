@@ -1,0 +1,249 @@
+/* Picture buffers for get_buffer2: per-worker free lists, so a buffer goes
+ * back to the worker whose D task allocated it and whose slice jobs last
+ * wrote it (warm in its caches, and on its NUMA node since that worker's
+ * jobs touched the pages first: nothing here writes the pixels).
+ *
+ * Geometry follows avcodec_default_get_buffer2() exactly: dimensions from
+ * avcodec_align_dimensions2(), linesizes widened until every plane meets
+ * its stride alignment, each plane padded by 16 + STRIDE_ALIGN - 1 bytes.
+ * All planes live in one refcounted allocation (buf[0]).  Free lists are
+ * bounded; a buffer of a stale size is freed instead of kept. */
+#include "internal.h"
+
+#include <errno.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POOL_ALIGN 64 /* STRIDE_ALIGN of this libavcodec build (see DESIGN §5) */
+
+typedef struct PoolBuf {
+    struct PoolBuf *next;
+    DfPool *pool;
+    int home; /* free list it returns to */
+    size_t size;
+    uint8_t *raw; /* av_malloc'd; mem is raw aligned up to POOL_ALIGN */
+    uint8_t *mem;
+} PoolBuf;
+
+typedef struct PoolList {
+    pthread_mutex_t lock;
+    PoolBuf *free;
+    int n_free;
+    char pad[64];
+} PoolList;
+
+struct DfPool {
+    atomic_int refs; /* decoder + buffers out */
+    DfSched *sched;
+    int n_lists; /* workers + one for other threads */
+    int max_free;
+    PoolList *lists;
+    _Atomic uint64_t allocs, reuses;
+    _Atomic int64_t out;
+};
+
+int df_pool_new(DfSched *sched, int max_free, DfPool **out)
+{
+    DfPool *p = calloc(1, sizeof(*p));
+    if (!p)
+        return AVERROR(ENOMEM);
+    p->sched = sched;
+    p->n_lists = df_sched_n_workers(sched) + 1;
+    p->max_free = max_free > 0 ? max_free : 4;
+    p->lists = calloc((size_t)p->n_lists, sizeof(PoolList));
+    if (!p->lists) {
+        free(p);
+        return AVERROR(ENOMEM);
+    }
+    for (int i = 0; i < p->n_lists; i++)
+        pthread_mutex_init(&p->lists[i].lock, NULL);
+    atomic_init(&p->refs, 1);
+    *out = p;
+    return 0;
+}
+
+static void pool_destroy(DfPool *p)
+{
+    for (int i = 0; i < p->n_lists; i++) {
+        PoolBuf *b = p->lists[i].free;
+        while (b) {
+            PoolBuf *next = b->next;
+            av_free(b->raw);
+            free(b);
+            b = next;
+        }
+        pthread_mutex_destroy(&p->lists[i].lock);
+    }
+    free(p->lists);
+    free(p);
+}
+
+void df_pool_unref(DfPool *p)
+{
+    if (p && atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1)
+        pool_destroy(p);
+}
+
+void df_pool_counts(const DfPool *p, uint64_t *allocs, uint64_t *reuses, int64_t *out)
+{
+    DfPool *q = (DfPool *)p;
+    *allocs = atomic_load_explicit(&q->allocs, memory_order_relaxed);
+    *reuses = atomic_load_explicit(&q->reuses, memory_order_relaxed);
+    *out = atomic_load_explicit(&q->out, memory_order_relaxed);
+}
+
+/* AVBuffer free callback: any thread (the consumer's, a codec thread). */
+static void pool_buf_free(void *opaque, uint8_t *data)
+{
+    PoolBuf *b = opaque;
+    DfPool *p = b->pool;
+    PoolList *l = &p->lists[b->home];
+    atomic_fetch_sub_explicit(&p->out, 1, memory_order_relaxed);
+    pthread_mutex_lock(&l->lock);
+    if (l->n_free < p->max_free) {
+        b->next = l->free;
+        l->free = b;
+        l->n_free++;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&l->lock);
+    if (b) {
+        av_free(b->raw);
+        free(b);
+    }
+    df_pool_unref(p);
+}
+
+static PoolBuf *pool_take(DfPool *p, int home, size_t size)
+{
+    PoolList *l = &p->lists[home];
+    PoolBuf *stale = NULL, *b = NULL;
+    pthread_mutex_lock(&l->lock);
+    while (l->free) {
+        PoolBuf *c = l->free;
+        l->free = c->next;
+        l->n_free--;
+        if (c->size == size) {
+            b = c;
+            break;
+        }
+        c->next = stale; /* another geometry: the stream changed size */
+        stale = c;
+    }
+    pthread_mutex_unlock(&l->lock);
+    while (stale) {
+        PoolBuf *next = stale->next;
+        av_free(stale->raw);
+        free(stale);
+        stale = next;
+    }
+    if (b) {
+        atomic_fetch_add_explicit(&p->reuses, 1, memory_order_relaxed);
+        return b;
+    }
+    b = calloc(1, sizeof(*b));
+    if (!b)
+        return NULL;
+    /* av_malloc aligns to 32 or 64 depending on the build: align here. */
+    b->raw = av_malloc(size + POOL_ALIGN);
+    if (!b->raw) {
+        free(b);
+        return NULL;
+    }
+    b->mem = (uint8_t *)FFALIGN((uintptr_t)b->raw, POOL_ALIGN);
+    b->pool = p;
+    b->home = home;
+    b->size = size;
+    atomic_fetch_add_explicit(&p->allocs, 1, memory_order_relaxed);
+    return b;
+}
+
+/* libavcodec's update_frame_pool() geometry. */
+static int geometry(AVCodecContext *avctx, const AVFrame *frame, int linesize[4], size_t offset[4],
+                    size_t *total)
+{
+    int w = frame->width, h = frame->height;
+    int stride_align[AV_NUM_DATA_POINTERS];
+    int unaligned, ret;
+    ptrdiff_t linesize1[4];
+    size_t size[4];
+
+    avcodec_align_dimensions2(avctx, &w, &h, stride_align);
+    do {
+        /* Widen w, not each linesize: libavcodec assumes e.g. that
+         * linesize[0] == 2 * linesize[1] for 4:2:2. */
+        ret = av_image_fill_linesizes(linesize, frame->format, w);
+        if (ret < 0)
+            return ret;
+        w += w & ~(w - 1);
+        unaligned = 0;
+        for (int i = 0; i < 4; i++)
+            unaligned |= linesize[i] % stride_align[i];
+    } while (unaligned);
+
+    for (int i = 0; i < 4; i++)
+        linesize1[i] = linesize[i];
+    ret = av_image_fill_plane_sizes(size, frame->format, h, linesize1);
+    if (ret < 0)
+        return ret;
+    size_t t = 0;
+    for (int i = 0; i < 4; i++) {
+        offset[i] = t;
+        if (size[i])
+            t += FFALIGN(size[i] + 16 + POOL_ALIGN - 1, POOL_ALIGN);
+    }
+    *total = t;
+    return 0;
+}
+
+int df_pool_get_buffer2(AVCodecContext *avctx, AVFrame *frame, int flags)
+{
+    DfDecoder *dec = avctx->opaque;
+    int ret;
+    if (dec->cfg.alloc.get_picture) {
+        ret = dec->cfg.alloc.get_picture(dec->cfg.alloc.opaque, frame, flags);
+        if (ret != AVERROR(ENOSYS)) {
+            if (ret >= 0 && dec->plan.mode != DF_THREADING_FRAME)
+                df_hooks_new_picture(dec, frame);
+            return ret;
+        }
+    }
+    const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(frame->format);
+    if (!desc || (desc->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_PAL)) ||
+        !(avctx->codec->capabilities & AV_CODEC_CAP_DR1))
+        return avcodec_default_get_buffer2(avctx, frame, flags);
+
+    int linesize[4];
+    size_t offset[4], total;
+    ret = geometry(avctx, frame, linesize, offset, &total);
+    if (ret < 0)
+        return ret;
+    DfPool *p = dec->pool;
+    int w = df_sched_current_worker(dec->sched);
+    int home = w >= 0 && w < p->n_lists - 1 ? w : p->n_lists - 1;
+    PoolBuf *b = pool_take(p, home, total);
+    if (!b)
+        return AVERROR(ENOMEM);
+    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    frame->buf[0] = av_buffer_create(b->mem, total, pool_buf_free, b, 0);
+    if (!frame->buf[0]) {
+        av_free(b->raw);
+        free(b);
+        df_pool_unref(p);
+        return AVERROR(ENOMEM);
+    }
+    atomic_fetch_add_explicit(&p->out, 1, memory_order_relaxed);
+    memset(frame->data, 0, sizeof(frame->data));
+    for (int i = 0; i < 4; i++) {
+        frame->linesize[i] = linesize[i];
+        frame->data[i] = linesize[i] ? b->mem + offset[i] : NULL;
+    }
+    frame->extended_data = frame->data;
+    /* In frame threading this runs on libavcodec's threads, concurrently:
+     * the picture table belongs to the D chain, so it is not used then. */
+    if (dec->plan.mode != DF_THREADING_FRAME)
+        df_hooks_new_picture(dec, frame);
+    return 0;
+}

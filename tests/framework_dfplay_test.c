@@ -1,0 +1,205 @@
+/* dfplay from the outside: --vo framemd5 prints what `ffmpeg -threads 1 -f
+ * framemd5` prints, byte for byte; --vo yuv writes what `ffmpeg -f
+ * rawvideo` writes; bad input and bad flags give one line and a non-zero
+ * status. */
+#include "dftest.h"
+#include "framework_util.h"
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *dfplay_path(void)
+{
+    const char *p = getenv("DF_DFPLAY");
+    return p && *p ? p : "apps/dfplay/dfplay";
+}
+
+typedef struct Result {
+    int status;
+    gchar *out, *err;
+} Result;
+
+static bool run(const char *const *argv, Result *r)
+{
+    GError *e = NULL;
+    gint wait = 0;
+    memset(r, 0, sizeof(*r));
+    if (!g_spawn_sync(NULL, (gchar **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &r->out, &r->err,
+                      &wait, &e)) {
+        df_test_fail(__FILE__, __LINE__, false, "cannot run %s: %s", argv[0], e->message);
+        g_error_free(e);
+        return false;
+    }
+    r->status = WIFEXITED(wait) ? WEXITSTATUS(wait) : 128;
+    return true;
+}
+
+static void result_free(Result *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; s && *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void first_difference(const char *a, const char *b, char *msg, size_t len)
+{
+    int line = 1;
+    const char *la = a, *lb = b;
+    while (*a && *a == *b) {
+        if (*a == '\n') {
+            line++;
+            la = a + 1;
+            lb = b + 1;
+        }
+        a++;
+        b++;
+    }
+    snprintf(msg, len, "line %d: \"%.*s\" vs ffmpeg \"%.*s\"", line, (int)strcspn(la, "\n"), la,
+             (int)strcspn(lb, "\n"), lb);
+}
+
+DF_TEST(FrameworkDfplay, Framemd5EqualsFfmpeg)
+{
+    const char *cases[][3] = {
+        /* clip, workers, policy */
+        {"h264_cabac_slices8.mkv", "2", "cost-local"},
+        {"h264_cavlc_slices4.mkv", "1", "fifo"},
+        {"h264_mbaff.mkv", "3", "steal"},
+        {"h264_422.mkv", "2", "cost"},
+        {"h264_odd.mkv", "4", "cost-local"},
+        {"h264_single.mkv", "2", "cost-local"},
+        {"hevc_wpp8.mkv", "2", "steal"},
+        {"hevc_wpp10.mkv", "3", "cost-local"},
+        {"hevc_wpp_slices.mkv", "2", "fifo"},
+        {"hevc_nowpp.mkv", "1", "cost"},
+        {"mpeg2_prog.mkv", "2", "cost-local"},
+        {"mpeg2_int.mkv", "4", "steal"},
+        {"h264_cabac_slices8.h264", "2", "cost"},
+        {"mpeg2_prog.m2v", "2", "cost-local"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        gchar *path = g_build_filename(df_test_media_dir(), cases[i][0], NULL);
+        const char *ff[] = {"ffmpeg", "-nostdin", "-threads", "1",        "-loglevel", "error",
+                            "-i",     path,       "-f",       "framemd5", "-",         NULL};
+        const char *dp[] = {dfplay_path(), "--vo",      "framemd5", "--workers", cases[i][1],
+                            "--policy",    cases[i][2], path,       NULL};
+        Result a, b;
+        if (run(ff, &a) && run(dp, &b)) {
+            char msg[512] = "";
+            DF_EXPECT_MSG(a.status == 0 && count_lines(a.out) > 16, "ffmpeg failed on %s: %s",
+                          cases[i][0], a.err);
+            DF_EXPECT_MSG(b.status == 0, "dfplay failed on %s: %s", cases[i][0], b.err);
+            if (strcmp(a.out, b.out))
+                first_difference(b.out, a.out, msg, sizeof(msg));
+            DF_EXPECT_MSG(!strcmp(a.out, b.out), "%s (%s workers, %s): %s", cases[i][0],
+                          cases[i][1], cases[i][2], msg);
+            /* The summary: one line with frames, fps and the threading used. */
+            DF_EXPECT_MSG(count_lines(b.err) == 1 && strstr(b.err, " frames in ") &&
+                              strstr(b.err, " fps, threading "),
+                          "%s: summary \"%s\"", cases[i][0], b.err);
+            result_free(&b);
+        }
+        result_free(&a);
+        g_free(path);
+    }
+}
+
+DF_TEST(FrameworkDfplay, YuvAndFrameLimit)
+{
+    gchar *path = g_build_filename(df_test_media_dir(), "hevc_wpp10.mkv", NULL);
+    gchar *tmp = g_build_filename(g_get_tmp_dir(), "dfplay-test-XXXXXX", NULL);
+    int fd = g_mkstemp(tmp);
+    DF_ASSERT(fd >= 0);
+    close(fd);
+    gchar *ref = g_strconcat(tmp, ".ref", NULL);
+    /* Binary output goes to files (g_spawn_sync captures strings). */
+    const char *ff[] = {"ffmpeg", "-nostdin", "-y", "-threads", "1", "-loglevel", "error",
+                        "-i",     path,       "-f", "rawvideo", ref, NULL};
+    const char *dp[] = {dfplay_path(), "--vo", "yuv", "-o", tmp, "-q", path, NULL};
+    Result a, b;
+    if (run(ff, &a) && run(dp, &b)) {
+        DF_EXPECT_MSG(b.status == 0 && b.err[0] == 0, "dfplay: status %d, \"%s\"", b.status, b.err);
+        gchar *x = NULL, *y = NULL;
+        gsize lx = 0, ly = 0;
+        DF_EXPECT(g_file_get_contents(ref, &x, &lx, NULL) &&
+                  g_file_get_contents(tmp, &y, &ly, NULL));
+        DF_EXPECT_MSG(lx == ly && lx > 0 && !memcmp(x, y, lx), "yuv output: %zu bytes, ffmpeg %zu",
+                      (size_t)ly, (size_t)lx);
+        g_free(x);
+        g_free(y);
+        result_free(&b);
+    }
+    result_free(&a);
+    const char *lim[] = {dfplay_path(), "--vo", "framemd5", "--frames", "5", path, NULL};
+    if (run(lim, &b)) {
+        DF_EXPECT_EQ_INT(b.status, 0);
+        int frames = 0;
+        for (const char *s = b.out; s && *s;) {
+            frames += s[0] == '0' && s[1] == ',';
+            const char *nl = strchr(s, '\n');
+            s = nl ? nl + 1 : s + strlen(s);
+        }
+        DF_EXPECT_EQ_INT(frames, 5);
+        DF_EXPECT(strstr(b.err, "dfplay: 5 frames in ") != NULL);
+        result_free(&b);
+    }
+    g_unlink(tmp);
+    g_unlink(ref);
+    g_free(ref);
+    g_free(tmp);
+    g_free(path);
+}
+
+DF_TEST(FrameworkDfplay, BadInputOneLine)
+{
+    gchar *clip = g_build_filename(df_test_media_dir(), "h264_cabac_slices8.mkv", NULL);
+    gchar *text = g_build_filename(g_get_tmp_dir(), "dfplay-not-video.txt", NULL);
+    g_file_set_contents(text, "this is not a video\n", -1, NULL);
+    const char *d = dfplay_path();
+    struct {
+        const char *argv[10];
+        int status;
+        const char *says;
+    } cases[] = {
+        {{d, "/nonexistent/clip.mkv", NULL}, 1, "cannot open"},
+        {{d, text, NULL}, 1, "cannot open"},
+        {{d, "--policy", "bogus", clip, NULL}, 2, "--policy bogus"},
+        {{d, "--threading", "fast", clip, NULL}, 2, "--threading fast"},
+        {{d, "--workers", "-1", clip, NULL}, 2, "--workers"},
+        {{d, "--workers", "two", clip, NULL}, 2, "workers"},
+        {{d, "--vo", "sdl9", clip, NULL}, 2, "--vo sdl9"},
+        {{d, "--vo", "yuv", clip, NULL}, 2, "needs -o"},
+        {{d, "--frames", "-3", clip, NULL}, 2, "--frames"},
+        {{d, "--nosuchflag", clip, NULL}, 2, "nosuchflag"},
+        {{d, NULL}, 2, "one input"},
+        {{d, clip, clip, NULL}, 2, "one input"},
+        {{d, "--filter", "nosuchfilter", clip, NULL}, 1, "filter"},
+        {{d, "--vo", "yuv", "-o", "/nonexistent/dir/out.yuv", clip, NULL}, 1, "cannot write"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        Result r;
+        if (!run(cases[i].argv, &r))
+            continue;
+        DF_EXPECT_MSG(r.status == cases[i].status, "case %zu (%s): status %d, expected %d", i,
+                      cases[i].says, r.status, cases[i].status);
+        DF_EXPECT_MSG(count_lines(r.err) == 1 && !strncmp(r.err, "dfplay: ", 8) &&
+                          strstr(r.err, cases[i].says),
+                      "case %zu: stderr \"%s\" (expected one line with \"%s\")", i, r.err,
+                      cases[i].says);
+        DF_EXPECT_MSG(r.out[0] == 0, "case %zu: stdout \"%s\"", i, r.out);
+        result_free(&r);
+    }
+    g_unlink(text);
+    g_free(text);
+    g_free(clip);
+}

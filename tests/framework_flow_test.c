@@ -1,0 +1,615 @@
+/* The decoder's protocol: EAGAIN/EOF, drain, flush and continue, QoS drop,
+ * counters that show slice jobs ran as tasks, several decoders on one
+ * scheduler, creation errors, frame lifetime after the decoder is gone. */
+#include "dftest.h"
+#include "framework_util.h"
+
+#include <libavutil/time.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static DfDecoder *new_dec(DfSched *s, const TClip *c, const DfDecoderConfig *cfg)
+{
+    DfDecoder *dec = NULL;
+    DfError err = {0};
+    DfDecoderConfig tsan;
+    if (t_under_tsan()) {
+        /* As in t_df_decode(): no uninstrumented frame threads under TSan. */
+        if (cfg)
+            tsan = *cfg;
+        else
+            df_decoder_config_init(&tsan);
+        tsan.threading = DF_THREADING_SLICE;
+        cfg = &tsan;
+    }
+    if (df_decoder_new(s, c->par, c->tb, cfg, &dec, &err) < 0)
+        df_test_fail(__FILE__, __LINE__, false, "%s: %s", c->name, err.msg);
+    return dec;
+}
+
+/* Frames of `ref` with pts >= from, in order. */
+static void tail_of(const TSums *ref, int64_t from, TSums *out)
+{
+    for (int i = 0; i < ref->n; i++)
+        if (ref->v[i].pts >= from)
+            t_sums_push(out, &ref->v[i]);
+}
+
+/* Send packets [from, to) keeping the pipeline full; collect frames. */
+static int feed(DfDecoder *dec, const TClip *c, int from, int to, TSums *got)
+{
+    AVFrame *f = av_frame_alloc();
+    int ret = 0;
+    for (int i = from; i < to; i++) {
+        while ((ret = df_decoder_send_packet(dec, c->pkts[i])) == AVERROR(EAGAIN)) {
+            ret = df_decoder_receive_frame(dec, f);
+            if (ret == 0)
+                t_sums_add(got, f);
+            else if (ret != AVERROR(EAGAIN))
+                goto done;
+        }
+        if (ret < 0)
+            goto done;
+    }
+done:
+    av_frame_free(&f);
+    return ret;
+}
+
+static int drain(DfDecoder *dec, TSums *got)
+{
+    AVFrame *f = av_frame_alloc();
+    int ret = df_decoder_send_packet(dec, NULL);
+    while (ret >= 0 && (ret = df_decoder_receive_frame(dec, f)) == 0)
+        t_sums_add(got, f);
+    av_frame_free(&f);
+    return ret == AVERROR_EOF ? 0 : ret;
+}
+
+static int next_key(const TClip *c, int from)
+{
+    for (int i = from; i < c->n_pkts; i++)
+        if (c->pkts[i]->flags & AV_PKT_FLAG_KEY)
+            return i;
+    return -1;
+}
+
+DF_TEST(FrameworkFlow, EagainEofAndDrain)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    TClip c;
+    TSums ref = {0}, got = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
+    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.max_in_flight = 3;
+    DfDecoder *dec = new_dec(s, &c, &cfg);
+    DF_ASSERT(dec);
+    AVFrame *f = av_frame_alloc();
+    DF_EXPECT_EQ_INT(df_decoder_receive_frame(dec, f), AVERROR(EAGAIN));
+    DF_EXPECT_EQ_INT(df_decoder_try_receive_frame(dec, f), AVERROR(EAGAIN));
+    for (int i = 0; i < 3; i++)
+        DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, c.pkts[i]), 0);
+    DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, c.pkts[3]), AVERROR(EAGAIN));
+    /* B-frame delay: the first frame comes after a few packets; the queue
+     * then drains one frame per receive. */
+    int i = 3;
+    while (i < c.n_pkts) {
+        int ret = df_decoder_send_packet(dec, c.pkts[i]);
+        if (ret == 0) {
+            i++;
+            continue;
+        }
+        DF_ASSERT_EQ_INT(ret, AVERROR(EAGAIN));
+        ret = df_decoder_receive_frame(dec, f);
+        DF_ASSERT(ret == 0 || ret == AVERROR(EAGAIN));
+        if (ret == 0)
+            t_sums_add(&got, f);
+    }
+    DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, NULL), 0);
+    DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, c.pkts[0]), AVERROR_EOF);
+    DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, NULL), AVERROR_EOF);
+    int ret;
+    while ((ret = df_decoder_receive_frame(dec, f)) == 0)
+        t_sums_add(&got, f);
+    DF_EXPECT_EQ_INT(ret, AVERROR_EOF);
+    DF_EXPECT_EQ_INT(df_decoder_receive_frame(dec, f), AVERROR_EOF);
+    char msg[256];
+    DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s", msg);
+
+    /* After a flush the decoder takes packets again, from the start. */
+    df_decoder_flush(dec);
+    DF_EXPECT_EQ_INT(df_decoder_receive_frame(dec, f), AVERROR(EAGAIN));
+    TSums again = {0};
+    DF_EXPECT_EQ_INT(feed(dec, &c, 0, c.n_pkts, &again), 0);
+    DF_EXPECT_EQ_INT(drain(dec, &again), 0);
+    DF_EXPECT_MSG(t_sums_compare(&ref, &again, msg, sizeof(msg)) == 0, "after flush: %s", msg);
+    DfDecoderStats st;
+    df_decoder_stats(dec, &st);
+    DF_EXPECT_EQ_INT(st.frames_out, 2 * ref.n);
+    DF_EXPECT_EQ_INT(st.packets, 2 * c.n_pkts);
+    DF_EXPECT(st.latency_p50_ms > 0 && st.latency_max_ms >= st.latency_p99_ms);
+
+    /* Every packet queued, nothing received: a drain returns them all. */
+    df_decoder_free(&dec);
+    cfg.max_in_flight = c.n_pkts + 1;
+    dec = new_dec(s, &c, &cfg);
+    DF_ASSERT(dec);
+    for (i = 0; i < c.n_pkts; i++)
+        DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, c.pkts[i]), 0);
+    TSums all = {0};
+    DF_EXPECT_EQ_INT(drain(dec, &all), 0);
+    DF_EXPECT_MSG(t_sums_compare(&ref, &all, msg, sizeof(msg)) == 0, "queued: %s", msg);
+    df_decoder_free(&dec);
+    DF_EXPECT(dec == NULL);
+    av_frame_free(&f);
+    t_sums_free(&ref);
+    t_sums_free(&got);
+    t_sums_free(&again);
+    t_sums_free(&all);
+    t_clip_free(&c);
+    df_sched_unref(s);
+}
+
+/* Flush mid-stream (with work in flight), resume at a later keyframe: the
+ * frames from that keyframe on equal the reference. */
+static void flush_case(DfSched *s, const char *clip, const char *filter)
+{
+    TClip c;
+    TSums ref = {0};
+    DF_ASSERT(t_clip_load(clip, &c) == 0);
+    DF_ASSERT(t_ref_decode(&c, filter, AV_PIX_FMT_NONE, &ref) == 0);
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.filter = filter;
+    cfg.max_in_flight = 3;
+    DfDecoder *dec = new_dec(s, &c, &cfg);
+    DF_ASSERT(dec);
+    const int k2 = next_key(&c, 1);
+    DF_ASSERT_MSG(k2 > 4, "%s: second keyframe at %d", clip, k2);
+    TSums before = {0}, after = {0}, want = {0};
+    /* Stop in the middle of the first GOP, with packets still queued. */
+    DF_EXPECT_EQ_INT(feed(dec, &c, 0, k2 / 2 + 2, &before), 0);
+    df_decoder_flush(dec);
+    DF_EXPECT_EQ_INT(feed(dec, &c, k2, c.n_pkts, &after), 0);
+    DF_EXPECT_EQ_INT(drain(dec, &after), 0);
+    char msg[256];
+    if (!filter) {
+        tail_of(&ref, c.pkts[k2]->pts, &want);
+    } else {
+        /* A temporal filter (yadif) restarts at the seek: its first output
+         * differs from a continuous run, and it may change the time base.
+         * The frames after that one must match, and none may be missing. */
+        DF_ASSERT_MSG(after.n > 2, "%s | %s: %d frames after the seek", clip, filter, after.n);
+        tail_of(&ref, after.v[1].pts, &want);
+        int first = 0;
+        while (first < ref.n && ref.v[first].pts != after.v[1].pts)
+            first++;
+        DF_EXPECT_MSG(first > 0 && first < ref.n && ref.v[first - 1].pts == after.v[0].pts,
+                      "%s | %s: first frames after the seek have pts %lld, %lld", clip, filter,
+                      (long long)after.v[0].pts, (long long)after.v[1].pts);
+        memmove(after.v, after.v + 1, sizeof(TSum) * (size_t)(after.n - 1));
+        after.n--;
+    }
+    DF_EXPECT_MSG(t_sums_compare(&want, &after, msg, sizeof(msg)) == 0, "%s%s%s, %s x%d: %s", clip,
+                  filter ? " | " : "", filter ? filter : "", df_sched_policy_name(s),
+                  df_sched_n_workers(s), msg);
+    /* Backwards seek to the start. */
+    df_decoder_flush(dec);
+    TSums full = {0};
+    DF_EXPECT_EQ_INT(feed(dec, &c, 0, c.n_pkts, &full), 0);
+    DF_EXPECT_EQ_INT(drain(dec, &full), 0);
+    DF_EXPECT_MSG(t_sums_compare(&ref, &full, msg, sizeof(msg)) == 0, "%s from start: %s", clip,
+                  msg);
+    df_decoder_free(&dec);
+    t_sums_free(&ref);
+    t_sums_free(&before);
+    t_sums_free(&after);
+    t_sums_free(&want);
+    t_sums_free(&full);
+    t_clip_free(&c);
+}
+
+DF_TEST(FrameworkFlow, FlushMidStreamAndContinue)
+{
+    const char *const *pol = df_policy_names();
+    for (int p = 0; pol[p]; p++)
+        for (int w = 1; w <= 4; w += 3) {
+            DfSched *s = t_sched(pol[p], w, 20);
+            DF_ASSERT(s);
+            flush_case(s, "h264_cabac_slices8.mkv", NULL);
+            flush_case(s, "hevc_wpp8.mkv", NULL);
+            flush_case(s, "mpeg2_prog.mkv", NULL);
+            flush_case(s, "h264_single.mkv", NULL);
+            flush_case(s, "h264_mbaff.mkv", "yadif");
+            df_sched_unref(s);
+        }
+}
+
+/* Slice jobs are scheduler tasks: counted per frame and per worker by the
+ * decoder, and seen by the scheduler's trace as module "S". */
+DF_TEST(FrameworkFlow, SliceJobsRunAsTasks)
+{
+    DfSched *s = t_sched("cost-local", 2, -1);
+    DF_ASSERT(s);
+    struct {
+        const char *clip;
+        int jobs_per_frame_min, jobs_per_frame_max;
+    } cases[] = {
+        {"h264_cabac_slices8.mkv", 8, 8},
+        {"h264_cavlc_slices4.mkv", 4, 4},
+        {"hevc_wpp8.mkv", 6, 12}, /* one per CTU row: 360 / 64 .. 360 / 32 */
+        {"mpeg2_prog.mkv", 4, 4}, /* row bands: thread_count = 2 x workers */
+    };
+    const int s_module = df_sched_module_id(s, "S");
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        TClip c;
+        DF_ASSERT(t_clip_load(cases[k].clip, &c) == 0);
+        DfDecoderStats st;
+        TSums got = {0};
+        df_sched_trace_start(s, 1 << 16);
+        int workers_seen = 0;
+        uint64_t traced = 0;
+        /* On a loaded machine one worker may sleep through a short clip:
+         * try a few times before calling the jobs single-worker. */
+        for (int attempt = 0; attempt < 5 && workers_seen < 2; attempt++) {
+            t_sums_free(&got);
+            DF_ASSERT(t_df_decode(s, &c, NULL, &got, &st, NULL, 0) == 0);
+            workers_seen = 0;
+            uint64_t sum = 0;
+            for (int w = 0; w < 64; w++) {
+                sum += st.jobs_per_worker[w];
+                workers_seen += st.jobs_per_worker[w] > 0;
+            }
+            DF_EXPECT_EQ_INT(sum, st.slice_jobs);
+        }
+        df_sched_trace_stop(s);
+        DfTrace tr;
+        DF_ASSERT(df_sched_trace_collect(s, &tr) == 0);
+        for (size_t e = 0; e < tr.n_events; e++)
+            traced += tr.events[e].module == s_module;
+        const uint64_t per = st.slice_jobs / (st.frames_decoded ? st.frames_decoded : 1);
+        DF_EXPECT_MSG(per >= (uint64_t)cases[k].jobs_per_frame_min &&
+                          per <= (uint64_t)cases[k].jobs_per_frame_max,
+                      "%s: %llu jobs per frame", cases[k].clip, (unsigned long long)per);
+        DF_EXPECT_EQ_INT(st.frames_with_jobs, st.frames_decoded);
+        DF_EXPECT_EQ_INT(st.frames_decoded, got.n);
+        DF_EXPECT_MSG(workers_seen == 2, "%s: slice jobs ran on %d worker(s)", cases[k].clip,
+                      workers_seen);
+        /* Every S job seen by the trace (several attempts may be in it). */
+        DF_EXPECT_MSG(traced >= st.slice_jobs && traced % st.slice_jobs == 0,
+                      "%s: %llu traced S nodes, %llu jobs", cases[k].clip,
+                      (unsigned long long)traced, (unsigned long long)st.slice_jobs);
+        df_trace_free(&tr);
+        t_sums_free(&got);
+        t_clip_free(&c);
+    }
+    df_sched_unref(s);
+}
+
+typedef struct Stream {
+    DfSched *sched;
+    const char *clip;
+    const char *filter;
+    int rounds;
+    int failures;
+    char msg[256];
+} Stream;
+
+static void *stream_main(void *arg)
+{
+    Stream *st = arg;
+    TClip c;
+    TSums ref = {0};
+    if (t_clip_load(st->clip, &c) < 0 || t_ref_decode(&c, st->filter, AV_PIX_FMT_NONE, &ref) < 0) {
+        st->failures++;
+        snprintf(st->msg, sizeof(st->msg), "%s: cannot load", st->clip);
+        return NULL;
+    }
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.filter = st->filter;
+    for (int r = 0; r < st->rounds; r++) {
+        TSums got = {0};
+        if (t_df_decode(st->sched, &c, &cfg, &got, NULL, NULL, 0) != 0 ||
+            t_sums_compare(&ref, &got, st->msg, sizeof(st->msg)) != 0)
+            st->failures++;
+        t_sums_free(&got);
+    }
+    t_sums_free(&ref);
+    t_clip_free(&c);
+    return NULL;
+}
+
+/* Four streams from four threads on one two-worker scheduler: the hooks
+ * are re-entered by helping workers, outputs stay exact. */
+DF_TEST(FrameworkFlow, SharedSchedulerManyDecoders)
+{
+    const char *const *pol = df_policy_names();
+    for (int p = 0; pol[p]; p++) {
+        DfSched *s = t_sched(pol[p], 2, p % 2 ? -1 : 20);
+        DF_ASSERT(s);
+        Stream st[4] = {
+            {s, "h264_cabac_slices8.mkv", NULL, 2, 0, ""},
+            {s, "hevc_wpp8.mkv", NULL, 2, 0, ""},
+            {s, "mpeg2_prog.mkv", "unsharp", 2, 0, ""},
+            {s, "h264_single.mkv", NULL, 2, 0, ""},
+        };
+        pthread_t th[4];
+        for (int i = 0; i < 4; i++)
+            pthread_create(&th[i], NULL, stream_main, &st[i]);
+        for (int i = 0; i < 4; i++) {
+            pthread_join(th[i], NULL);
+            DF_EXPECT_MSG(st[i].failures == 0, "%s, %s: %s", pol[p], st[i].clip, st[i].msg);
+        }
+        df_sched_unref(s);
+    }
+}
+
+static int64_t fake_clock_ns;
+
+static int64_t fake_clock(void *opaque)
+{
+    return __atomic_load_n(&fake_clock_ns, __ATOMIC_RELAXED);
+}
+
+/* QoS: frames whose deadline passed are never returned; later ones stay
+ * exact.  Once everything is decoded the cut is exact (frames with pts >=
+ * cut come out, the others do not); while decodes are still queued, the
+ * dropped packets still decode (skipping only non-reference pictures), so
+ * whatever comes out is exact. */
+DF_TEST(FrameworkFlow, DropLate)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    TClip c;
+    TSums ref = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
+    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    DF_ASSERT(ref.n > 12);
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.clock_ns = fake_clock;
+    cfg.max_in_flight = c.n_pkts + 1;
+    const int64_t cut = av_rescale_q(ref.v[8].pts, c.tb, (AVRational){1, 1000000000});
+    char msg[256];
+    for (int pass = 0; pass < 2; pass++) {
+        DfDecoder *dec = new_dec(s, &c, &cfg);
+        DF_ASSERT(dec);
+        for (int i = 0; i < c.n_pkts; i++)
+            DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, c.pkts[i]), 0);
+        DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, NULL), 0);
+        DfDecoderStats st;
+        if (pass == 0) {
+            for (int spin = 0; spin < 20000; spin++) {
+                df_decoder_stats(dec, &st);
+                if (st.frames_decoded == (uint64_t)ref.n &&
+                    st.decode_calls == (uint64_t)c.n_pkts + 1)
+                    break;
+                av_usleep(500);
+            }
+            DF_ASSERT_EQ_INT(st.frames_decoded, ref.n);
+        }
+        __atomic_store_n(&fake_clock_ns, cut, __ATOMIC_RELAXED);
+        int n = df_decoder_drop_late(dec, cut);
+        DF_EXPECT_MSG(n > 0, "pass %d: nothing dropped", pass);
+        TSums got = {0};
+        AVFrame *f = av_frame_alloc();
+        int ret;
+        while ((ret = df_decoder_receive_frame(dec, f)) == 0)
+            t_sums_add(&got, f);
+        DF_EXPECT_EQ_INT(ret, AVERROR_EOF);
+        av_frame_free(&f);
+        df_decoder_stats(dec, &st);
+        DF_EXPECT(st.frames_dropped > 0);
+        DF_EXPECT_EQ_INT(st.frames_out, got.n);
+        if (pass == 0) {
+            TSums want = {0};
+            tail_of(&ref, ref.v[8].pts, &want);
+            DF_EXPECT_MSG(t_sums_compare(&want, &got, msg, sizeof(msg)) == 0, "%s", msg);
+            DF_EXPECT_EQ_INT(st.frames_dropped + st.frames_out, ref.n);
+            t_sums_free(&want);
+        } else {
+            int j = 0;
+            for (int i = 0; i < got.n; i++) {
+                while (j < ref.n && ref.v[j].pts != got.v[i].pts)
+                    j++;
+                DF_EXPECT_MSG(j < ref.n && !memcmp(ref.v[j].md5, got.v[i].md5, 16),
+                              "frame pts %lld differs or out of order", (long long)got.v[i].pts);
+            }
+            DF_EXPECT_MSG(got.n > 0 && got.v[got.n - 1].pts == ref.v[ref.n - 1].pts,
+                          "last frame missing");
+        }
+        t_sums_free(&got);
+        df_decoder_free(&dec);
+    }
+    t_sums_free(&ref);
+    t_clip_free(&c);
+    df_sched_unref(s);
+}
+
+DF_TEST(FrameworkFlow, CreationErrors)
+{
+    DfSched *s = t_sched("fifo", 1, 20);
+    DF_ASSERT(s);
+    TClip c;
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
+    DfDecoder *dec = NULL;
+    DfError err = {0};
+    DfDecoderConfig cfg;
+
+    AVCodecParameters *par = avcodec_parameters_alloc();
+    avcodec_parameters_copy(par, c.par);
+    par->codec_type = AVMEDIA_TYPE_AUDIO;
+    DF_EXPECT(df_decoder_new(s, par, c.tb, NULL, &dec, &err) < 0 && !dec);
+    DF_EXPECT(strstr(err.msg, "video") != NULL);
+    par->codec_type = AVMEDIA_TYPE_VIDEO;
+    par->codec_id = AV_CODEC_ID_NONE;
+    DF_EXPECT(df_decoder_new(s, par, c.tb, NULL, &dec, &err) < 0 && !dec);
+    DF_EXPECT(strstr(err.msg, "decoder") != NULL);
+    avcodec_parameters_free(&par);
+
+    DF_EXPECT(df_decoder_new(NULL, c.par, c.tb, NULL, &dec, &err) < 0 && !dec);
+    df_decoder_config_init(&cfg);
+    cfg.out_format = AV_PIX_FMT_VAAPI;
+    DF_EXPECT(df_decoder_new(s, c.par, c.tb, &cfg, &dec, &err) < 0 && !dec);
+    DF_EXPECT(strstr(err.msg, "format") != NULL);
+    df_decoder_config_init(&cfg);
+    cfg.threading = (DfThreading)7;
+    DF_EXPECT(df_decoder_new(s, c.par, c.tb, &cfg, &dec, &err) < 0 && !dec);
+    df_decoder_config_init(&cfg);
+    cfg.max_in_flight = -1;
+    DF_EXPECT(df_decoder_new(s, c.par, c.tb, &cfg, &dec, &err) < 0 && !dec);
+
+    DfThreading t;
+    DF_EXPECT(df_threading_parse("frame", &t) == 0 && t == DF_THREADING_FRAME);
+    DF_EXPECT(df_threading_parse("slices", &t) < 0);
+    DF_EXPECT(df_threading_parse(NULL, &t) < 0);
+    DF_EXPECT(!strcmp(df_threading_name(DF_THREADING_AUTO), "auto"));
+
+    /* auto says what it chose and why. */
+    DF_ASSERT(df_decoder_new(s, c.par, c.tb, NULL, &dec, &err) == 0);
+    const char *why = NULL;
+    DF_EXPECT(!strcmp(df_decoder_threading(dec, &why), "auto") && why);
+    DF_EXPECT(df_decoder_output_format(dec, NULL, NULL) == -1);
+    TSums got = {0};
+    DF_EXPECT_EQ_INT(feed(dec, &c, 0, c.n_pkts, &got), 0);
+    DF_EXPECT_EQ_INT(drain(dec, &got), 0);
+    DF_EXPECT(!strcmp(df_decoder_threading(dec, &why), "slice") && strstr(why, "slices"));
+    int w, h;
+    DF_EXPECT(df_decoder_output_format(dec, &w, &h) == AV_PIX_FMT_YUV420P && w == 640 && h == 360);
+    DF_EXPECT(df_decoder_latency_frames(dec) >= 1);
+    df_decoder_free(&dec);
+    df_decoder_free(&dec); /* NULL is fine */
+    t_sums_free(&got);
+    t_clip_free(&c);
+    df_sched_unref(s);
+}
+
+/* Frames outlive their decoder (pool buffers are refcounted), and freeing
+ * a decoder with work in flight neither leaks nor hangs. */
+DF_TEST(FrameworkFlow, LifetimeAndFreeInFlight)
+{
+    DfSched *s = t_sched("steal", 2, 20);
+    DF_ASSERT(s);
+    TClip c;
+    TSums ref = {0};
+    DF_ASSERT(t_clip_load("hevc_wpp8.mkv", &c) == 0);
+    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.max_in_flight = c.n_pkts + 1;
+    DfDecoder *dec = new_dec(s, &c, &cfg);
+    DF_ASSERT(dec);
+    for (int i = 0; i < c.n_pkts; i++)
+        DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, c.pkts[i]), 0);
+    DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, NULL), 0);
+    AVFrame *held[64];
+    int n = 0;
+    while (n < 64 && (held[n] = av_frame_alloc()) && df_decoder_receive_frame(dec, held[n]) == 0)
+        n++;
+    if (n < 64)
+        av_frame_free(&held[n]);
+    DfDecoderStats st;
+    df_decoder_stats(dec, &st);
+    DF_EXPECT_MSG(st.pool_outstanding >= n, "%lld buffers out, %d frames held",
+                  (long long)st.pool_outstanding, n);
+    df_decoder_free(&dec);
+    DF_EXPECT_EQ_INT(n, ref.n);
+    for (int i = 0; i < n; i++) {
+        uint8_t md5[16];
+        t_frame_md5(held[i], md5);
+        DF_EXPECT_MSG(i < ref.n && !memcmp(md5, ref.v[i].md5, 16), "held frame %d changed", i);
+        av_frame_free(&held[i]);
+    }
+    for (int round = 0; round < 8; round++) {
+        cfg.max_in_flight = 1 + round;
+        dec = new_dec(s, &c, &cfg);
+        DF_ASSERT(dec);
+        for (int i = 0; i < c.n_pkts && df_decoder_send_packet(dec, c.pkts[i]) == 0; i++)
+            ;
+        df_decoder_free(&dec);
+    }
+    t_sums_free(&ref);
+    t_clip_free(&c);
+    df_sched_unref(s);
+}
+
+typedef struct Sink {
+    int calls;
+} Sink;
+
+static int plain_output(void *opaque, AVFrame *dst)
+{
+    ((Sink *)opaque)->calls++;
+    return av_frame_get_buffer(dst, 0);
+}
+
+/* R(k,b) reads the rows of band b from the workers whose S jobs decoded
+ * them: the trace shows, per R node, inputs from module S (or F.band after
+ * a filter) whose bytes add up to the band's rows and whose workers are
+ * workers that ran S jobs. */
+DF_TEST(FrameworkFlow, BandInputsAreSliceRows)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    const int mod_s = df_sched_module_id(s, "S"), mod_r = df_sched_module_id(s, "R");
+    const int mod_fb = df_sched_module_id(s, "F.band");
+    const char *filters[] = {NULL, "unsharp"};
+    for (int k = 0; k < 2; k++) {
+        TClip c;
+        DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
+        Sink sink = {0};
+        DfDecoderConfig cfg;
+        df_decoder_config_init(&cfg);
+        cfg.alloc.get_output = plain_output;
+        cfg.alloc.opaque = &sink;
+        cfg.filter = filters[k];
+        TSums got = {0};
+        DfDecoderStats st;
+        df_sched_trace_start(s, 1 << 16);
+        DF_ASSERT(t_df_decode(s, &c, &cfg, &got, &st, NULL, 0) == 0);
+        df_sched_trace_stop(s);
+        DfTrace tr;
+        DF_ASSERT(df_sched_trace_collect(s, &tr) == 0);
+        const uint64_t frame_bytes = 640 * 360 * 3 / 2;
+        int r_nodes = 0, r_with_rows = 0, bad_worker = 0;
+        uint64_t row_bytes = 0;
+        for (size_t e = 0; e < tr.n_events; e++) {
+            const DfTraceEvent *ev = &tr.events[e];
+            if (ev->module != mod_r || (ev->flags & DF_TRACE_SKIPPED))
+                continue;
+            r_nodes++;
+            uint64_t bytes = 0;
+            for (uint32_t i = 0; i < ev->n_inputs; i++) {
+                const DfTraceInput *in = &tr.inputs[ev->first_input + i];
+                if (in->module != (k ? mod_fb : mod_s))
+                    continue;
+                bytes += in->bytes;
+                if (in->worker < 0 || in->worker > 1 || (!k && !st.jobs_per_worker[in->worker]))
+                    bad_worker++;
+            }
+            row_bytes += bytes;
+            r_with_rows += bytes > 0;
+        }
+        /* Linesizes are padded, so the bytes are at least the visible ones. */
+        /* R nodes of packets that gave no picture (reorder delay) read nothing. */
+        DF_EXPECT_MSG(r_nodes > 0 && (uint64_t)r_with_rows == st.bands,
+                      "%s: %d of %d R nodes read rows, %llu bands did work",
+                      filters[k] ? filters[k] : "no filter", r_with_rows, r_nodes,
+                      (unsigned long long)st.bands);
+        DF_EXPECT_MSG(row_bytes >= frame_bytes * (uint64_t)got.n &&
+                          row_bytes < 2 * frame_bytes * (uint64_t)got.n,
+                      "%s: %llu row bytes for %d frames", filters[k] ? filters[k] : "no filter",
+                      (unsigned long long)row_bytes, got.n);
+        DF_EXPECT_EQ_INT(bad_worker, 0);
+        DF_EXPECT_EQ_INT(sink.calls, got.n);
+        df_trace_free(&tr);
+        t_sums_free(&got);
+        t_clip_free(&c);
+    }
+    df_sched_unref(s);
+}

@@ -1,0 +1,173 @@
+/* `auto` threading decisions for streams the generated clips do not cover:
+ * HEVC with tiles (x265 cannot make them) is built here by rewriting the
+ * PPS of the WPP clip with tiles_enabled_flag = 1 and a 2x1 tile grid. */
+#include "dftest.h"
+#include "framework_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct BitBuf {
+    uint8_t b[512];
+    int n; /* bits */
+} BitBuf;
+
+static int get_bit(const uint8_t *d, int pos)
+{
+    return (d[pos >> 3] >> (7 - (pos & 7))) & 1;
+}
+
+static void put_bit(BitBuf *w, int v)
+{
+    if (v)
+        w->b[w->n >> 3] |= (uint8_t)(0x80 >> (w->n & 7));
+    w->n++;
+}
+
+static int read_ue(const uint8_t *d, int *pos)
+{
+    int lz = 0;
+    while (!get_bit(d, (*pos)++))
+        lz++;
+    int v = 0;
+    for (int i = 0; i < lz; i++)
+        v = v << 1 | get_bit(d, (*pos)++);
+    return (1 << lz) - 1 + v;
+}
+
+/* RBSP of a NAL (emulation prevention removed) and back. */
+static int unescape(const uint8_t *in, int len, uint8_t *out)
+{
+    int n = 0, zeros = 0;
+    for (int i = 0; i < len; i++) {
+        if (zeros >= 2 && in[i] == 3) {
+            zeros = 0;
+            continue;
+        }
+        zeros = in[i] ? 0 : zeros + 1;
+        out[n++] = in[i];
+    }
+    return n;
+}
+
+static int escape(const uint8_t *in, int len, uint8_t *out)
+{
+    int n = 0, zeros = 0;
+    for (int i = 0; i < len; i++) {
+        if (zeros >= 2 && in[i] <= 3) {
+            out[n++] = 3;
+            zeros = 0;
+        }
+        zeros = in[i] ? 0 : zeros + 1;
+        out[n++] = in[i];
+    }
+    return n;
+}
+
+/* Rewrite one PPS NAL: tiles_enabled_flag = 1, 2 columns x 1 row, uniform. */
+static int add_tiles(const uint8_t *nal, int len, uint8_t *out)
+{
+    uint8_t rbsp[512];
+    int n = unescape(nal, len, rbsp);
+    int pos = 16; /* NAL header */
+    read_ue(rbsp, &pos);
+    read_ue(rbsp, &pos);
+    pos += 7;
+    read_ue(rbsp, &pos);
+    read_ue(rbsp, &pos);
+    read_ue(rbsp, &pos); /* init_qp_minus26 (se, same length) */
+    pos += 2;
+    int cu_qp_delta = get_bit(rbsp, pos++);
+    if (cu_qp_delta)
+        read_ue(rbsp, &pos);
+    read_ue(rbsp, &pos);
+    read_ue(rbsp, &pos);
+    pos += 4;
+    const int tiles_at = pos; /* tiles_enabled_flag, then entropy_coding_sync */
+    int last = n * 8 - 1;
+    while (!get_bit(rbsp, last))
+        last--; /* rbsp_stop_one_bit */
+    BitBuf w = {0};
+    for (int i = 0; i < tiles_at; i++)
+        put_bit(&w, get_bit(rbsp, i));
+    put_bit(&w, 1);
+    put_bit(&w, get_bit(rbsp, tiles_at + 1));
+    const int extra[] = {0, 1, 0, 1, 1, 1}; /* ue(1) ue(0) uniform loop_filter */
+    for (int i = 0; i < 6; i++)
+        put_bit(&w, extra[i]);
+    for (int i = tiles_at + 2; i < last; i++)
+        put_bit(&w, get_bit(rbsp, i));
+    put_bit(&w, 1);
+    while (w.n & 7)
+        put_bit(&w, 0);
+    return escape(w.b, w.n / 8, out);
+}
+
+/* The same hvcC with every PPS rewritten. */
+static int tiled_hvcc(const uint8_t *x, int size, uint8_t *out)
+{
+    memcpy(out, x, 23);
+    int i = 23, o = 23;
+    for (int a = 0; a < x[22]; a++) {
+        const int type = x[i] & 0x3f, count = x[i + 1] << 8 | x[i + 2];
+        memcpy(out + o, x + i, 3);
+        i += 3;
+        o += 3;
+        for (int k = 0; k < count; k++) {
+            int len = x[i] << 8 | x[i + 1];
+            int nl = type == 34 ? add_tiles(x + i + 2, len, out + o + 2) : len;
+            if (type != 34)
+                memcpy(out + o + 2, x + i + 2, (size_t)len);
+            out[o] = (uint8_t)(nl >> 8);
+            out[o + 1] = (uint8_t)nl;
+            i += 2 + len;
+            o += 2 + nl;
+        }
+    }
+    return i == size ? o : -1;
+}
+
+static void decide(DfSched *s, const TClip *c, const AVCodecParameters *par, const char *want,
+                   const char *why)
+{
+    DfDecoder *dec = NULL;
+    DfError err = {0};
+    DF_ASSERT_MSG(df_decoder_new(s, par, c->tb, NULL, &dec, &err) == 0, "%s", err.msg);
+    DF_EXPECT(!strcmp(df_decoder_threading(dec, NULL), "auto"));
+    DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, c->pkts[0]), 0);
+    /* The first D task opens the codec; the choice is visible after it. */
+    AVFrame *f = av_frame_alloc();
+    df_decoder_send_packet(dec, NULL);
+    while (df_decoder_receive_frame(dec, f) == 0)
+        ;
+    av_frame_free(&f);
+    const char *reason = NULL;
+    const char *got = df_decoder_threading(dec, &reason);
+    DF_EXPECT_MSG(!strcmp(got, want) && strstr(reason, why), "threading %s (%s), expected %s (%s)",
+                  got, reason, want, why);
+    df_decoder_free(&dec);
+}
+
+DF_TEST(FrameworkThreading, HevcTilesFallBackToFrameThreads)
+{
+    TClip c;
+    DF_ASSERT(t_clip_load("hevc_wpp8.mkv", &c) == 0);
+    DF_ASSERT(c.par->extradata_size > 23 && c.par->extradata[0] == 1);
+    uint8_t *x = calloc(1, (size_t)c.par->extradata_size + 64 + AV_INPUT_BUFFER_PADDING_SIZE);
+    int n = tiled_hvcc(c.par->extradata, c.par->extradata_size, x);
+    DF_ASSERT_MSG(n > c.par->extradata_size, "hvcC rewrite failed (%d)", n);
+    AVCodecParameters *par = avcodec_parameters_alloc();
+    avcodec_parameters_copy(par, c.par);
+    av_free(par->extradata);
+    par->extradata = x;
+    par->extradata_size = n;
+    for (int w = 1; w <= 2; w++) {
+        DfSched *s = t_sched("cost-local", w, 20);
+        DF_ASSERT(s);
+        decide(s, &c, c.par, "slice", "WPP");
+        decide(s, &c, par, w == 1 ? "none" : "frame", "tiles");
+        df_sched_unref(s);
+    }
+    avcodec_parameters_free(&par);
+    t_clip_free(&c);
+}

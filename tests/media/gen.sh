@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Generate test clips with the ffmpeg CLI from lavfi testsrc2 — never
+# downloaded, cached: a clip that already exists is not made again.
+#
+#   gen.sh OUTDIR NAME...     make OUTDIR/NAME for each NAME
+#   gen.sh --list [SET]       names of a set: test (default), bench, demo
+#
+# NAME is a clip below plus its extension (.mkv, or .h264/.m2v for raw
+# elementary streams remuxed from the .mkv of the same base name).  Other
+# scripts may source this file and call df_media_make OUTDIR NAME.
+set -euo pipefail
+
+DF_MEDIA_TEST=(
+    h264_cabac_slices8.mkv h264_cavlc_slices4.mkv h264_mbaff.mkv h264_422.mkv h264_odd.mkv
+    h264_single.mkv hevc_wpp8.mkv hevc_wpp10.mkv hevc_wpp_slices.mkv hevc_nowpp.mkv
+    mpeg2_prog.mkv mpeg2_int.mkv h264_cabac_slices8.h264 mpeg2_prog.m2v h264_sizes.h264
+)
+DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_hevc_1080p_wpp.mkv bench_mpeg2_1080p.mkv)
+DF_MEDIA_DEMO=(demo_h264_1080p_10s.mkv)
+
+# df_media_args BASE: source and encoder arguments of a clip.
+df_media_args() {
+    local x264='-c:v libx264 -preset veryfast -x264-params'
+    local x265='-c:v libx265 -preset ultrafast -x265-params log-level=error:keyint=8:min-keyint=8:open-gop=0:scenecut=0'
+    local gop='keyint=8:min-keyint=8:scenecut=0'
+    case "$1" in
+    h264_cabac_slices8) echo "640x360 24 $x264 $gop:slices=8" ;;
+    h264_cavlc_slices4) echo "640x360 24 $x264 $gop:slices=4:cabac=0" ;;
+    h264_mbaff) echo "704x576 16 -flags +ildct+ilme $x264 $gop:slices=4:interlaced=1:tff=1" ;;
+    h264_422) echo "640x360 16 -pix_fmt yuv422p -profile:v high422 $x264 $gop:slices=4" ;;
+    h264_odd) echo "718x398 16 $x264 $gop:slices=4" ;;
+    h264_single) echo "640x360 24 $x264 $gop:slices=1" ;;
+    h264_size_a) echo "640x360 8 $x264 keyint=4:slices=4" ;;
+    h264_size_b) echo "352x288 8 $x264 keyint=4:slices=4" ;;
+    hevc_wpp8) echo "640x360 16 $x265:wpp=1" ;;
+    hevc_wpp10) echo "640x360 16 -pix_fmt yuv420p10le $x265:wpp=1" ;;
+    hevc_wpp_slices) echo "640x360 16 $x265:wpp=1:slices=4" ;;
+    hevc_nowpp) echo "640x360 16 $x265:wpp=0" ;;
+    mpeg2_prog) echo "640x360 24 -c:v mpeg2video -g 8 -bf 2 -flags +cgop -sc_threshold 1000000000 -b:v 3M" ;;
+    mpeg2_int) echo "720x576 16 -c:v mpeg2video -g 8 -bf 2 -flags +cgop+ildct+ilme -sc_threshold 1000000000 -top 1 -b:v 4M" ;;
+    bench_h264_1080p_slices8) echo "1920x1080 240 $x264 keyint=50:slices=8" ;;
+    bench_hevc_1080p_wpp) echo "1920x1080 120 $x265:wpp=1" ;;
+    bench_mpeg2_1080p) echo "1920x1080 240 -c:v mpeg2video -g 12 -bf 2 -b:v 12M" ;;
+    demo_h264_1080p_10s) echo "1920x1080 250 $x264 keyint=50:slices=8" ;;
+    *) return 1 ;;
+    esac
+}
+
+# df_media_make OUTDIR NAME
+df_media_make() {
+    local dir=$1 name=$2 base ext args size frames
+    base=${name%.*}
+    ext=${name##*.}
+    [ -s "$dir/$name" ] && return 0
+    mkdir -p "$dir"
+    if [ "$name" = h264_sizes.h264 ]; then
+        # Resolution changes mid-stream: 640x360, 352x288, 640x360 Annex-B.
+        df_media_make "$dir" h264_size_a.h264
+        df_media_make "$dir" h264_size_b.h264
+        cat "$dir/h264_size_a.h264" "$dir/h264_size_b.h264" "$dir/h264_size_a.h264" >"$dir/$name.tmp"
+        mv "$dir/$name.tmp" "$dir/$name"
+        return 0
+    fi
+    if [ "$ext" != mkv ]; then
+        df_media_make "$dir" "$base.mkv"
+        ffmpeg -nostdin -hide_banner -loglevel error -y -i "$dir/$base.mkv" -c copy \
+            -f "$([ "$ext" = m2v ] && echo mpeg2video || echo "$ext")" "$dir/$name.tmp"
+        mv "$dir/$name.tmp" "$dir/$name"
+        return 0
+    fi
+    args=$(df_media_args "$base") || { echo "gen.sh: unknown clip $name" >&2; return 1; }
+    read -r size frames rest <<<"$args"
+    # shellcheck disable=SC2086
+    ffmpeg -nostdin -hide_banner -loglevel error -y \
+        -f lavfi -i "testsrc2=size=$size:rate=25" -frames:v "$frames" $rest \
+        -f matroska "$dir/$name.tmp"
+    mv "$dir/$name.tmp" "$dir/$name"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    if [ "${1:-}" = --list ]; then
+        case "${2:-test}" in
+        test) printf '%s\n' "${DF_MEDIA_TEST[@]}" ;;
+        bench) printf '%s\n' "${DF_MEDIA_BENCH[@]}" ;;
+        demo) printf '%s\n' "${DF_MEDIA_DEMO[@]}" ;;
+        *) echo "gen.sh: unknown set $2" >&2; exit 1 ;;
+        esac
+        exit 0
+    fi
+    [ $# -ge 2 ] || { echo "usage: gen.sh OUTDIR NAME... | gen.sh --list [test|bench|demo]" >&2; exit 2; }
+    out=$1
+    shift
+    for n in "$@"; do df_media_make "$out" "$n"; done
+fi
