@@ -11,7 +11,9 @@
  *
  * Threading rules: every function may be called from any thread unless noted.
  * A node's dependencies and inputs may only be added before it is submitted,
- * by the thread that created it.
+ * by one thread at a time: the creator, or a task the creator handed the
+ * node to (with a happens-before edge, e.g. through a dependency), which
+ * then submits it.
  */
 #ifndef DFSCHED_H
 #define DFSCHED_H
