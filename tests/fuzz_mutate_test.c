@@ -180,7 +180,12 @@ static void run_cases(long n_cases, uint64_t seed0)
         const int c = (int)(ci % N_CLIPS);
         const enum Mut m = (enum Mut)((ci / N_CLIPS) % M_COUNT);
         const int p = (int)((ci / (N_CLIPS * M_COUNT)) % (uint64_t)n_pol), w = (int)(rnd(&seed) % 3);
-        const DfThreading th = rnd(&seed) % 8 == 0 ? DF_THREADING_FRAME : DF_THREADING_AUTO;
+        /* Under TSan, slice jobs only: libavcodec's frame threads are not
+         * instrumented, so their synchronisation is invisible (see
+         * t_df_decode). */
+        const DfThreading th = t_under_tsan()         ? DF_THREADING_SLICE
+                               : rnd(&seed) % 8 == 0 ? DF_THREADING_FRAME
+                                                     : DF_THREADING_AUTO;
         uint64_t case_seed = seed0 * 1000003u + (uint64_t)ci;
         int damaged_at;
         int n = mutate(&cl[c], m, &case_seed, pk, &damaged_at);
