@@ -356,7 +356,7 @@ typedef struct DfTopo {
     bool oversubscribed;
     bool synthetic;
     void *real;            /* hwloc_topology_t */
-    void **pin_sets;       /* hwloc_bitmap_t per worker, NULL when not pinning */
+    void *pin_sets;        /* cpu_set_t per worker, NULL when not pinning */
     int *model_pu;         /* per worker: PU logical index in the model topology */
     uint8_t *levels;       /* n x n */
     uint32_t *trcost;      /* n x n */

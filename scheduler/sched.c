@@ -212,7 +212,8 @@ static void sched_destroy(DfSched *s)
     if (s->workers) {
         atomic_store_explicit(&s->stop, true, memory_order_seq_cst);
         for (int i = 0; i < s->n_workers; i++) {
-            clear_parked(s, i);
+            if (s->parked_mask) /* NULL when creation failed early */
+                clear_parked(s, i);
             atomic_fetch_add_explicit(&s->workers[i].park_word, 1, memory_order_seq_cst);
             df_futex_wake(&s->workers[i].park_word, 1);
         }
@@ -305,12 +306,13 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
     s->mask_words = (nw + 63) / 64;
     s->parked_mask = calloc((size_t)s->mask_words, sizeof(uint64_t));
     s->workers = aligned_alloc(DF_CACHELINE, sizeof(DfWorker) * (size_t)nw);
+    if (s->workers)
+        memset(s->workers, 0, sizeof(DfWorker) * (size_t)nw); /* sched_destroy reads it */
     s->state = aligned_alloc(DF_CACHELINE, sizeof(DfWorkerState) * (size_t)nw);
     if (!s->parked_mask || !s->workers || !s->state) {
         ret = df_set_error(err, -ENOMEM, "out of memory for %d workers", nw);
         goto fail;
     }
-    memset(s->workers, 0, sizeof(DfWorker) * (size_t)nw);
     for (int i = 0; i < nw; i++) {
         atomic_init(&s->state[i].v, DF_WS_IDLE);
         atomic_init(&s->state[i].beat, 0);

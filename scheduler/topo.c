@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <hwloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,12 +122,31 @@ static int load_topology(hwloc_topology_t *out, const char *synthetic, DfError *
     return 0;
 }
 
+/* The machine's topology, loaded once for the process and then shared
+ * read-only (hwloc allows concurrent readers).  Loading takes milliseconds,
+ * and keeping one topology alive also keeps hwloc's component registry
+ * initialised: its first initialisation asserts instead of failing when
+ * malloc fails, so that must not be repeated for every scheduler. */
+static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;
+static hwloc_topology_t real_topology;
+
+static int get_real(hwloc_topology_t *out, DfError *err)
+{
+    pthread_mutex_lock(&real_lock);
+    int ret = 0;
+    if (!real_topology)
+        ret = load_topology(&real_topology, NULL, err);
+    *out = real_topology;
+    pthread_mutex_unlock(&real_lock);
+    return ret;
+}
+
 int df_topo_model(DfTopo *t, const char *topology, int n_workers, DfCostModel model,
                   const uint32_t *level_cost, DfError *err)
 {
     memset(t, 0, sizeof(*t));
     hwloc_topology_t topo;
-    int ret = load_topology(&topo, topology, err);
+    int ret = topology ? load_topology(&topo, topology, err) : get_real(&topo, err);
     if (ret < 0)
         return ret;
     hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(topo);
@@ -141,7 +162,8 @@ int df_topo_model(DfTopo *t, const char *topology, int n_workers, DfCostModel mo
     t->model_pu = calloc((size_t)n_workers, sizeof(int));
     if (!pus || !t->model_pu) {
         free(pus);
-        hwloc_topology_destroy(topo);
+        if (topology)
+            hwloc_topology_destroy(topo);
         return df_set_error(err, -ENOMEM, "out of memory");
     }
     place_workers(topo, all, n_workers, pus);
@@ -151,7 +173,8 @@ int df_topo_model(DfTopo *t, const char *topology, int n_workers, DfCostModel mo
     snprintf(t->desc, sizeof(t->desc), "%d workers on %s (%d cores, %d PUs)", n_workers,
              topology ? topology : "this machine", t->n_cores, t->n_pus);
     free(pus);
-    hwloc_topology_destroy(topo);
+    if (topology)
+        hwloc_topology_destroy(topo);
     return ret;
 }
 
@@ -159,12 +182,16 @@ int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err)
 {
     memset(t, 0, sizeof(*t));
     hwloc_topology_t real;
-    int ret = load_topology(&real, NULL, err);
+    int ret = get_real(&real, err);
     if (ret < 0)
         return ret;
     t->real = real;
 
     hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+    if (!allowed) {
+        ret = df_set_error(err, -ENOMEM, "out of memory");
+        goto fail;
+    }
     if (cfg->cpuset && *cfg->cpuset) {
         if (hwloc_bitmap_list_sscanf(allowed, cfg->cpuset) < 0 || hwloc_bitmap_iszero(allowed)) {
             ret = df_set_error(err, -EINVAL, "invalid CPU set \"%s\" (expected a list like 0-3,6)",
@@ -177,9 +204,24 @@ int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err)
                                cfg->cpuset);
             goto fail;
         }
-    } else if (hwloc_get_proc_cpubind(real, 0, allowed, HWLOC_CPUBIND_PROCESS) < 0 ||
-               hwloc_bitmap_iszero(allowed)) {
-        hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(real));
+    } else {
+        /* The process's affinity straight from the kernel: hwloc's
+         * get_proc_cpubind crashes when one of its allocations fails. */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+            for (int c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &set) && hwloc_bitmap_set(allowed, (unsigned)c) < 0) {
+                    ret = df_set_error(err, -ENOMEM, "out of memory");
+                    goto fail;
+                }
+            hwloc_bitmap_and(allowed, allowed, hwloc_topology_get_allowed_cpuset(real));
+        }
+        if (hwloc_bitmap_iszero(allowed) &&
+            hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(real)) < 0) {
+            ret = df_set_error(err, -ENOMEM, "out of memory");
+            goto fail;
+        }
     }
 
     t->n_cores = hwloc_get_nbobjs_inside_cpuset_by_type(real, allowed, HWLOC_OBJ_CORE);
@@ -205,13 +247,30 @@ int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err)
     }
     place_workers(real, allowed, n, pus);
     if (cfg->pin) {
-        t->pin_sets = calloc((size_t)n, sizeof(void *));
-        for (int w = 0; w < n && t->pin_sets; w++) {
+        t->pin_sets = calloc((size_t)n, sizeof(cpu_set_t));
+        if (!t->pin_sets) {
+            free(pus);
+            ret = df_set_error(err, -ENOMEM, "out of memory");
+            goto fail;
+        }
+        for (int w = 0; w < n; w++) {
             hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(real, HWLOC_OBJ_CORE, pus[w]);
             hwloc_bitmap_t set = hwloc_bitmap_dup(core && n <= t->n_cores ? core->cpuset
                                                                            : pus[w]->cpuset);
-            hwloc_bitmap_and(set, set, allowed);
-            t->pin_sets[w] = set;
+            if (!set || hwloc_bitmap_and(set, set, allowed) < 0) {
+                hwloc_bitmap_free(set);
+                free(pus);
+                ret = df_set_error(err, -ENOMEM, "out of memory");
+                goto fail;
+            }
+            /* A glibc set, so that pinning in the worker allocates nothing
+             * (hwloc_set_cpubind crashes when its allocation fails). */
+            cpu_set_t *cs = &((cpu_set_t *)t->pin_sets)[w];
+            CPU_ZERO(cs);
+            for (int c = hwloc_bitmap_first(set); c >= 0 && c < CPU_SETSIZE;
+                 c = hwloc_bitmap_next(set, c))
+                CPU_SET(c, cs);
+            hwloc_bitmap_free(set);
         }
     }
 
@@ -229,7 +288,12 @@ int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err)
     } else {
         set_costs(t, cfg->cost_model, cfg->level_cost);
         t->model_pu = calloc((size_t)n, sizeof(int));
-        for (int w = 0; w < n && t->model_pu; w++)
+        if (!t->model_pu) {
+            free(pus);
+            ret = df_set_error(err, -ENOMEM, "out of memory");
+            goto fail;
+        }
+        for (int w = 0; w < n; w++)
             t->model_pu[w] = (int)pus[w]->logical_index;
         ret = fill_matrices(t, real, pus, err);
         free(pus);
@@ -253,14 +317,8 @@ fail:
 
 void df_topo_fini(DfTopo *t)
 {
-    if (t->pin_sets) {
-        for (int w = 0; w < t->n_workers; w++)
-            if (t->pin_sets[w])
-                hwloc_bitmap_free(t->pin_sets[w]);
-        free(t->pin_sets);
-    }
-    if (t->real)
-        hwloc_topology_destroy(t->real);
+    free(t->pin_sets);
+    /* t->real is the shared process topology: kept. */
     free(t->model_pu);
     free(t->levels);
     free(t->trcost);
@@ -269,9 +327,11 @@ void df_topo_fini(DfTopo *t)
 
 void df_topo_pin(const DfTopo *t, int w)
 {
-    if (!t->pin_sets || !t->pin_sets[w])
+    if (!t->pin_sets)
         return;
     /* Failure (e.g. a container forbids it) leaves the thread unpinned:
      * the costs stay a model, which is all the patent's scheme needs. */
-    hwloc_set_cpubind(t->real, t->pin_sets[w], HWLOC_CPUBIND_THREAD);
+    const cpu_set_t *cs = &((const cpu_set_t *)t->pin_sets)[w];
+    if (CPU_COUNT(cs) > 0)
+        pthread_setaffinity_np(pthread_self(), sizeof(*cs), cs);
 }
