@@ -33,7 +33,7 @@ static _Atomic long fail_at = -1;
 static _Atomic long n_allocs;
 static _Atomic long n_failed;
 
-static bool should_fail(void)
+__attribute__((unused)) static bool should_fail(void)
 {
     long at = atomic_load_explicit(&fail_at, memory_order_relaxed);
     long c = atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
