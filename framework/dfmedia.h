@@ -42,15 +42,26 @@ const char *df_threading_name(DfThreading t);
 /* Parse a threading name; returns 0 or AVERROR(EINVAL). */
 int df_threading_parse(const char *name, DfThreading *out);
 
+/* What a directly rendered picture needs: at least `linesize` bytes per row
+ * (each a multiple of `align`), `height` rows per plane (scaled for chroma),
+ * plane pointers aligned to `align`, and 16 + align - 1 readable bytes
+ * after the last plane (SIMD over-reads). */
+typedef struct DfPictureLayout {
+    int width, height; /* padded dimensions (avcodec_align_dimensions2, widened) */
+    int linesize[4];   /* minimum linesize per plane */
+    int align;         /* stride and pointer alignment in bytes */
+} DfPictureLayout;
+
 /* Consumer hooks for where pictures go (all optional). */
 typedef struct DfFrameAllocator {
     /* Direct rendering: allocate a decoder picture (like get_buffer2; the
-     * frame has format/width/height set and must get buffers padded as
-     * avcodec_align_dimensions2() requires).  Return AVERROR(ENOSYS) to use
-     * the framework's pools.  Called on the worker running D(k), or on
-     * libavcodec's own threads in frame threading: must be thread-safe and
-     * must not wait for the caller thread. */
-    int (*get_picture)(void *opaque, AVFrame *frame, int flags);
+     * frame has format/width/height set; `layout` says how large and
+     * aligned its planes must be).  Fill buf[0], data and linesize, or
+     * return AVERROR(ENOSYS) to use the framework's pools.  Called on the
+     * worker running D(k), or on libavcodec's own threads in frame
+     * threading: must be thread-safe and must not wait for the caller
+     * thread.  Only for codecs with direct rendering (DR1). */
+    int (*get_picture)(void *opaque, AVFrame *frame, const DfPictureLayout *layout, int flags);
     /* Destination of the reconstruction bands: fill dst->buf (required:
      * swscale references it), data and linesize for dst->format/width/height
      * (the output format); AVERROR(ENOSYS) lets the framework allocate.
@@ -62,18 +73,18 @@ typedef struct DfFrameAllocator {
 } DfFrameAllocator;
 
 typedef struct DfDecoderConfig {
-    DfThreading threading;      /* default AUTO */
+    DfThreading threading; /* default AUTO */
     /* libavcodec thread_count in slice mode: H.264 slices per execute call,
      * MPEG-2 row bands per picture, HEVC WPP rows in progress at once.
      * 0 (default): 16, 2 x workers and max(2, workers) respectively —
      * WPP rows beyond the workers only block inside libavcodec. */
     int thread_count;
-    int frame_threads;          /* threads for the frame-threading fallback (0 = workers) */
-    const char *filter;         /* libavfilter graph description, or NULL */
+    int frame_threads;             /* threads for the frame-threading fallback (0 = workers) */
+    const char *filter;            /* libavfilter graph description, or NULL */
     enum AVPixelFormat out_format; /* AV_PIX_FMT_NONE: the decoder's (or filter's) format */
-    int band_rows;              /* rows per R band and filter job (0: 2 bands per worker) */
-    int max_in_flight;          /* packets queued ahead of output (default 2; 1 = no overlap
-                                 * of frame k+1's decode with frame k's bands) */
+    int band_rows;                 /* rows per R band and filter job (0: 2 bands per worker) */
+    int max_in_flight;             /* packets queued ahead of output (default 2; 1 = no overlap
+                                    * of frame k+1's decode with frame k's bands) */
     DfFrameAllocator alloc;
     /* Clock for deadlines: returns "now" as stream time in nanoseconds (the
      * time at which a frame of that PTS is due, e.g. GStreamer running time);
@@ -84,6 +95,11 @@ typedef struct DfDecoderConfig {
     int64_t deadline_offset_ns; /* added to PTS-derived deadlines */
     int log_level;              /* av_log level for messages (default AV_LOG_WARNING) */
 } DfDecoderConfig;
+
+/* Check a libavfilter description (syntax, filter names, options) on a
+ * nominal 320x240 yuv420p input; 0 or an AVERROR with a message in `err`.
+ * For refusing a bad filter before any stream arrives. */
+int df_filter_check(const char *desc, DfError *err);
 
 /* Fill `cfg` with the defaults above. */
 void df_decoder_config_init(DfDecoderConfig *cfg);
@@ -141,8 +157,8 @@ int df_decoder_drop_late(DfDecoder *dec, int64_t ns);
 
 /* One decode error: a packet libavcodec rejected or a frame it flagged. */
 typedef struct DfDecodeError {
-    int64_t pts;    /* pts of the packet or frame (AV_NOPTS_VALUE if none) */
-    int code;       /* AVERROR code, or AVERROR_INVALIDDATA for flagged frames */
+    int64_t pts; /* pts of the packet or frame (AV_NOPTS_VALUE if none) */
+    int code;    /* AVERROR code, or AVERROR_INVALIDDATA for flagged frames */
     char msg[160];
 } DfDecodeError;
 
@@ -152,24 +168,24 @@ typedef struct DfDecodeError {
 int df_decoder_next_error(DfDecoder *dec, DfDecodeError *out);
 
 typedef struct DfDecoderStats {
-    uint64_t packets;          /* packets sent */
-    uint64_t frames_out;       /* frames returned */
-    uint64_t frames_dropped;   /* cancelled by drop_late */
-    uint64_t decode_errors;    /* corrupt packets/frames (libavcodec's, lost pictures) */
-    uint64_t decode_calls;     /* D tasks run */
-    uint64_t frames_decoded;   /* pictures libavcodec returned */
-    uint64_t frames_with_jobs; /* of those, pictures decoded by two or more S jobs */
-    uint64_t slice_calls;      /* execute/execute2 calls captured */
-    uint64_t slice_jobs;       /* jobs of those calls, run as S nodes */
-    uint64_t filter_calls;     /* libavfilter execute calls captured */
-    uint64_t filter_jobs;      /* libavfilter jobs run as F nodes */
-    uint64_t bands;            /* R nodes that wrote a band (copy or conversion) */
-    uint64_t jobs_per_worker[64]; /* S jobs by worker (first 64 workers) */
+    uint64_t packets;                    /* packets sent */
+    uint64_t frames_out;                 /* frames returned */
+    uint64_t frames_dropped;             /* cancelled by drop_late */
+    uint64_t decode_errors;              /* corrupt packets/frames (libavcodec's, lost pictures) */
+    uint64_t decode_calls;               /* D tasks run */
+    uint64_t frames_decoded;             /* pictures libavcodec returned */
+    uint64_t frames_with_jobs;           /* of those, pictures decoded by two or more S jobs */
+    uint64_t slice_calls;                /* execute/execute2 calls captured */
+    uint64_t slice_jobs;                 /* jobs of those calls, run as S nodes */
+    uint64_t filter_calls;               /* libavfilter execute calls captured */
+    uint64_t filter_jobs;                /* libavfilter jobs run as F nodes */
+    uint64_t bands;                      /* R nodes that wrote a band (copy or conversion) */
+    uint64_t jobs_per_worker[64];        /* S jobs by worker (first 64 workers) */
     uint64_t filter_jobs_per_worker[64]; /* F band jobs by worker */
-    uint64_t pool_allocs;      /* picture buffers allocated by the framework's pools */
-    uint64_t pool_reuses;      /* picture buffers taken from a pool's free list */
-    int64_t pool_outstanding;  /* picture buffers currently referenced */
-    double latency_p50_ms;     /* packet in -> frame ready */
+    uint64_t pool_allocs;                /* picture buffers allocated by the framework's pools */
+    uint64_t pool_reuses;                /* picture buffers taken from a pool's free list */
+    int64_t pool_outstanding;            /* picture buffers currently referenced */
+    double latency_p50_ms;               /* packet in -> frame ready */
     double latency_p99_ms;
     double latency_max_ms;
 } DfDecoderStats;

@@ -223,6 +223,17 @@ int df_filter_new(DfDecoder *dec, const char *desc, int width, int height, int f
     return 0;
 }
 
+int df_filter_check(const char *desc, DfError *err)
+{
+    DfFilter *f = NULL;
+    if (!desc)
+        return df_err(err, AVERROR(EINVAL), "no filter description");
+    int ret = df_filter_new(NULL, desc, 320, 240, AV_PIX_FMT_YUV420P, (AVRational){1, 1},
+                            (AVRational){1, 25}, 1, &f, err);
+    df_filter_free(&f);
+    return ret;
+}
+
 void df_filter_free(DfFilter **pf)
 {
     DfFilter *f = *pf;

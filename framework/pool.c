@@ -162,7 +162,7 @@ static PoolBuf *pool_take(DfPool *p, int home, size_t size)
 
 /* libavcodec's update_frame_pool() geometry. */
 static int geometry(AVCodecContext *avctx, const AVFrame *frame, int linesize[4], size_t offset[4],
-                    size_t *total)
+                    size_t *total, DfPictureLayout *layout)
 {
     int w = frame->width, h = frame->height;
     int stride_align[AV_NUM_DATA_POINTERS];
@@ -170,6 +170,7 @@ static int geometry(AVCodecContext *avctx, const AVFrame *frame, int linesize[4]
     ptrdiff_t linesize1[4];
     size_t size[4];
 
+    int used_w;
     avcodec_align_dimensions2(avctx, &w, &h, stride_align);
     do {
         /* Widen w, not each linesize: libavcodec assumes e.g. that
@@ -177,6 +178,7 @@ static int geometry(AVCodecContext *avctx, const AVFrame *frame, int linesize[4]
         ret = av_image_fill_linesizes(linesize, frame->format, w);
         if (ret < 0)
             return ret;
+        used_w = w;
         w += w & ~(w - 1);
         unaligned = 0;
         for (int i = 0; i < 4; i++)
@@ -195,6 +197,11 @@ static int geometry(AVCodecContext *avctx, const AVFrame *frame, int linesize[4]
             t += FFALIGN(size[i] + 16 + POOL_ALIGN - 1, POOL_ALIGN);
     }
     *total = t;
+    layout->width = used_w;
+    layout->height = h;
+    for (int i = 0; i < 4; i++)
+        layout->linesize[i] = linesize[i];
+    layout->align = POOL_ALIGN;
     return 0;
 }
 
@@ -202,14 +209,6 @@ int df_pool_get_buffer2(AVCodecContext *avctx, AVFrame *frame, int flags)
 {
     DfDecoder *dec = avctx->opaque;
     int ret;
-    if (dec->cfg.alloc.get_picture) {
-        ret = dec->cfg.alloc.get_picture(dec->cfg.alloc.opaque, frame, flags);
-        if (ret != AVERROR(ENOSYS)) {
-            if (ret >= 0 && dec->plan.mode != DF_THREADING_FRAME)
-                df_hooks_new_picture(dec, frame);
-            return ret;
-        }
-    }
     const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(frame->format);
     if (!desc || (desc->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_PAL)) ||
         !(avctx->codec->capabilities & AV_CODEC_CAP_DR1))
@@ -217,9 +216,18 @@ int df_pool_get_buffer2(AVCodecContext *avctx, AVFrame *frame, int flags)
 
     int linesize[4];
     size_t offset[4], total;
-    ret = geometry(avctx, frame, linesize, offset, &total);
+    DfPictureLayout layout;
+    ret = geometry(avctx, frame, linesize, offset, &total, &layout);
     if (ret < 0)
         return ret;
+    if (dec->cfg.alloc.get_picture) {
+        ret = dec->cfg.alloc.get_picture(dec->cfg.alloc.opaque, frame, &layout, flags);
+        if (ret != AVERROR(ENOSYS)) {
+            if (ret >= 0 && dec->plan.mode != DF_THREADING_FRAME)
+                df_hooks_new_picture(dec, frame);
+            return ret;
+        }
+    }
     DfPool *p = dec->pool;
     int w = df_sched_current_worker(dec->sched);
     int home = w >= 0 && w < p->n_lists - 1 ? w : p->n_lists - 1;

@@ -1,0 +1,1140 @@
+/* dfdec: GstVideoDecoder over dfmedia.
+ *
+ * The streaming thread sends packets and receives frames; the decode work
+ * itself (libavcodec's slice jobs, filter and reconstruction bands) runs as
+ * tasks on dfsched's pinned workers, shared by every dfdec of the process
+ * unless shared-scheduler=false.
+ *
+ * Locking: the stream lock is released around every call that may wait on
+ * the scheduler (send_packet, receive_frame, flush, drain), as gst-libav
+ * does around avcodec_send_packet: workers may call back into us
+ * (get_picture) and must never need that lock.  Direct rendering takes only
+ * dr_lock, a leaf lock.
+ *
+ * Frame bookkeeping: each packet carries its GstVideoCodecFrame's
+ * system_frame_number + 1 as opaque; libavcodec hands it back on the
+ * picture (reordered_opaque), in presentation order.  Input frames that
+ * never produce a picture (skipped, cancelled by QoS, lost in corrupt data)
+ * are released once a later-presented picture has been output. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstdfdec.h"
+
+#include "dfsched_trace.h"
+
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC(gst_df_dec_debug);
+#define GST_CAT_DEFAULT gst_df_dec_debug
+
+/* Mirrors dfsched's policy names (df_policy_names()). */
+typedef enum {
+    GST_DF_DEC_POLICY_FIFO,
+    GST_DF_DEC_POLICY_STEAL,
+    GST_DF_DEC_POLICY_COST,
+    GST_DF_DEC_POLICY_COST_LOCAL,
+    GST_DF_DEC_POLICY_LEARNED,
+} GstDfDecPolicy;
+
+static const GEnumValue policy_values[] = {
+    {GST_DF_DEC_POLICY_FIFO, "One shared FIFO (baseline)", "fifo"},
+    {GST_DF_DEC_POLICY_STEAL, "Work stealing, locality-blind", "steal"},
+    {GST_DF_DEC_POLICY_COST, "Patent rule: run where the input bytes are cheapest", "cost"},
+    {GST_DF_DEC_POLICY_COST_LOCAL, "Patent rule with local ready sets and stealing", "cost-local"},
+    {GST_DF_DEC_POLICY_LEARNED, "cost-local with transfer costs learned from timing", "learned"},
+    {0, NULL, NULL},
+};
+
+static const GEnumValue threading_values[] = {
+    {DF_THREADING_AUTO, "Slice jobs as tasks when the stream has them, else frame threads", "auto"},
+    {DF_THREADING_SLICE, "Slice jobs as tasks", "slice"},
+    {DF_THREADING_FRAME, "libavcodec frame threading", "frame"},
+    {DF_THREADING_NONE, "Single-threaded decode (bands still run as tasks)", "none"},
+    {0, NULL, NULL},
+};
+
+GType gst_df_dec_policy_get_type(void)
+{
+    static GType type = 0;
+    if (g_once_init_enter(&type))
+        g_once_init_leave(&type, g_enum_register_static("GstDfDecPolicy", policy_values));
+    return type;
+}
+
+GType gst_df_dec_threading_get_type(void)
+{
+    static GType type = 0;
+    if (g_once_init_enter(&type))
+        g_once_init_leave(&type, g_enum_register_static("GstDfDecThreading", threading_values));
+    return type;
+}
+
+#define DEFAULT_N_WORKERS        0
+#define DEFAULT_POLICY           GST_DF_DEC_POLICY_COST_LOCAL
+#define DEFAULT_THREADING        DF_THREADING_AUTO
+#define DEFAULT_POLL_US          50
+#define DEFAULT_SHARED_SCHEDULER TRUE
+#define MAX_WORKERS              1024
+#define STALE_FRAMES             32 /* decode-order distance after which a frame without output is let go */
+
+enum {
+    PROP_0,
+    PROP_N_WORKERS,
+    PROP_POLICY,
+    PROP_THREADING,
+    PROP_POLL_US,
+    PROP_FILTER,
+    PROP_TRACE_FILE,
+    PROP_SHARED_SCHEDULER,
+};
+
+struct _GstDfDec {
+    GstVideoDecoder parent;
+
+    /* Properties (object lock; read once per stream in open_decoder). */
+    gint n_workers;
+    GstDfDecPolicy policy;
+    DfThreading threading;
+    gint poll_us;
+    gchar *filter;
+    gchar *trace_file;
+    gboolean shared_scheduler;
+
+    /* Streaming state (stream lock). */
+    GstVideoCodecState *input_state;
+    GstVideoCodecState *output_state;
+    DfSched *sched;
+    DfDecoder *dec;
+    AVPacket *pkt;
+    AVFrame *frame;
+    enum AVCodecID codec_id;
+    gboolean drained; /* the decoder was drained and needs a flush before more data */
+    gboolean qos_cut; /* frames were cancelled by QoS since the last output */
+    int out_format, out_width, out_height, out_interlaced;
+    AVRational out_sar;
+    gint64 latency_frames;
+
+    /* Direct rendering (dr_lock, a leaf lock taken on worker threads). */
+    GMutex dr_lock;
+    gboolean dr_allowed; /* downstream takes GstVideoMeta, no filter */
+    GstBufferPool *dr_pool;
+    int dr_format, dr_width, dr_height;      /* what dr_pool was made for */
+    int dr_display_width, dr_display_height; /* negotiated output size */
+    GstVideoFormat dr_gst_format;
+    GHashTable *dr_live; /* DrBuffer pointers alive (libavcodec's pictures we made) */
+    guint64 dr_frames, copied_frames;
+};
+
+G_DEFINE_TYPE(GstDfDec, gst_df_dec, GST_TYPE_VIDEO_DECODER);
+GST_ELEMENT_REGISTER_DEFINE(dfdec, "dfdec", GST_RANK_NONE, GST_TYPE_DF_DEC);
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS("video/x-h264, stream-format = (string) { byte-stream, avc, avc3 }, "
+                    "alignment = (string) au; "
+                    "video/x-h265, stream-format = (string) { byte-stream, hvc1, hev1 }, "
+                    "alignment = (string) au; "
+                    "video/mpeg, mpegversion = (int) { 1, 2 }, systemstream = (boolean) false"));
+
+#define SRC_FORMATS                                                                                \
+    "{ I420, Y42B, Y444, Y41B, I420_10LE, I422_10LE, Y444_10LE, I420_12LE, I422_12LE, "            \
+    "Y444_12LE, NV12, GRAY8, GBR, GBR_10LE, GBR_12LE }"
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
+    "src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(SRC_FORMATS)));
+
+static const struct {
+    enum AVPixelFormat av;
+    GstVideoFormat gst;
+} pix_formats[] = {
+    {AV_PIX_FMT_YUV420P, GST_VIDEO_FORMAT_I420},
+    {AV_PIX_FMT_YUVJ420P, GST_VIDEO_FORMAT_I420},
+    {AV_PIX_FMT_YUV422P, GST_VIDEO_FORMAT_Y42B},
+    {AV_PIX_FMT_YUVJ422P, GST_VIDEO_FORMAT_Y42B},
+    {AV_PIX_FMT_YUV444P, GST_VIDEO_FORMAT_Y444},
+    {AV_PIX_FMT_YUVJ444P, GST_VIDEO_FORMAT_Y444},
+    {AV_PIX_FMT_YUV411P, GST_VIDEO_FORMAT_Y41B},
+    {AV_PIX_FMT_YUV420P10LE, GST_VIDEO_FORMAT_I420_10LE},
+    {AV_PIX_FMT_YUV422P10LE, GST_VIDEO_FORMAT_I422_10LE},
+    {AV_PIX_FMT_YUV444P10LE, GST_VIDEO_FORMAT_Y444_10LE},
+    {AV_PIX_FMT_YUV420P12LE, GST_VIDEO_FORMAT_I420_12LE},
+    {AV_PIX_FMT_YUV422P12LE, GST_VIDEO_FORMAT_I422_12LE},
+    {AV_PIX_FMT_YUV444P12LE, GST_VIDEO_FORMAT_Y444_12LE},
+    {AV_PIX_FMT_NV12, GST_VIDEO_FORMAT_NV12},
+    {AV_PIX_FMT_GRAY8, GST_VIDEO_FORMAT_GRAY8},
+    {AV_PIX_FMT_GBRP, GST_VIDEO_FORMAT_GBR},
+    {AV_PIX_FMT_GBRP10LE, GST_VIDEO_FORMAT_GBR_10LE},
+    {AV_PIX_FMT_GBRP12LE, GST_VIDEO_FORMAT_GBR_12LE},
+};
+
+static GstVideoFormat gst_df_dec_video_format(int av)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(pix_formats); i++)
+        if (pix_formats[i].av == av)
+            return pix_formats[i].gst;
+    return GST_VIDEO_FORMAT_UNKNOWN;
+}
+
+/* ---- libavcodec's log -------------------------------------------------- */
+
+static void gst_df_dec_log(void *ptr, int level, const char *fmt, va_list vl)
+{
+    GstDebugLevel gst_level;
+    if (level <= AV_LOG_ERROR)
+        gst_level = GST_LEVEL_ERROR;
+    else if (level <= AV_LOG_WARNING)
+        gst_level = GST_LEVEL_WARNING;
+    else if (level <= AV_LOG_INFO)
+        gst_level = GST_LEVEL_INFO;
+    else if (level <= AV_LOG_VERBOSE)
+        gst_level = GST_LEVEL_DEBUG;
+    else
+        gst_level = GST_LEVEL_LOG;
+    if (gst_level > gst_debug_category_get_threshold(gst_df_dec_debug))
+        return;
+    char line[1024];
+    int print_prefix = 1;
+    av_log_format_line2(ptr, level, fmt, vl, line, sizeof(line), &print_prefix);
+    size_t n = strlen(line);
+    while (n > 0 && line[n - 1] == '\n')
+        line[--n] = '\0';
+    gst_debug_log(gst_df_dec_debug, gst_level, "libav", "", 0, NULL, "%s", line);
+}
+
+void gst_df_dec_install_log(void)
+{
+    /* The category must exist before libavcodec logs anything. */
+    if (!gst_df_dec_debug)
+        GST_DEBUG_CATEGORY_INIT(gst_df_dec_debug, "dfdec", 0, "dfmedia video decoder");
+    av_log_set_callback(gst_df_dec_log);
+}
+
+/* ---- direct rendering -------------------------------------------------- */
+
+typedef struct DrBuffer {
+    GstDfDec *self;
+    GstBuffer *buffer;
+    GstVideoFrame vframe;
+} DrBuffer;
+
+static void dr_buffer_free(void *opaque, uint8_t *data)
+{
+    DrBuffer *b = opaque;
+    g_mutex_lock(&b->self->dr_lock);
+    g_hash_table_remove(b->self->dr_live, b);
+    g_mutex_unlock(&b->self->dr_lock);
+    gst_video_frame_unmap(&b->vframe);
+    gst_buffer_unref(b->buffer);
+    g_free(b);
+}
+
+/* A pool whose buffers libavcodec can decode into: the negotiated size and
+ * format padded to `layout`, strides aligned, GstVideoMeta so that
+ * downstream reads the padded layout.  Called with dr_lock held. */
+static GstBufferPool *dr_pool_new(GstDfDec *self, const DfPictureLayout *layout)
+{
+    GstVideoInfo info;
+    if (!gst_video_info_set_format(&info, self->dr_gst_format, self->dr_display_width,
+                                   self->dr_display_height))
+        return NULL;
+    GstVideoAlignment align;
+    gst_video_alignment_reset(&align);
+    align.padding_right = layout->width - self->dr_display_width;
+    /* Two more rows than libavcodec's padded height cover its SIMD reads past
+     * the last plane (16 + align - 1 bytes). */
+    align.padding_bottom = layout->height - self->dr_display_height + 2;
+    /* No stride alignment of GStreamer's own: the strides must come out
+     * equal to layout->linesize (already aligned), because libavcodec's
+     * MPEG-2 and H.264 decoders refuse pictures whose strides differ from
+     * the stream's first ones, and the framework's pools use exactly those. */
+    if (!gst_video_info_align(&info, &align))
+        return NULL;
+    for (guint i = 0; i < GST_VIDEO_INFO_N_PLANES(&info); i++) {
+        if (GST_VIDEO_INFO_PLANE_STRIDE(&info, i) != layout->linesize[i]) {
+            GST_DEBUG_OBJECT(self, "plane %u stride %d, libavcodec needs %d: no direct rendering",
+                             i, GST_VIDEO_INFO_PLANE_STRIDE(&info, i), layout->linesize[i]);
+            return NULL;
+        }
+    }
+
+    GstBufferPool *pool = gst_video_buffer_pool_new();
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+    GstCaps *caps = gst_video_info_to_caps(&info);
+    gst_buffer_pool_config_set_params(config, caps, info.size, 0, 0);
+    gst_caps_unref(caps);
+    GstAllocationParams params;
+    gst_allocation_params_init(&params);
+    params.align = layout->align - 1;
+    gst_buffer_pool_config_set_allocator(config, NULL, &params);
+    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_ALIGNMENT);
+    gst_buffer_pool_config_set_video_alignment(config, &align);
+    if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE)) {
+        GST_WARNING_OBJECT(self, "cannot configure a direct-rendering pool");
+        gst_object_unref(pool);
+        return NULL;
+    }
+    return pool;
+}
+
+/* dfmedia's get_picture hook: runs on a worker (or a libavcodec frame
+ * thread).  Falls back to dfmedia's pools (ENOSYS) whenever the picture
+ * could not go downstream as it is. */
+static int gst_df_dec_get_picture(void *opaque, AVFrame *frame, const DfPictureLayout *layout,
+                                  int flags)
+{
+    GstDfDec *self = opaque;
+    DrBuffer *b = NULL;
+    g_mutex_lock(&self->dr_lock);
+    if (!self->dr_allowed || frame->format != self->dr_format ||
+        frame->width < self->dr_display_width || frame->height < self->dr_display_height)
+        goto fallback;
+    if (!self->dr_pool || self->dr_width != layout->width || self->dr_height != layout->height) {
+        if (self->dr_pool) {
+            gst_buffer_pool_set_active(self->dr_pool, FALSE);
+            gst_object_unref(self->dr_pool);
+        }
+        self->dr_pool = dr_pool_new(self, layout);
+        self->dr_width = layout->width;
+        self->dr_height = layout->height;
+        if (!self->dr_pool) {
+            self->dr_allowed = FALSE;
+            goto fallback;
+        }
+    }
+    GstBufferPool *pool = gst_object_ref(self->dr_pool);
+    g_mutex_unlock(&self->dr_lock);
+
+    GstVideoInfo info;
+    GstCaps *caps = NULL;
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_get_params(config, &caps, NULL, NULL, NULL);
+    gboolean ok = caps && gst_video_info_from_caps(&info, caps);
+    gst_structure_free(config);
+    b = g_new0(DrBuffer, 1);
+    b->self = self;
+    if (!ok || gst_buffer_pool_acquire_buffer(pool, &b->buffer, NULL) != GST_FLOW_OK) {
+        gst_object_unref(pool);
+        g_free(b);
+        return AVERROR(ENOSYS);
+    }
+    gst_object_unref(pool);
+    /* READWRITE, not WRITE: downstream maps READ while libavcodec still
+     * holds the picture as a reference (GstMemory lock rules). */
+    if (!gst_video_frame_map(&b->vframe, &info, b->buffer, GST_MAP_READWRITE)) {
+        gst_buffer_unref(b->buffer);
+        g_free(b);
+        return AVERROR(ENOSYS);
+    }
+    int n_planes = GST_VIDEO_FRAME_N_PLANES(&b->vframe);
+    for (int i = 0; i < n_planes; i++) {
+        int stride = GST_VIDEO_FRAME_PLANE_STRIDE(&b->vframe, i);
+        uintptr_t p = (uintptr_t)GST_VIDEO_FRAME_PLANE_DATA(&b->vframe, i);
+        if (stride != layout->linesize[i] || p % layout->align) {
+            GST_DEBUG_OBJECT(self, "pool plane %d stride %d does not fit, copying", i, stride);
+            dr_buffer_free(b, NULL);
+            return AVERROR(ENOSYS);
+        }
+    }
+    memset(frame->data, 0, sizeof(frame->data));
+    memset(frame->linesize, 0, sizeof(frame->linesize));
+    for (int i = 0; i < n_planes; i++) {
+        frame->data[i] = GST_VIDEO_FRAME_PLANE_DATA(&b->vframe, i);
+        frame->linesize[i] = GST_VIDEO_FRAME_PLANE_STRIDE(&b->vframe, i);
+    }
+    frame->extended_data = frame->data;
+    frame->buf[0] =
+        av_buffer_create(frame->data[0], gst_buffer_get_size(b->buffer), dr_buffer_free, b, 0);
+    if (!frame->buf[0]) {
+        dr_buffer_free(b, NULL);
+        return AVERROR(ENOMEM);
+    }
+    g_mutex_lock(&self->dr_lock);
+    g_hash_table_add(self->dr_live, b);
+    g_mutex_unlock(&self->dr_lock);
+    return 0;
+
+fallback:
+    g_mutex_unlock(&self->dr_lock);
+    return AVERROR(ENOSYS);
+}
+
+static void gst_df_dec_dr_reset(GstDfDec *self, gboolean allowed)
+{
+    g_mutex_lock(&self->dr_lock);
+    if (self->dr_pool) {
+        gst_buffer_pool_set_active(self->dr_pool, FALSE);
+        gst_object_unref(self->dr_pool);
+        self->dr_pool = NULL;
+    }
+    self->dr_allowed = allowed;
+    g_mutex_unlock(&self->dr_lock);
+}
+
+/* ---- decoder lifecycle ------------------------------------------------- */
+
+/* `locked`: the caller holds the stream lock (released while the
+ * decoder's tasks finish). */
+static void gst_df_dec_close_decoder(GstDfDec *self, gboolean locked)
+{
+    if (self->dec) {
+        if (locked)
+            GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+        df_decoder_free(&self->dec);
+        if (locked)
+            GST_VIDEO_DECODER_STREAM_LOCK(self);
+    }
+    self->drained = FALSE;
+    self->out_format = -1;
+}
+
+static gboolean gst_df_dec_ensure_sched(GstDfDec *self)
+{
+    if (self->sched)
+        return TRUE;
+    DfSchedConfig cfg;
+    df_sched_config_init(&cfg);
+    GST_OBJECT_LOCK(self);
+    cfg.n_workers = self->n_workers;
+    cfg.policy = policy_values[self->policy].value_nick;
+    cfg.poll_us = self->poll_us;
+    gboolean shared = self->shared_scheduler && !self->trace_file;
+    if (self->trace_file)
+        cfg.trace_capacity = 1 << 20;
+    GST_OBJECT_UNLOCK(self);
+    DfError err = {0};
+    int ret = shared ? df_sched_get_shared(&cfg, &self->sched, &err)
+                     : df_sched_new(&cfg, &self->sched, &err);
+    if (ret < 0) {
+        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Cannot start the dfsched scheduler"),
+                          ("%s", err.msg));
+        return FALSE;
+    }
+    char desc[256];
+    df_sched_describe(self->sched, desc, sizeof(desc));
+    GST_INFO_OBJECT(self, "%s scheduler: %s", shared ? "shared" : "own", desc);
+    if (shared && (strcmp(df_sched_policy_name(self->sched), cfg.policy) != 0 ||
+                   (cfg.n_workers > 0 && df_sched_n_workers(self->sched) != cfg.n_workers)))
+        GST_WARNING_OBJECT(self,
+                           "the shared scheduler already runs %d workers with policy %s; "
+                           "set shared-scheduler=false for a scheduler of your own",
+                           df_sched_n_workers(self->sched), df_sched_policy_name(self->sched));
+    return TRUE;
+}
+
+static gboolean gst_df_dec_open_decoder(GstDfDec *self)
+{
+    GstVideoCodecState *state = self->input_state;
+    if (!gst_df_dec_ensure_sched(self))
+        return FALSE;
+
+    AVCodecParameters *par = avcodec_parameters_alloc();
+    if (!par)
+        return FALSE;
+    par->codec_type = AVMEDIA_TYPE_VIDEO;
+    par->codec_id = self->codec_id;
+    par->width = GST_VIDEO_INFO_WIDTH(&state->info);
+    par->height = GST_VIDEO_INFO_HEIGHT(&state->info);
+    if (state->codec_data) {
+        GstMapInfo map;
+        if (gst_buffer_map(state->codec_data, &map, GST_MAP_READ)) {
+            par->extradata = av_mallocz(map.size + AV_INPUT_BUFFER_PADDING_SIZE);
+            if (par->extradata) {
+                memcpy(par->extradata, map.data, map.size);
+                par->extradata_size = (int)map.size;
+            }
+            gst_buffer_unmap(state->codec_data, &map);
+        }
+    }
+
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    GST_OBJECT_LOCK(self);
+    cfg.threading = self->threading;
+    gchar *filter = g_strdup(self->filter);
+    GST_OBJECT_UNLOCK(self);
+    cfg.filter = filter;
+    cfg.log_level = AV_LOG_WARNING;
+    cfg.alloc.opaque = self;
+    /* With a filter the output frames are the filter's, not the decoder's. */
+    if (!filter)
+        cfg.alloc.get_picture = gst_df_dec_get_picture;
+
+    DfError err = {0};
+    int ret = df_decoder_new(self->sched, par, (AVRational){1, GST_SECOND}, &cfg, &self->dec, &err);
+    avcodec_parameters_free(&par);
+    g_free(filter);
+    if (ret < 0) {
+        GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("Cannot open the decoder"), ("%s", err.msg));
+        return FALSE;
+    }
+    self->drained = FALSE;
+    self->out_format = -1;
+    return TRUE;
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static gboolean gst_df_dec_negotiate_frame(GstDfDec *self, const AVFrame *f)
+{
+    GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
+    GstVideoFormat fmt = gst_df_dec_video_format(f->format);
+    if (fmt == GST_VIDEO_FORMAT_UNKNOWN) {
+        const char *name = av_get_pix_fmt_name(f->format);
+        GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Unsupported pixel format"),
+                          ("dfdec cannot output %s", name ? name : "?"));
+        return FALSE;
+    }
+    if (self->output_state && f->format == self->out_format && f->width == self->out_width &&
+        f->height == self->out_height && f->interlaced_frame == self->out_interlaced &&
+        av_cmp_q(f->sample_aspect_ratio, self->out_sar) == 0)
+        return TRUE;
+
+    GstVideoCodecState *st =
+        gst_video_decoder_set_output_state(vdec, fmt, f->width, f->height, self->input_state);
+    GstVideoInfo *info = &st->info;
+    GstStructure *in = gst_caps_get_structure(self->input_state->caps, 0);
+    if (!gst_structure_has_field(in, "pixel-aspect-ratio") && f->sample_aspect_ratio.num > 0) {
+        GST_VIDEO_INFO_PAR_N(info) = f->sample_aspect_ratio.num;
+        GST_VIDEO_INFO_PAR_D(info) = f->sample_aspect_ratio.den;
+    }
+    if (f->interlaced_frame)
+        GST_VIDEO_INFO_INTERLACE_MODE(info) = GST_VIDEO_INTERLACE_MODE_MIXED;
+    if (!gst_structure_has_field(in, "colorimetry")) {
+        GstVideoColorimetry *c = &GST_VIDEO_INFO_COLORIMETRY(info);
+        if (f->color_range == AVCOL_RANGE_JPEG || f->format == AV_PIX_FMT_YUVJ420P ||
+            f->format == AV_PIX_FMT_YUVJ422P || f->format == AV_PIX_FMT_YUVJ444P)
+            c->range = GST_VIDEO_COLOR_RANGE_0_255;
+        else if (f->color_range == AVCOL_RANGE_MPEG)
+            c->range = GST_VIDEO_COLOR_RANGE_16_235;
+        if (f->colorspace != AVCOL_SPC_UNSPECIFIED && !GST_VIDEO_INFO_IS_RGB(info))
+            c->matrix = gst_video_color_matrix_from_iso(f->colorspace);
+        if (f->color_trc != AVCOL_TRC_UNSPECIFIED)
+            c->transfer = gst_video_transfer_function_from_iso(f->color_trc);
+        if (f->color_primaries != AVCOL_PRI_UNSPECIFIED)
+            c->primaries = gst_video_color_primaries_from_iso(f->color_primaries);
+    }
+    if (!gst_structure_has_field(in, "chroma-site")) {
+        if (f->chroma_location == AVCHROMA_LOC_LEFT)
+            GST_VIDEO_INFO_CHROMA_SITE(info) = GST_VIDEO_CHROMA_SITE_MPEG2;
+        else if (f->chroma_location == AVCHROMA_LOC_CENTER)
+            GST_VIDEO_INFO_CHROMA_SITE(info) = GST_VIDEO_CHROMA_SITE_JPEG;
+        else if (f->chroma_location == AVCHROMA_LOC_TOPLEFT)
+            GST_VIDEO_INFO_CHROMA_SITE(info) = GST_VIDEO_CHROMA_SITE_DV;
+    }
+    if (self->output_state)
+        gst_video_codec_state_unref(self->output_state);
+    self->output_state = st;
+    self->out_format = f->format;
+    self->out_width = f->width;
+    self->out_height = f->height;
+    self->out_interlaced = f->interlaced_frame;
+    self->out_sar = f->sample_aspect_ratio;
+
+    g_mutex_lock(&self->dr_lock);
+    self->dr_format = f->format;
+    self->dr_gst_format = fmt;
+    self->dr_display_width = f->width;
+    self->dr_display_height = f->height;
+    g_mutex_unlock(&self->dr_lock);
+    /* Calls decide_allocation, which decides whether DR is allowed. */
+    if (!gst_video_decoder_negotiate(vdec)) {
+        GST_WARNING_OBJECT(self, "negotiation failed");
+        self->out_format = -1;
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* The latency query's answer: the decoder's real depth in frames. */
+static void gst_df_dec_update_latency(GstDfDec *self)
+{
+    int n = df_decoder_latency_frames(self->dec);
+    if (n < 0 || n == self->latency_frames)
+        return;
+    self->latency_frames = n;
+    const GstVideoInfo *info = &self->input_state->info;
+    GstClockTime lat = 0;
+    if (GST_VIDEO_INFO_FPS_N(info) > 0)
+        lat = gst_util_uint64_scale_ceil(n, GST_SECOND * GST_VIDEO_INFO_FPS_D(info),
+                                         GST_VIDEO_INFO_FPS_N(info));
+    GST_DEBUG_OBJECT(self, "latency %d frames = %" GST_TIME_FORMAT, n, GST_TIME_ARGS(lat));
+    gst_video_decoder_set_latency(GST_VIDEO_DECODER(self), lat, lat);
+}
+
+/* Let go of input frames presented before `out` that produced no picture. */
+static void gst_df_dec_release_stale(GstDfDec *self, const GstVideoCodecFrame *out)
+{
+    GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
+    GList *frames = gst_video_decoder_get_frames(vdec);
+    for (GList *l = frames; l; l = l->next) {
+        GstVideoCodecFrame *f = l->data;
+        if (f == out || f->system_frame_number > out->system_frame_number)
+            continue;
+        gboolean earlier = GST_CLOCK_TIME_IS_VALID(f->pts) && GST_CLOCK_TIME_IS_VALID(out->pts) &&
+                           f->pts < out->pts;
+        if (earlier || out->system_frame_number - f->system_frame_number > STALE_FRAMES) {
+            GST_LOG_OBJECT(self, "frame %u had no picture", f->system_frame_number);
+            if (self->qos_cut)
+                gst_video_decoder_drop_frame(vdec, gst_video_codec_frame_ref(f));
+            else
+                gst_video_decoder_release_frame(vdec, gst_video_codec_frame_ref(f));
+        }
+    }
+    g_list_free_full(frames, (GDestroyNotify)gst_video_codec_frame_unref);
+    self->qos_cut = FALSE;
+}
+
+/* The GstBuffer a picture was decoded into, if gst_df_dec_get_picture
+ * made it (the framework's own pools carry other opaques). */
+static GstBuffer *dr_buffer_of(GstDfDec *self, const AVFrame *f)
+{
+    if (!f->buf[0] || f->buf[1])
+        return NULL;
+    DrBuffer *b = av_buffer_get_opaque(f->buf[0]);
+    g_mutex_lock(&self->dr_lock);
+    GstBuffer *buf = g_hash_table_contains(self->dr_live, b) ? b->buffer : NULL;
+    g_mutex_unlock(&self->dr_lock);
+    return buf;
+}
+
+static GstFlowReturn gst_df_dec_copy_out(GstDfDec *self, const AVFrame *f,
+                                         GstVideoCodecFrame *frame)
+{
+    GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
+    GstFlowReturn flow = gst_video_decoder_allocate_output_frame(vdec, frame);
+    if (flow != GST_FLOW_OK)
+        return flow;
+    GstVideoFrame vf;
+    if (!gst_video_frame_map(&vf, &self->output_state->info, frame->output_buffer, GST_MAP_WRITE)) {
+        GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map an output buffer"), (NULL));
+        return GST_FLOW_ERROR;
+    }
+    int linesize[4];
+    av_image_fill_linesizes(linesize, f->format, f->width);
+    const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(f->format);
+    for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(&vf); i++) {
+        int h = f->height;
+        if (i == 1 || i == 2)
+            h = AV_CEIL_RSHIFT(f->height, desc->log2_chroma_h);
+        av_image_copy_plane(GST_VIDEO_FRAME_PLANE_DATA(&vf, i),
+                            GST_VIDEO_FRAME_PLANE_STRIDE(&vf, i), f->data[i], f->linesize[i],
+                            linesize[i], h);
+    }
+    gst_video_frame_unmap(&vf);
+    self->copied_frames++;
+    return GST_FLOW_OK;
+}
+
+/* Push one decoded picture downstream (stream lock held). */
+static GstFlowReturn gst_df_dec_output(GstDfDec *self, AVFrame *f)
+{
+    GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
+    guint32 num = (guint32)((intptr_t)f->reordered_opaque - 1);
+    GstVideoCodecFrame *frame = f->reordered_opaque ? gst_video_decoder_get_frame(vdec, num) : NULL;
+    if (!frame) {
+        GST_DEBUG_OBJECT(self, "picture for frame %u which is gone (flushed)", num);
+        av_frame_unref(f);
+        return GST_FLOW_OK;
+    }
+    gst_df_dec_release_stale(self, frame);
+    if (!gst_df_dec_negotiate_frame(self, f)) {
+        gst_video_decoder_drop_frame(vdec, frame);
+        av_frame_unref(f);
+        return GST_PAD_IS_FLUSHING(GST_VIDEO_DECODER_SRC_PAD(self)) ? GST_FLOW_FLUSHING
+                                                                    : GST_FLOW_NOT_NEGOTIATED;
+    }
+    gst_df_dec_update_latency(self);
+
+    GstFlowReturn flow = GST_FLOW_OK;
+    GstBuffer *dr = dr_buffer_of(self, f);
+    if (dr) {
+        frame->output_buffer = gst_buffer_ref(dr);
+        self->dr_frames++;
+    } else {
+        flow = gst_df_dec_copy_out(self, f, frame);
+        if (flow != GST_FLOW_OK) {
+            gst_video_decoder_drop_frame(vdec, frame);
+            av_frame_unref(f);
+            return flow;
+        }
+    }
+    if (f->interlaced_frame) {
+        GST_BUFFER_FLAG_SET(frame->output_buffer, GST_VIDEO_BUFFER_FLAG_INTERLACED);
+        if (f->top_field_first)
+            GST_BUFFER_FLAG_SET(frame->output_buffer, GST_VIDEO_BUFFER_FLAG_TFF);
+    }
+    if (f->decode_error_flags)
+        GST_BUFFER_FLAG_SET(frame->output_buffer, GST_BUFFER_FLAG_CORRUPTED);
+    av_frame_unref(f);
+    return gst_video_decoder_finish_frame(vdec, frame);
+}
+
+/* Post the decoder's queued errors as warnings (GST_VIDEO_DECODER_ERROR
+ * counts them against max-errors, as gst-libav does). */
+static GstFlowReturn gst_df_dec_post_errors(GstDfDec *self)
+{
+    GstFlowReturn flow = GST_FLOW_OK;
+    DfDecodeError e;
+    while (df_decoder_next_error(self->dec, &e) == 0) {
+        GST_VIDEO_DECODER_ERROR(self, 1, STREAM, DECODE, ("Corrupt data in the stream"),
+                                ("%s", e.msg), flow);
+        if (flow != GST_FLOW_OK)
+            break;
+    }
+    return flow;
+}
+
+/* Receive and push frames: all that are ready, or (wait) until the decoder
+ * needs input.  Stream lock held; released while waiting. */
+static GstFlowReturn gst_df_dec_receive(GstDfDec *self, gboolean wait, gboolean *eof)
+{
+    GstFlowReturn flow = GST_FLOW_OK;
+    for (;;) {
+        int ret;
+        if (wait) {
+            GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+            ret = df_decoder_receive_frame(self->dec, self->frame);
+            GST_VIDEO_DECODER_STREAM_LOCK(self);
+        } else {
+            ret = df_decoder_try_receive_frame(self->dec, self->frame);
+        }
+        GstFlowReturn eflow = gst_df_dec_post_errors(self);
+        if (ret == AVERROR(EAGAIN))
+            return eflow;
+        if (ret == AVERROR_EOF) {
+            if (eof)
+                *eof = TRUE;
+            return eflow;
+        }
+        if (ret < 0) {
+            char msg[AV_ERROR_MAX_STRING_SIZE];
+            av_strerror(ret, msg, sizeof(msg));
+            GST_ELEMENT_ERROR(self, STREAM, DECODE, ("Decoding failed"), ("%s", msg));
+            return GST_FLOW_ERROR;
+        }
+        flow = gst_df_dec_output(self, self->frame);
+        if (flow != GST_FLOW_OK)
+            return flow;
+        if (eflow != GST_FLOW_OK)
+            return eflow;
+    }
+}
+
+/* Decode everything queued (EOS, drain, caps change); the decoder is then
+ * reset so that more data may follow. */
+static GstFlowReturn gst_df_dec_drain_all(GstDfDec *self)
+{
+    if (!self->dec)
+        return GST_FLOW_OK;
+    GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+    int ret = df_decoder_send_packet(self->dec, NULL);
+    GST_VIDEO_DECODER_STREAM_LOCK(self);
+    GstFlowReturn flow = GST_FLOW_OK;
+    if (ret >= 0 || ret == AVERROR_EOF) {
+        gboolean eof = FALSE;
+        while (!eof && flow == GST_FLOW_OK)
+            flow = gst_df_dec_receive(self, TRUE, &eof);
+    }
+    GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+    df_decoder_flush(self->dec);
+    GST_VIDEO_DECODER_STREAM_LOCK(self);
+    return flow;
+}
+
+/* ---- GstVideoDecoder vmethods ------------------------------------------ */
+
+static gboolean gst_df_dec_start(GstVideoDecoder *vdec)
+{
+    GstDfDec *self = GST_DF_DEC(vdec);
+    GST_OBJECT_LOCK(self);
+    gchar *filter = g_strdup(self->filter);
+    GST_OBJECT_UNLOCK(self);
+    if (filter) {
+        DfError err = {0};
+        int ret = df_filter_check(filter, &err);
+        g_free(filter);
+        if (ret < 0) {
+            GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Invalid filter"), ("%s", err.msg));
+            return FALSE;
+        }
+    }
+    self->latency_frames = -1;
+    self->dr_frames = self->copied_frames = 0;
+    self->pkt = av_packet_alloc();
+    self->frame = av_frame_alloc();
+    if (!self->pkt || !self->frame) {
+        av_packet_free(&self->pkt);
+        av_frame_free(&self->frame);
+        return FALSE;
+    }
+    /* Like gst-libav: frames carry PTS; no need for upstream's DTS. */
+    gst_video_decoder_set_needs_format(vdec, TRUE);
+    return TRUE;
+}
+
+static gboolean gst_df_dec_stop(GstVideoDecoder *vdec)
+{
+    GstDfDec *self = GST_DF_DEC(vdec);
+    GST_DEBUG_OBJECT(self,
+                     "%" G_GUINT64_FORMAT " frames rendered directly, %" G_GUINT64_FORMAT " copied",
+                     self->dr_frames, self->copied_frames);
+    /* Called without the stream lock (GstVideoDecoder 1.22). */
+    gst_df_dec_close_decoder(self, FALSE);
+    gst_df_dec_dr_reset(self, FALSE);
+    if (self->sched) {
+        GST_OBJECT_LOCK(self);
+        gchar *trace = g_strdup(self->trace_file);
+        GST_OBJECT_UNLOCK(self);
+        if (trace && df_sched_trace_write(self->sched, trace, NULL) < 0)
+            GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("Cannot write the trace"),
+                                ("trace-file %s", trace));
+        g_free(trace);
+        df_sched_unref(self->sched);
+        self->sched = NULL;
+    }
+    av_packet_free(&self->pkt);
+    av_frame_free(&self->frame);
+    g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
+    g_clear_pointer(&self->output_state, gst_video_codec_state_unref);
+    return TRUE;
+}
+
+static gboolean gst_df_dec_set_format(GstVideoDecoder *vdec, GstVideoCodecState *state)
+{
+    GstDfDec *self = GST_DF_DEC(vdec);
+    GstStructure *s = gst_caps_get_structure(state->caps, 0);
+    enum AVCodecID id = AV_CODEC_ID_NONE;
+    if (gst_structure_has_name(s, "video/x-h264")) {
+        id = AV_CODEC_ID_H264;
+    } else if (gst_structure_has_name(s, "video/x-h265")) {
+        id = AV_CODEC_ID_HEVC;
+    } else if (gst_structure_has_name(s, "video/mpeg")) {
+        int v = 0;
+        gst_structure_get_int(s, "mpegversion", &v);
+        id = v == 1 ? AV_CODEC_ID_MPEG1VIDEO : AV_CODEC_ID_MPEG2VIDEO;
+    }
+    if (id == AV_CODEC_ID_NONE)
+        return FALSE;
+    if (self->input_state && self->dec && gst_caps_is_equal(self->input_state->caps, state->caps))
+        return TRUE;
+    GST_DEBUG_OBJECT(self, "new caps %" GST_PTR_FORMAT, state->caps);
+
+    /* Frames of the old stream go out before the decoder is replaced. */
+    if (self->dec) {
+        gst_df_dec_drain_all(self);
+        gst_df_dec_close_decoder(self, TRUE);
+    }
+    g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
+    self->input_state = gst_video_codec_state_ref(state);
+    self->codec_id = id;
+    self->latency_frames = -1;
+    if (!gst_df_dec_open_decoder(self))
+        return FALSE;
+    gst_df_dec_update_latency(self);
+    return TRUE;
+}
+
+static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCodecFrame *frame)
+{
+    GstDfDec *self = GST_DF_DEC(vdec);
+    GstFlowReturn flow = GST_FLOW_OK;
+    if (!self->dec) {
+        gst_video_decoder_drop_frame(vdec, frame);
+        return GST_FLOW_NOT_NEGOTIATED;
+    }
+    if (self->drained) {
+        GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+        df_decoder_flush(self->dec);
+        GST_VIDEO_DECODER_STREAM_LOCK(self);
+        self->drained = FALSE;
+    }
+
+    GstMapInfo map;
+    if (!gst_buffer_map(frame->input_buffer, &map, GST_MAP_READ)) {
+        GST_ELEMENT_ERROR(self, STREAM, DECODE, ("Cannot map the input buffer"), (NULL));
+        gst_video_decoder_drop_frame(vdec, frame);
+        return GST_FLOW_ERROR;
+    }
+    /* libavcodec needs AV_INPUT_BUFFER_PADDING_SIZE zeroed bytes after the
+     * data, which a GstBuffer does not promise: one copy of the compressed
+     * bytes (small beside a picture). */
+    int ret = av_new_packet(self->pkt, (int)map.size);
+    if (ret < 0) {
+        gst_buffer_unmap(frame->input_buffer, &map);
+        gst_video_decoder_drop_frame(vdec, frame);
+        return GST_FLOW_ERROR;
+    }
+    memcpy(self->pkt->data, map.data, map.size);
+    gst_buffer_unmap(frame->input_buffer, &map);
+    self->pkt->pts = GST_CLOCK_TIME_IS_VALID(frame->pts) ? (int64_t)frame->pts : AV_NOPTS_VALUE;
+    self->pkt->dts = GST_CLOCK_TIME_IS_VALID(frame->dts) ? (int64_t)frame->dts : AV_NOPTS_VALUE;
+    self->pkt->duration = GST_CLOCK_TIME_IS_VALID(frame->duration) ? (int64_t)frame->duration : 0;
+    if (GST_VIDEO_CODEC_FRAME_IS_SYNC_POINT(frame))
+        self->pkt->flags |= AV_PKT_FLAG_KEY;
+    self->pkt->opaque = (void *)(intptr_t)(frame->system_frame_number + 1);
+    GstClockTimeDiff late = gst_video_decoder_get_max_decode_time(vdec, frame);
+    GstClockTime pts = frame->pts;
+    gst_video_codec_frame_unref(frame);
+
+    for (;;) {
+        GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+        ret = df_decoder_send_packet(self->dec, self->pkt);
+        GST_VIDEO_DECODER_STREAM_LOCK(self);
+        if (ret != AVERROR(EAGAIN))
+            break;
+        flow = gst_df_dec_receive(self, TRUE, NULL);
+        if (flow != GST_FLOW_OK)
+            goto done;
+    }
+    if (ret < 0) {
+        char msg[AV_ERROR_MAX_STRING_SIZE];
+        av_strerror(ret, msg, sizeof(msg));
+        GST_ELEMENT_ERROR(self, STREAM, DECODE, ("Decoding failed"), ("%s", msg));
+        flow = GST_FLOW_ERROR;
+        goto done;
+    }
+    /* QoS: a frame already past its deadline means every queued frame up to
+     * that stream time is late too; cancel their output before their bands
+     * run (their D tasks still decode, the codec state must advance). */
+    if (late < 0 && GST_CLOCK_TIME_IS_VALID(pts)) {
+        int n = df_decoder_drop_late(self->dec, (int64_t)pts - late);
+        if (n > 0) {
+            GST_DEBUG_OBJECT(self, "QoS: %" GST_STIME_FORMAT " late, cancelled %d frames",
+                             GST_STIME_ARGS(-late), n);
+            self->qos_cut = TRUE;
+        }
+    }
+    flow = gst_df_dec_receive(self, FALSE, NULL);
+done:
+    av_packet_unref(self->pkt);
+    return flow;
+}
+
+static GstFlowReturn gst_df_dec_finish(GstVideoDecoder *vdec)
+{
+    GstDfDec *self = GST_DF_DEC(vdec);
+    GST_DEBUG_OBJECT(self, "draining at EOS");
+    return gst_df_dec_drain_all(self);
+}
+
+static GstFlowReturn gst_df_dec_drain(GstVideoDecoder *vdec)
+{
+    return gst_df_dec_finish(vdec);
+}
+
+static gboolean gst_df_dec_flush(GstVideoDecoder *vdec)
+{
+    GstDfDec *self = GST_DF_DEC(vdec);
+    GST_DEBUG_OBJECT(self, "flush");
+    if (self->dec) {
+        GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+        df_decoder_flush(self->dec);
+        GST_VIDEO_DECODER_STREAM_LOCK(self);
+    }
+    self->drained = FALSE;
+    self->qos_cut = FALSE;
+    return TRUE;
+}
+
+static gboolean gst_df_dec_decide_allocation(GstVideoDecoder *vdec, GstQuery *query)
+{
+    GstDfDec *self = GST_DF_DEC(vdec);
+    if (!GST_VIDEO_DECODER_CLASS(gst_df_dec_parent_class)->decide_allocation(vdec, query))
+        return FALSE;
+    gboolean meta = gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
+    GST_OBJECT_LOCK(self);
+    gboolean filter = self->filter != NULL;
+    GST_OBJECT_UNLOCK(self);
+    /* Pictures decoded into a padded pool are only readable downstream
+     * through GstVideoMeta; otherwise they are copied into its buffers. */
+    GST_DEBUG_OBJECT(self, "direct rendering %s", meta && !filter ? "on" : "off (copy)");
+    gst_df_dec_dr_reset(self, meta && !filter);
+    return TRUE;
+}
+
+/* ---- GObject ----------------------------------------------------------- */
+
+static void gst_df_dec_set_property(GObject *object, guint prop_id, const GValue *value,
+                                    GParamSpec *pspec)
+{
+    GstDfDec *self = GST_DF_DEC(object);
+    GstState state;
+    GST_OBJECT_LOCK(self);
+    state = GST_STATE(self);
+    /* Scheduler and decoder settings take effect at the next stream; the
+     * filter is checked when going to PAUSED. */
+    if (state > GST_STATE_READY && prop_id != PROP_TRACE_FILE)
+        GST_WARNING_OBJECT(self, "property %s takes effect at the next stream", pspec->name);
+    switch (prop_id) {
+    case PROP_N_WORKERS:
+        self->n_workers = g_value_get_int(value);
+        break;
+    case PROP_POLICY:
+        self->policy = g_value_get_enum(value);
+        break;
+    case PROP_THREADING:
+        self->threading = g_value_get_enum(value);
+        break;
+    case PROP_POLL_US:
+        self->poll_us = g_value_get_int(value);
+        break;
+    case PROP_FILTER:
+        g_free(self->filter);
+        self->filter = g_value_dup_string(value);
+        if (self->filter && !*self->filter)
+            g_clear_pointer(&self->filter, g_free);
+        break;
+    case PROP_TRACE_FILE:
+        g_free(self->trace_file);
+        self->trace_file = g_value_dup_string(value);
+        if (self->trace_file && !*self->trace_file)
+            g_clear_pointer(&self->trace_file, g_free);
+        break;
+    case PROP_SHARED_SCHEDULER:
+        self->shared_scheduler = g_value_get_boolean(value);
+        break;
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+        break;
+    }
+    GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_df_dec_get_property(GObject *object, guint prop_id, GValue *value,
+                                    GParamSpec *pspec)
+{
+    GstDfDec *self = GST_DF_DEC(object);
+    GST_OBJECT_LOCK(self);
+    switch (prop_id) {
+    case PROP_N_WORKERS:
+        g_value_set_int(value, self->n_workers);
+        break;
+    case PROP_POLICY:
+        g_value_set_enum(value, self->policy);
+        break;
+    case PROP_THREADING:
+        g_value_set_enum(value, self->threading);
+        break;
+    case PROP_POLL_US:
+        g_value_set_int(value, self->poll_us);
+        break;
+    case PROP_FILTER:
+        g_value_set_string(value, self->filter);
+        break;
+    case PROP_TRACE_FILE:
+        g_value_set_string(value, self->trace_file);
+        break;
+    case PROP_SHARED_SCHEDULER:
+        g_value_set_boolean(value, self->shared_scheduler);
+        break;
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+        break;
+    }
+    GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_df_dec_finalize(GObject *object)
+{
+    GstDfDec *self = GST_DF_DEC(object);
+    g_free(self->filter);
+    g_free(self->trace_file);
+    g_hash_table_destroy(self->dr_live);
+    g_mutex_clear(&self->dr_lock);
+    G_OBJECT_CLASS(gst_df_dec_parent_class)->finalize(object);
+}
+
+static void gst_df_dec_class_init(GstDfDecClass *klass)
+{
+    GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+    GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+    GstVideoDecoderClass *vdec_class = GST_VIDEO_DECODER_CLASS(klass);
+
+    gst_df_dec_install_log();
+    gobject_class->set_property = gst_df_dec_set_property;
+    gobject_class->get_property = gst_df_dec_get_property;
+    gobject_class->finalize = gst_df_dec_finalize;
+
+    const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+    g_object_class_install_property(
+        gobject_class, PROP_N_WORKERS,
+        g_param_spec_int("n-workers", "Workers",
+                         "Scheduler worker threads, one pinned per core (0 = every core of the "
+                         "process's CPU set)",
+                         0, MAX_WORKERS, DEFAULT_N_WORKERS, rw));
+    g_object_class_install_property(gobject_class, PROP_POLICY,
+                                    g_param_spec_enum("policy", "Policy",
+                                                      "Placement policy of the dfsched scheduler",
+                                                      GST_TYPE_DF_DEC_POLICY, DEFAULT_POLICY, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_THREADING,
+        g_param_spec_enum("threading", "Threading",
+                          "How libavcodec's parallelism is used: slice jobs as scheduler tasks, "
+                          "or libavcodec's frame threads",
+                          GST_TYPE_DF_DEC_THREADING, DEFAULT_THREADING, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_POLL_US,
+        g_param_spec_int("poll-us", "Poll time",
+                         "Microseconds an idle worker spins before it parks (-1 = poll mode, "
+                         "never park)",
+                         -1, 10000000, DEFAULT_POLL_US, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_FILTER,
+        g_param_spec_string("filter", "Filter",
+                            "libavfilter graph run on the decoded pictures as band tasks "
+                            "(e.g. \"yadif\"); checked when going to PAUSED",
+                            NULL, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_TRACE_FILE,
+        g_param_spec_string("trace-file", "Trace file",
+                            "Write the scheduler's task trace (Chrome/Perfetto JSON) to this "
+                            "file when the element stops; implies a scheduler of its own",
+                            NULL, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_SHARED_SCHEDULER,
+        g_param_spec_boolean("shared-scheduler", "Shared scheduler",
+                             "Share one scheduler (one worker per core) with every dfdec of the "
+                             "process; its settings are those of the first one",
+                             DEFAULT_SHARED_SCHEDULER, rw));
+
+    gst_element_class_add_static_pad_template(element_class, &sink_template);
+    gst_element_class_add_static_pad_template(element_class, &src_template);
+    gst_element_class_set_static_metadata(
+        element_class, "dfmedia video decoder", "Codec/Decoder/Video",
+        "Decodes H.264, HEVC and MPEG-1/2 video with libavcodec, its slice jobs, filter and "
+        "reconstruction bands run as dataflow tasks on pinned workers",
+        "dfmedia developers");
+
+    vdec_class->start = GST_DEBUG_FUNCPTR(gst_df_dec_start);
+    vdec_class->stop = GST_DEBUG_FUNCPTR(gst_df_dec_stop);
+    vdec_class->set_format = GST_DEBUG_FUNCPTR(gst_df_dec_set_format);
+    vdec_class->handle_frame = GST_DEBUG_FUNCPTR(gst_df_dec_handle_frame);
+    vdec_class->finish = GST_DEBUG_FUNCPTR(gst_df_dec_finish);
+    vdec_class->drain = GST_DEBUG_FUNCPTR(gst_df_dec_drain);
+    vdec_class->flush = GST_DEBUG_FUNCPTR(gst_df_dec_flush);
+    vdec_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_df_dec_decide_allocation);
+
+    gst_type_mark_as_plugin_api(GST_TYPE_DF_DEC_POLICY, 0);
+    gst_type_mark_as_plugin_api(GST_TYPE_DF_DEC_THREADING, 0);
+}
+
+static void gst_df_dec_init(GstDfDec *self)
+{
+    self->n_workers = DEFAULT_N_WORKERS;
+    self->policy = DEFAULT_POLICY;
+    self->threading = DEFAULT_THREADING;
+    self->poll_us = DEFAULT_POLL_US;
+    self->shared_scheduler = DEFAULT_SHARED_SCHEDULER;
+    self->out_format = -1;
+    self->latency_frames = -1;
+    g_mutex_init(&self->dr_lock);
+    self->dr_live = g_hash_table_new(NULL, NULL);
+    gst_video_decoder_set_packetized(GST_VIDEO_DECODER(self), TRUE);
+    gst_video_decoder_set_use_default_pad_acceptcaps(GST_VIDEO_DECODER_CAST(self), TRUE);
+    GST_PAD_SET_ACCEPT_TEMPLATE(GST_VIDEO_DECODER_SINK_PAD(self));
+}
