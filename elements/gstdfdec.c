@@ -80,6 +80,8 @@ GType gst_df_dec_threading_get_type(void)
 #define DEFAULT_SHARED_SCHEDULER TRUE
 #define MAX_WORKERS              1024
 #define STALE_FRAMES             32 /* decode-order distance after which a frame without output is let go */
+#define WARN_FIRST               10 /* decode errors posted as warnings before rate limiting */
+#define WARN_EVERY               100
 
 enum {
     PROP_0,
@@ -127,6 +129,7 @@ struct _GstDfDec {
     GstVideoFormat dr_gst_format;
     GHashTable *dr_live; /* DrBuffer pointers alive (libavcodec's pictures we made) */
     guint64 dr_frames, copied_frames;
+    guint64 errors; /* decode errors of this stream */
 };
 
 G_DEFINE_TYPE(GstDfDec, gst_df_dec, GST_TYPE_VIDEO_DECODER);
@@ -382,6 +385,14 @@ static void gst_df_dec_dr_reset(GstDfDec *self, gboolean allowed)
 static void gst_df_dec_close_decoder(GstDfDec *self, gboolean locked)
 {
     if (self->dec) {
+        DfDecoderStats st;
+        df_decoder_stats(self->dec, &st);
+        GST_INFO_OBJECT(self,
+                        "%" G_GUINT64_FORMAT " packets, %" G_GUINT64_FORMAT
+                        " frames out, %" G_GUINT64_FORMAT " dropped, %" G_GUINT64_FORMAT
+                        " decode errors, %" G_GUINT64_FORMAT " slice jobs as tasks, threading %s",
+                        st.packets, st.frames_out, st.frames_dropped, st.decode_errors,
+                        st.slice_jobs, df_decoder_threading(self->dec, NULL));
         if (locked)
             GST_VIDEO_DECODER_STREAM_UNLOCK(self);
         df_decoder_free(&self->dec);
@@ -685,6 +696,15 @@ static GstFlowReturn gst_df_dec_post_errors(GstDfDec *self)
                                 ("%s", e.msg), flow);
         if (flow != GST_FLOW_OK)
             break;
+        /* GstVideoDecoder only logs errors below max-errors (-1 by default:
+         * never an error); applications also get a warning on the bus, the
+         * first ones and then one per WARN_EVERY so that a damaged stream
+         * does not flood it. */
+        self->errors++;
+        if (self->errors <= WARN_FIRST || self->errors % WARN_EVERY == 0)
+            GST_ELEMENT_WARNING(
+                self, STREAM, DECODE, ("Corrupt data in the stream"),
+                ("%s (%" G_GUINT64_FORMAT " decode errors so far)", e.msg, self->errors));
     }
     return flow;
 }
@@ -765,6 +785,7 @@ static gboolean gst_df_dec_start(GstVideoDecoder *vdec)
     }
     self->latency_frames = -1;
     self->dr_frames = self->copied_frames = 0;
+    self->errors = 0;
     self->pkt = av_packet_alloc();
     self->frame = av_frame_alloc();
     if (!self->pkt || !self->frame) {

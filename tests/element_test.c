@@ -1,0 +1,728 @@
+/* dfdec through GstHarness: every frame's md5 against single-threaded
+ * libavcodec, caps and timestamps, live and non-live, flush and new
+ * segment, EOS drain, QoS, state cycles without leaks, several instances
+ * on one shared scheduler, corrupt input, bad properties; and seeks in a
+ * real pipeline. */
+#include "dftest.h"
+#include "element_util.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define INIT_OR_SKIP()                                                                             \
+    do {                                                                                           \
+        DF_ASSERT_MSG(e_init(), "the dfdec plugin did not load");                                  \
+    } while (0)
+
+/* Decode a whole clip through a harness; returns frames, fills `got`. */
+static int decode_clip(const TClip *clip, const char *const *props, bool video_meta, bool live,
+                       TSums *got, int *bad_ts)
+{
+    GstHarness *h = e_harness(clip, props);
+    DF_EXPECT(h != NULL);
+    if (!h)
+        return -1;
+    if (video_meta)
+        gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, NULL);
+    if (live)
+        gst_harness_set_live(h, TRUE);
+    GstFlowReturn flow = e_push_range(h, clip, 0, clip->n_pkts, got, bad_ts);
+    DF_EXPECT_MSG(flow == GST_FLOW_OK, "%s: flow %s", clip->name, gst_flow_get_name(flow));
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, got, bad_ts);
+    GList *pending = gst_video_decoder_get_frames(GST_VIDEO_DECODER(h->element));
+    DF_EXPECT_MSG(pending == NULL, "%s: %u frames still pending after EOS", clip->name,
+                  g_list_length(pending));
+    g_list_free_full(pending, (GDestroyNotify)gst_video_codec_frame_unref);
+    gst_harness_teardown(h);
+    return got->n;
+}
+
+static bool has_timestamps(const TClip *clip)
+{
+    return strstr(clip->name, ".mkv") != NULL;
+}
+
+static void check_exact(const TClip *clip, const TSums *ref, const char *const *props, bool meta,
+                        bool live, const char *what)
+{
+    TSums got = {0};
+    int bad_ts = 0;
+    char msg[256];
+    decode_clip(clip, props, meta, live, &got, &bad_ts);
+    int diff = has_timestamps(clip) ? t_sums_compare(ref, &got, msg, sizeof(msg))
+                                    : e_compare_md5(ref, &got, msg, sizeof(msg));
+    DF_EXPECT_MSG(diff == 0, "%s (%s): %s", clip->name, what, msg);
+    DF_EXPECT_MSG(bad_ts == 0, "%s (%s): %d buffers without pts or duration", clip->name, what,
+                  bad_ts);
+    t_sums_free(&got);
+}
+
+static const char *const exact_clips[] = {
+    "h264_cabac_slices8.mkv",
+    "h264_cavlc_slices4.mkv",
+    "h264_mbaff.mkv",
+    "h264_422.mkv",
+    "h264_odd.mkv",
+    "h264_single.mkv",
+    "hevc_wpp8.mkv",
+    "hevc_wpp10.mkv",
+    "hevc_wpp_slices.mkv",
+    "hevc_nowpp.mkv",
+    "mpeg2_prog.mkv",
+    "mpeg2_int.mkv",
+    "h264_cabac_slices8.h264",
+    "mpeg2_prog.m2v",
+    NULL,
+};
+
+DF_TEST(Element, Metadata)
+{
+    INIT_OR_SKIP();
+    GstElementFactory *f = gst_element_factory_find("dfdec");
+    DF_ASSERT(f);
+    DF_EXPECT(strcmp(gst_element_factory_get_metadata(f, GST_ELEMENT_METADATA_KLASS),
+                     "Codec/Decoder/Video") == 0);
+    DF_EXPECT(strlen(gst_element_factory_get_metadata(f, GST_ELEMENT_METADATA_DESCRIPTION)) > 20);
+    DF_EXPECT_EQ_INT(gst_element_factory_get_num_pad_templates(f), 2);
+    GstElement *e = gst_element_factory_create(f, NULL);
+    DF_ASSERT(e);
+    GstCaps *sink = gst_pad_get_pad_template_caps(gst_element_get_static_pad(e, "sink"));
+    gst_object_unref(gst_element_get_static_pad(e, "sink"));
+    GstCaps *want = gst_caps_from_string(
+        "video/x-h264,stream-format=avc,alignment=au; video/x-h264,stream-format=byte-stream,"
+        "alignment=au; video/x-h265,stream-format=hvc1,alignment=au; "
+        "video/mpeg,mpegversion=2,systemstream=false; video/mpeg,mpegversion=1,systemstream=false");
+    DF_EXPECT(gst_caps_is_subset(want, sink));
+    gst_caps_unref(want);
+    gst_caps_unref(sink);
+
+    static const struct {
+        const char *name;
+        GType type;
+    } props[] = {
+        {"n-workers", G_TYPE_INT},
+        {"policy", G_TYPE_ENUM},
+        {"threading", G_TYPE_ENUM},
+        {"poll-us", G_TYPE_INT},
+        {"filter", G_TYPE_STRING},
+        {"trace-file", G_TYPE_STRING},
+        {"shared-scheduler", G_TYPE_BOOLEAN},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(props); i++) {
+        GParamSpec *p = g_object_class_find_property(G_OBJECT_GET_CLASS(e), props[i].name);
+        DF_EXPECT_MSG(p != NULL, "no property %s", props[i].name);
+        if (!p)
+            continue;
+        DF_EXPECT_MSG(g_type_is_a(G_PARAM_SPEC_VALUE_TYPE(p), props[i].type), "%s type",
+                      props[i].name);
+        DF_EXPECT_MSG(strlen(g_param_spec_get_blurb(p)) > 10, "%s has no blurb", props[i].name);
+    }
+    GParamSpecInt *nw =
+        G_PARAM_SPEC_INT(g_object_class_find_property(G_OBJECT_GET_CLASS(e), "n-workers"));
+    DF_EXPECT_EQ_INT(nw->default_value, 0);
+    DF_EXPECT_EQ_INT(nw->minimum, 0);
+    GParamSpecInt *pu =
+        G_PARAM_SPEC_INT(g_object_class_find_property(G_OBJECT_GET_CLASS(e), "poll-us"));
+    DF_EXPECT_EQ_INT(pu->minimum, -1);
+    /* Every dfsched policy is selectable by its name. */
+    for (const char *const *p = df_policy_names(); *p; p++) {
+        gst_util_set_object_arg(G_OBJECT(e), "policy", *p);
+        gchar *got = NULL;
+        GValue v = G_VALUE_INIT;
+        g_value_init(&v, G_PARAM_SPEC_VALUE_TYPE(
+                             g_object_class_find_property(G_OBJECT_GET_CLASS(e), "policy")));
+        g_object_get_property(G_OBJECT(e), "policy", &v);
+        GEnumValue *ev =
+            g_enum_get_value(g_type_class_peek(G_VALUE_TYPE(&v)), g_value_get_enum(&v));
+        got = g_strdup(ev ? ev->value_nick : "?");
+        DF_EXPECT_MSG(strcmp(got, *p) == 0, "policy %s reads back as %s", *p, got);
+        g_free(got);
+        g_value_unset(&v);
+    }
+    gboolean shared = FALSE;
+    g_object_get(e, "shared-scheduler", &shared, NULL);
+    DF_EXPECT(shared);
+    gst_object_unref(e);
+    gst_object_unref(f);
+}
+
+DF_TEST(Element, ExactEveryClip)
+{
+    INIT_OR_SKIP();
+    for (int i = 0; exact_clips[i]; i++) {
+        TClip clip;
+        TSums ref = {0};
+        DF_ASSERT_MSG(t_clip_load(exact_clips[i], &clip) == 0, "cannot load %s", exact_clips[i]);
+        DF_ASSERT(e_ref(&clip, &ref) == 0 && ref.n >= 8);
+        /* Downstream with GstVideoMeta (direct rendering) and without (copy). */
+        check_exact(&clip, &ref, NULL, true, false, "video meta");
+        check_exact(&clip, &ref, NULL, false, false, "copy");
+        t_sums_free(&ref);
+        t_clip_free(&clip);
+    }
+}
+
+DF_TEST(Element, ExactEveryPolicyAndThreading)
+{
+    INIT_OR_SKIP();
+    const char *clips[] = {"h264_cabac_slices8.mkv", "hevc_wpp8.mkv", "mpeg2_prog.mkv"};
+    for (size_t c = 0; c < G_N_ELEMENTS(clips); c++) {
+        TClip clip;
+        TSums ref = {0};
+        DF_ASSERT(t_clip_load(clips[c], &clip) == 0);
+        DF_ASSERT(e_ref(&clip, &ref) == 0);
+        for (const char *const *p = df_policy_names(); *p; p++)
+            for (int w = 1; w <= 3; w++) {
+                char nw[8];
+                snprintf(nw, sizeof(nw), "%d", w);
+                const char *props[] = {
+                    "policy", *p,        "n-workers",          nw,  "shared-scheduler",
+                    "false",  "poll-us", w == 3 ? "-1" : "20", NULL};
+                char what[64];
+                snprintf(what, sizeof(what), "%s, %d workers", *p, w);
+                check_exact(&clip, &ref, props, true, false, what);
+            }
+        const char *modes[] = {"slice", "frame", "none"};
+        for (size_t m = 0; m < G_N_ELEMENTS(modes); m++) {
+            const char *props[] = {"threading", modes[m], NULL};
+            check_exact(&clip, &ref, props, m == 0, false, modes[m]);
+        }
+        t_sums_free(&ref);
+        t_clip_free(&clip);
+    }
+}
+
+DF_TEST(Element, LiveAndLatency)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    TSums ref = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0);
+    check_exact(&clip, &ref, NULL, true, true, "live");
+
+    /* The latency answer: whole frames (40 ms each), at least one. */
+    GstClockTime lat[2];
+    const char *modes[] = {"slice", "frame"};
+    for (int m = 0; m < 2; m++) {
+        const char *props[] = {"threading",        modes[m], "n-workers", "2",
+                               "shared-scheduler", "false",  NULL};
+        GstHarness *h = e_harness(&clip, props);
+        DF_ASSERT(h);
+        gst_harness_set_live(h, TRUE);
+        TSums got = {0};
+        e_push_range(h, &clip, 0, 10, &got, NULL);
+        lat[m] = gst_harness_query_latency(h);
+        t_sums_free(&got);
+        gst_harness_teardown(h);
+        DF_EXPECT_MSG(lat[m] >= 40 * GST_MSECOND && lat[m] % (40 * GST_MSECOND) == 0 &&
+                          lat[m] <= 8 * 40 * GST_MSECOND,
+                      "%s threading: latency %" GST_TIME_FORMAT, modes[m], GST_TIME_ARGS(lat[m]));
+    }
+    /* Frame threads add frames of delay; slice jobs do not. */
+    DF_EXPECT_MSG(lat[1] > lat[0], "frame latency %" GST_TIME_FORMAT " <= slice %" GST_TIME_FORMAT,
+                  GST_TIME_ARGS(lat[1]), GST_TIME_ARGS(lat[0]));
+    t_sums_free(&ref);
+    t_clip_free(&clip);
+}
+
+DF_TEST(Element, FlushAndNewSegment)
+{
+    INIT_OR_SKIP();
+    const char *clips[] = {"h264_cabac_slices8.mkv", "hevc_wpp8.mkv", "mpeg2_prog.mkv"};
+    for (size_t c = 0; c < G_N_ELEMENTS(clips); c++) {
+        TClip clip;
+        DF_ASSERT(t_clip_load(clips[c], &clip) == 0);
+        int k = 0; /* a keyframe in the second half */
+        for (int i = clip.n_pkts / 2; i < clip.n_pkts && !k; i++)
+            if (clip.pkts[i]->flags & AV_PKT_FLAG_KEY)
+                k = i;
+        DF_ASSERT_MSG(k > 0, "%s: no keyframe in the second half", clips[c]);
+        TClip tail = clip;
+        tail.pkts += k;
+        tail.n_pkts -= k;
+        TSums ref = {0};
+        DF_ASSERT(e_ref(&tail, &ref) == 0);
+
+        GstHarness *h = e_harness(&clip, NULL);
+        DF_ASSERT(h);
+        gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, NULL);
+        TSums before = {0}, got = {0};
+        e_push_range(h, &clip, 0, k - 1, &before, NULL);
+        DF_EXPECT(gst_harness_push_event(h, gst_event_new_flush_start()));
+        DF_EXPECT(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+        e_pull_all(h, &before, NULL);
+        GstSegment seg;
+        gst_segment_init(&seg, GST_FORMAT_TIME);
+        DF_EXPECT(gst_harness_push_event(h, gst_event_new_segment(&seg)));
+        DF_EXPECT(e_push_range(h, &clip, k, clip.n_pkts, &got, NULL) == GST_FLOW_OK);
+        DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+        e_pull_all(h, &got, NULL);
+        char msg[256];
+        DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s after flush: %s",
+                      clips[c], msg);
+        DF_EXPECT_MSG(before.n < k, "%s: %d frames before the flush from %d packets", clips[c],
+                      before.n, k - 1);
+        gst_harness_teardown(h);
+        t_sums_free(&before);
+        t_sums_free(&got);
+        t_sums_free(&ref);
+        t_clip_free(&clip);
+    }
+}
+
+DF_TEST(Element, EosDrainsAndCapsChange)
+{
+    INIT_OR_SKIP();
+    TClip a, b;
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &a) == 0);
+    DF_ASSERT(t_clip_load("hevc_wpp8.mkv", &b) == 0);
+    TSums ra = {0}, rb = {0};
+    DF_ASSERT(e_ref(&a, &ra) == 0);
+    DF_ASSERT(e_ref(&b, &rb) == 0);
+    GstHarness *h = e_harness(&a, NULL);
+    DF_ASSERT(h);
+    TSums ga = {0}, gb = {0};
+    e_push_range(h, &a, 0, a.n_pkts, &ga, NULL);
+    DF_EXPECT_MSG(ga.n < ra.n, "every frame out before EOS: nothing was in flight?");
+    /* New caps mid-stream: the old stream's frames are drained first. */
+    GstCaps *cb = e_clip_caps(&b);
+    gst_harness_set_src_caps(h, cb);
+    e_pull_all(h, &ga, NULL);
+    char msg[256];
+    DF_EXPECT_MSG(t_sums_compare(&ra, &ga, msg, sizeof(msg)) == 0, "first stream: %s", msg);
+    e_push_range(h, &b, 0, b.n_pkts, &gb, NULL);
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, &gb, NULL);
+    DF_EXPECT_MSG(t_sums_compare(&rb, &gb, msg, sizeof(msg)) == 0, "second stream: %s", msg);
+    GstCaps *out = gst_pad_get_current_caps(h->sinkpad);
+    GstStructure *s = gst_caps_get_structure(out, 0);
+    int w = 0, hh = 0, pn = 0, pd = 0, fn = 0, fd = 0;
+    DF_EXPECT(gst_structure_get_int(s, "width", &w) && w == b.par->width);
+    DF_EXPECT(gst_structure_get_int(s, "height", &hh) && hh == b.par->height);
+    DF_EXPECT(gst_structure_get_fraction(s, "pixel-aspect-ratio", &pn, &pd) && pn == pd);
+    DF_EXPECT(gst_structure_get_fraction(s, "framerate", &fn, &fd) && fn == 25 && fd == 1);
+    DF_EXPECT(strcmp(gst_structure_get_string(s, "format"), "I420") == 0);
+    DF_EXPECT(gst_structure_get_string(s, "colorimetry") != NULL);
+    gst_caps_unref(out);
+    gst_harness_teardown(h);
+    t_sums_free(&ga);
+    t_sums_free(&gb);
+    t_sums_free(&ra);
+    t_sums_free(&rb);
+    t_clip_free(&a);
+    t_clip_free(&b);
+}
+
+DF_TEST(Element, InterlacedAndTenBitCaps)
+{
+    INIT_OR_SKIP();
+    const struct {
+        const char *clip, *format, *interlace;
+        bool tff; /* as libavcodec reports it (x264 interlaced=1:tff=1 comes out bff) */
+    } cases[] = {
+        {"mpeg2_int.mkv", "I420", "mixed", true},
+        {"h264_mbaff.mkv", "I420", "mixed", false},
+        {"hevc_wpp10.mkv", "I420_10LE", "progressive", false},
+        {"h264_422.mkv", "Y42B", "progressive", false},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        TClip clip;
+        DF_ASSERT(t_clip_load(cases[i].clip, &clip) == 0);
+        GstHarness *h = e_harness(&clip, NULL);
+        DF_ASSERT(h);
+        TSums got = {0};
+        e_push_range(h, &clip, 0, clip.n_pkts, &got, NULL);
+        gst_harness_push_event(h, gst_event_new_eos());
+        GstBuffer *first = NULL;
+        GstCaps *out = gst_pad_get_current_caps(h->sinkpad);
+        DF_ASSERT(out);
+        GstStructure *s = gst_caps_get_structure(out, 0);
+        DF_EXPECT_MSG(strcmp(gst_structure_get_string(s, "format"), cases[i].format) == 0,
+                      "%s: format %s", cases[i].clip, gst_structure_get_string(s, "format"));
+        const char *im = gst_structure_get_string(s, "interlace-mode");
+        DF_EXPECT_MSG(im && strcmp(im, cases[i].interlace) == 0, "%s: interlace-mode %s",
+                      cases[i].clip, im ? im : "(none)");
+        if (strcmp(cases[i].interlace, "mixed") == 0) {
+            /* Every remaining output buffer of an interlaced clip says so. */
+            int flagged = 0, n = 0;
+            while ((first = gst_harness_try_pull(h))) {
+                n++;
+                flagged += GST_BUFFER_FLAG_IS_SET(first, GST_VIDEO_BUFFER_FLAG_INTERLACED) &&
+                           GST_BUFFER_FLAG_IS_SET(first, GST_VIDEO_BUFFER_FLAG_TFF) == cases[i].tff;
+                gst_buffer_unref(first);
+            }
+            DF_EXPECT_MSG(flagged == n && n > 0,
+                          "%s: %d of %d buffers interlaced with the right field order",
+                          cases[i].clip, flagged, n);
+        }
+        gst_caps_unref(out);
+        t_sums_free(&got);
+        gst_harness_teardown(h);
+        t_clip_free(&clip);
+    }
+}
+
+DF_TEST(Element, QosCancelsLateFrames)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    TSums ref = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0);
+    GstHarness *h = e_harness(&clip, NULL);
+    DF_ASSERT(h);
+    TSums got = {0};
+    e_push_range(h, &clip, 0, 4, &got, NULL);
+    /* Downstream says it is 320 ms behind at the 4th frame: the frames up
+     * to about there are late. */
+    GstClockTime ts = 4 * 40 * GST_MSECOND;
+    DF_EXPECT(gst_harness_push_upstream_event(
+        h, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, 320 * GST_MSECOND, ts)));
+    e_push_range(h, &clip, 4, clip.n_pkts, &got, NULL);
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, &got, NULL);
+    DF_EXPECT_MSG(got.n < ref.n && got.n > 0, "%d of %d frames out under QoS", got.n, ref.n);
+    /* What came out is exact, matched by pts. */
+    int j = 0, bad = 0;
+    for (int i = 0; i < got.n; i++) {
+        while (j < ref.n && ref.v[j].pts != got.v[i].pts)
+            j++;
+        if (j == ref.n || memcmp(ref.v[j].md5, got.v[i].md5, 16))
+            bad++;
+    }
+    DF_EXPECT_EQ_INT(bad, 0);
+    GList *pending = gst_video_decoder_get_frames(GST_VIDEO_DECODER(h->element));
+    DF_EXPECT_EQ_INT(g_list_length(pending), 0);
+    g_list_free_full(pending, (GDestroyNotify)gst_video_codec_frame_unref);
+    gst_harness_teardown(h);
+    t_sums_free(&got);
+    t_sums_free(&ref);
+    t_clip_free(&clip);
+}
+
+static int count_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+typedef struct Instance {
+    const TClip *clip;
+    const TSums *ref;
+    const char *const *props;
+    GstHarness *h;
+    TSums got;
+} Instance;
+
+static void *instance_run(void *arg)
+{
+    Instance *in = arg;
+    e_push_range(in->h, in->clip, 0, in->clip->n_pkts, &in->got, NULL);
+    gst_harness_push_event(in->h, gst_event_new_eos());
+    e_pull_all(in->h, &in->got, NULL);
+    return NULL;
+}
+
+/* n instances decoding at once; returns the threads they added. */
+static int run_instances(int n, const TClip *clip, const TSums *ref, const char *const *props)
+{
+    Instance in[4];
+    pthread_t th[4];
+    int base = count_threads();
+    for (int i = 0; i < n; i++) {
+        memset(&in[i], 0, sizeof(in[i]));
+        in[i].clip = clip;
+        in[i].ref = ref;
+        in[i].h = e_harness(clip, props);
+        gst_harness_add_propose_allocation_meta(in[i].h, GST_VIDEO_META_API_TYPE, NULL);
+    }
+    for (int i = 0; i < n; i++)
+        pthread_create(&th[i], NULL, instance_run, &in[i]);
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    int added = count_threads() - base;
+    for (int i = 0; i < n; i++) {
+        char msg[256];
+        DF_EXPECT_MSG(t_sums_compare(ref, &in[i].got, msg, sizeof(msg)) == 0, "instance %d: %s", i,
+                      msg);
+        gst_harness_teardown(in[i].h);
+        t_sums_free(&in[i].got);
+    }
+    return added;
+}
+
+DF_TEST(Element, InstancesShareOneScheduler)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    TSums ref = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0);
+    const char *shared[] = {"n-workers", "2", "threading", "slice", NULL};
+    const char *own[] = {"n-workers", "2", "threading", "slice", "shared-scheduler", "false", NULL};
+    for (int n = 2; n <= 4; n += 2) {
+        /* The harness threads are joined; what stays are scheduler workers
+         * of elements still in PLAYING, until their teardown. */
+        /* libavcodec starts slice threads of its own in every decoder (idle:
+         * dfmedia runs their jobs), so compare the two instead of counting. */
+        int s = run_instances(n, &clip, &ref, shared);
+        int o = run_instances(n, &clip, &ref, own);
+        DF_EXPECT_MSG(o - s >= 2 * n - 2,
+                      "%d instances: %d threads shared, %d with schedulers of their own", n, s, o);
+    }
+    t_sums_free(&ref);
+    t_clip_free(&clip);
+}
+
+/* Live objects the leaks tracer (GST_TRACERS=leaks) knows of; -1 without it. */
+static int live_objects(void)
+{
+    GList *tracers = gst_tracing_get_active_tracers();
+    int n = -1;
+    for (GList *l = tracers; l; l = l->next) {
+        if (strcmp(G_OBJECT_TYPE_NAME(l->data), "GstLeaksTracer") == 0) {
+            GstStructure *info = NULL;
+            g_signal_emit_by_name(l->data, "get-live-objects", &info);
+            const GValue *list = info ? gst_structure_get_value(info, "live-objects") : NULL;
+            n = list ? (int)gst_value_list_get_size(list) : 0;
+            if (info)
+                gst_structure_free(info);
+        }
+    }
+    g_list_free_full(tracers, gst_object_unref);
+    return n;
+}
+
+DF_TEST(Element, StateCyclesDoNotLeak)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    TSums ref = {0};
+    DF_ASSERT(t_clip_load("hevc_wpp8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0);
+    /* Warm-up: type classes, the shared scheduler's first creation. */
+    check_exact(&clip, &ref, NULL, true, false, "warm-up");
+    int threads0 = count_threads();
+    int live0 = live_objects();
+    GstElement *e = gst_element_factory_make("dfdec", NULL);
+    DF_ASSERT(e);
+    for (int i = 0; i < 200; i++) {
+        DF_ASSERT(gst_element_set_state(e, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+        DF_ASSERT(gst_element_set_state(e, GST_STATE_NULL) == GST_STATE_CHANGE_SUCCESS);
+    }
+    gst_object_unref(e);
+    /* And with data flowing: decode part of the clip, stop midway. */
+    for (int i = 0; i < 20; i++) {
+        GstHarness *h = e_harness(&clip, NULL);
+        if (i % 2)
+            gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, NULL);
+        TSums got = {0};
+        e_push_range(h, &clip, 0, 3 + i % 7, &got, NULL);
+        gst_harness_teardown(h);
+        t_sums_free(&got);
+    }
+    DF_EXPECT_EQ_INT(count_threads(), threads0);
+    int live1 = live_objects();
+    if (live0 < 0)
+        DF_SKIP("GST_TRACERS=leaks not set: thread count checked only");
+    DF_EXPECT_MSG(live1 == live0, "%d GStreamer objects alive, %d before the cycles", live1, live0);
+    t_sums_free(&ref);
+    t_clip_free(&clip);
+}
+
+DF_TEST(Element, CorruptStreamWarnsAndContinues)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    /* Every fifth packet loses its second half (its last slices). */
+    for (int i = 2; i < clip.n_pkts; i += 5) {
+        AVPacket *p = clip.pkts[i];
+        DF_ASSERT(av_packet_make_writable(p) == 0);
+        av_shrink_packet(p, p->size / 2);
+    }
+    GstHarness *h = e_harness(&clip, NULL);
+    DF_ASSERT(h);
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(h->element, bus);
+    TSums got = {0};
+    DF_EXPECT(e_push_range(h, &clip, 0, clip.n_pkts, &got, NULL) == GST_FLOW_OK);
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, &got, NULL);
+    int warnings = 0, errors = 0;
+    for (GstMessage *m; (m = gst_bus_pop(bus));) {
+        warnings += GST_MESSAGE_TYPE(m) == GST_MESSAGE_WARNING;
+        errors += GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR;
+        gst_message_unref(m);
+    }
+    DF_EXPECT_MSG(warnings > 0, "no warning for a corrupt stream");
+    DF_EXPECT_EQ_INT(errors, 0);
+    DF_EXPECT_MSG(got.n >= clip.n_pkts * 3 / 4, "%d frames out of %d packets", got.n, clip.n_pkts);
+    gst_element_set_bus(h->element, NULL);
+    gst_object_unref(bus);
+    gst_harness_teardown(h);
+    t_sums_free(&got);
+    t_clip_free(&clip);
+}
+
+DF_TEST(Element, FilterGoodAndBad)
+{
+    INIT_OR_SKIP();
+    /* A bad description: PAUSED fails with an element error, no crash. */
+    GstElement *e = gst_element_factory_make("dfdec", NULL);
+    DF_ASSERT(e);
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(e, bus);
+    g_object_set(e, "filter", "nosuchfilter=1", NULL);
+    DF_EXPECT(gst_element_set_state(e, GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE);
+    GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    DF_EXPECT_MSG(m != NULL, "no error message for a bad filter");
+    if (m) {
+        GError *err = NULL;
+        gchar *dbg = NULL;
+        gst_message_parse_error(m, &err, &dbg);
+        DF_EXPECT_MSG(dbg && strstr(dbg, "nosuchfilter"), "error does not name the filter: %s",
+                      dbg ? dbg : "");
+        g_clear_error(&err);
+        g_free(dbg);
+        gst_message_unref(m);
+    }
+    gst_element_set_state(e, GST_STATE_NULL);
+    gst_element_set_bus(e, NULL);
+    gst_object_unref(bus);
+    gst_object_unref(e);
+
+    /* A good one runs as band tasks and matches libavfilter's output. */
+    TClip clip;
+    TSums ref = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(t_ref_decode(&clip, "hflip", AV_PIX_FMT_NONE, &ref) == 0);
+    for (int i = 0; i < ref.n; i++)
+        ref.v[i].pts = av_rescale_q(ref.v[i].pts, clip.tb, (AVRational){1, GST_SECOND});
+    const char *props[] = {"filter", "hflip", NULL};
+    check_exact(&clip, &ref, props, true, false, "hflip");
+    t_sums_free(&ref);
+    t_clip_free(&clip);
+}
+
+DF_TEST(Element, TraceFile)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    TSums ref = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0);
+    char path[] = "/tmp/dfdec-trace-XXXXXX";
+    int fd = mkstemp(path);
+    DF_ASSERT(fd >= 0);
+    close(fd);
+    const char *props[] = {"trace-file", path, NULL};
+    check_exact(&clip, &ref, props, true, false, "traced");
+    gchar *text = NULL;
+    gsize len = 0;
+    DF_EXPECT(g_file_get_contents(path, &text, &len, NULL));
+    DF_EXPECT_MSG(text && strstr(text, "traceEvents") && len > 1000, "trace of %zu bytes",
+                  (size_t)len);
+    g_free(text);
+    unlink(path);
+    t_sums_free(&ref);
+    t_clip_free(&clip);
+}
+
+/* ---- a real pipeline: seeks ---------------------------------------- */
+
+typedef struct SeekCount {
+    GMutex lock;
+    int buffers;
+    GstClockTime min_pts;
+} SeekCount;
+
+static void on_handoff(GstElement *sink, GstBuffer *buf, GstPad *pad, gpointer user)
+{
+    SeekCount *c = user;
+    g_mutex_lock(&c->lock);
+    c->buffers++;
+    if (GST_BUFFER_PTS_IS_VALID(buf) && GST_BUFFER_PTS(buf) < c->min_pts)
+        c->min_pts = GST_BUFFER_PTS(buf);
+    g_mutex_unlock(&c->lock);
+}
+
+static bool wait_for(GstBus *bus, GstMessageType type, const char *what)
+{
+    GstMessage *m = gst_bus_timed_pop_filtered(bus, 20 * GST_SECOND, type | GST_MESSAGE_ERROR);
+    bool ok = m && GST_MESSAGE_TYPE(m) == type;
+    if (m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR) {
+        GError *err = NULL;
+        gst_message_parse_error(m, &err, NULL);
+        DF_EXPECT_MSG(false, "%s: error %s", what, err->message);
+        g_clear_error(&err);
+    } else if (!m) {
+        DF_EXPECT_MSG(false, "%s: timed out", what);
+    }
+    if (m)
+        gst_message_unref(m);
+    return ok;
+}
+
+DF_TEST(Element, SeeksInPipeline)
+{
+    INIT_OR_SKIP();
+    gchar *desc = g_strdup_printf("filesrc location=%s/h264_cabac_slices8.mkv ! parsebin ! dfdec ! "
+                                  "fakesink name=sink sync=false signal-handoffs=true",
+                                  df_test_media_dir());
+    GError *err = NULL;
+    GstElement *p = gst_parse_launch(desc, &err);
+    g_free(desc);
+    DF_ASSERT_MSG(p, "pipeline: %s", err ? err->message : "?");
+    SeekCount c;
+    g_mutex_init(&c.lock);
+    c.buffers = 0;
+    c.min_pts = GST_CLOCK_TIME_NONE;
+    GstElement *sink = gst_bin_get_by_name(GST_BIN(p), "sink");
+    g_signal_connect(sink, "handoff", G_CALLBACK(on_handoff), &c);
+    g_signal_connect(sink, "preroll-handoff", G_CALLBACK(on_handoff), &c);
+    GstBus *bus = gst_element_get_bus(p);
+    gst_element_set_state(p, GST_STATE_PAUSED);
+    DF_ASSERT(wait_for(bus, GST_MESSAGE_ASYNC_DONE, "preroll"));
+    const gint64 targets[] = {320, 0, 640, 160, 480};
+    for (size_t i = 0; i < G_N_ELEMENTS(targets); i++) {
+        g_mutex_lock(&c.lock);
+        c.buffers = 0;
+        c.min_pts = GST_CLOCK_TIME_NONE;
+        g_mutex_unlock(&c.lock);
+        DF_ASSERT(gst_element_seek_simple(p, GST_FORMAT_TIME,
+                                          GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE,
+                                          targets[i] * GST_MSECOND));
+        DF_ASSERT(wait_for(bus, GST_MESSAGE_ASYNC_DONE, "seek"));
+        g_mutex_lock(&c.lock);
+        DF_EXPECT_MSG(c.buffers >= 1 && c.min_pts >= (GstClockTime)targets[i] * GST_MSECOND,
+                      "seek to %" G_GINT64_FORMAT " ms: %d buffers, first pts %" GST_TIME_FORMAT,
+                      targets[i], c.buffers, GST_TIME_ARGS(c.min_pts));
+        g_mutex_unlock(&c.lock);
+    }
+    g_mutex_lock(&c.lock);
+    c.buffers = 0;
+    g_mutex_unlock(&c.lock);
+    gst_element_set_state(p, GST_STATE_PLAYING);
+    DF_EXPECT(wait_for(bus, GST_MESSAGE_EOS, "play to the end"));
+    g_mutex_lock(&c.lock);
+    /* From the last seek target (480 ms = frame 12) to the end (24 frames). */
+    DF_EXPECT_MSG(c.buffers >= 11, "%d buffers after the last seek", c.buffers);
+    g_mutex_unlock(&c.lock);
+    gst_element_set_state(p, GST_STATE_NULL);
+    gst_object_unref(bus);
+    gst_object_unref(sink);
+    gst_object_unref(p);
+    g_mutex_clear(&c.lock);
+}
