@@ -127,8 +127,10 @@ struct _GstDfDec {
     int dr_format, dr_width, dr_height;      /* what dr_pool was made for */
     int dr_display_width, dr_display_height; /* negotiated output size */
     GstVideoFormat dr_gst_format;
-    GHashTable *dr_live; /* DrBuffer pointers alive (libavcodec's pictures we made) */
-    guint64 dr_frames, copied_frames;
+    GHashTable *dr_live;     /* DrBuffer pointers alive (pictures and outputs we made) */
+    GstBufferPool *out_pool; /* the negotiated pool, for R bands on the workers */
+    GstVideoInfo out_info;
+    guint64 dr_frames, band_frames, copied_frames;
     guint64 errors; /* decode errors of this stream */
 };
 
@@ -222,6 +224,7 @@ typedef struct DrBuffer {
     GstDfDec *self;
     GstBuffer *buffer;
     GstVideoFrame vframe;
+    gboolean output; /* from downstream's pool, for the R bands (else a DR picture) */
 } DrBuffer;
 
 static void dr_buffer_free(void *opaque, uint8_t *data)
@@ -366,6 +369,74 @@ fallback:
     return AVERROR(ENOSYS);
 }
 
+/* The DrBuffer behind a frame's buffer if we made it (the framework's own
+ * pools carry other opaques). */
+static DrBuffer *dr_buffer_of(GstDfDec *self, const AVFrame *f)
+{
+    if (!f->buf[0] || f->buf[1])
+        return NULL;
+    DrBuffer *b = av_buffer_get_opaque(f->buf[0]);
+    g_mutex_lock(&self->dr_lock);
+    gboolean ours = g_hash_table_contains(self->dr_live, b);
+    g_mutex_unlock(&self->dr_lock);
+    return ours ? b : NULL;
+}
+
+/* dfmedia's get_output hook, on the worker that produced the picture:
+ * the reconstruction bands copy it into a buffer of downstream's pool, in
+ * parallel, instead of one copy on the streaming thread.  A directly
+ * rendered picture goes out as it is. */
+static int gst_df_dec_get_output(void *opaque, AVFrame *dst, const AVFrame *src)
+{
+    GstDfDec *self = opaque;
+    if (dr_buffer_of(self, src))
+        return DF_OUTPUT_IN_PLACE;
+    g_mutex_lock(&self->dr_lock);
+    GstBufferPool *pool = self->out_pool ? gst_object_ref(self->out_pool) : NULL;
+    GstVideoInfo info = self->out_info;
+    g_mutex_unlock(&self->dr_lock);
+    /* Not negotiated yet (first picture) or another size: the streaming
+     * thread copies it after negotiation. */
+    if (!pool || gst_df_dec_video_format(dst->format) != GST_VIDEO_INFO_FORMAT(&info) ||
+        dst->width != GST_VIDEO_INFO_WIDTH(&info) || dst->height != GST_VIDEO_INFO_HEIGHT(&info)) {
+        if (pool)
+            gst_object_unref(pool);
+        return DF_OUTPUT_IN_PLACE;
+    }
+    DrBuffer *b = g_new0(DrBuffer, 1);
+    b->self = self;
+    b->output = TRUE;
+    /* Never wait on a worker for downstream to return buffers: it may be
+     * waiting for this very frame. */
+    GstBufferPoolAcquireParams params = {.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT};
+    GstFlowReturn flow = gst_buffer_pool_acquire_buffer(pool, &b->buffer, &params);
+    gst_object_unref(pool);
+    if (flow != GST_FLOW_OK) {
+        g_free(b);
+        return DF_OUTPUT_IN_PLACE;
+    }
+    if (!gst_video_frame_map(&b->vframe, &info, b->buffer, GST_MAP_READWRITE)) {
+        gst_buffer_unref(b->buffer);
+        g_free(b);
+        return DF_OUTPUT_IN_PLACE;
+    }
+    for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(&b->vframe); i++) {
+        dst->data[i] = GST_VIDEO_FRAME_PLANE_DATA(&b->vframe, i);
+        dst->linesize[i] = GST_VIDEO_FRAME_PLANE_STRIDE(&b->vframe, i);
+    }
+    dst->extended_data = dst->data;
+    dst->buf[0] =
+        av_buffer_create(dst->data[0], gst_buffer_get_size(b->buffer), dr_buffer_free, b, 0);
+    if (!dst->buf[0]) {
+        dr_buffer_free(b, NULL);
+        return AVERROR(ENOMEM);
+    }
+    g_mutex_lock(&self->dr_lock);
+    g_hash_table_add(self->dr_live, b);
+    g_mutex_unlock(&self->dr_lock);
+    return 0;
+}
+
 static void gst_df_dec_dr_reset(GstDfDec *self, gboolean allowed)
 {
     g_mutex_lock(&self->dr_lock);
@@ -375,6 +446,10 @@ static void gst_df_dec_dr_reset(GstDfDec *self, gboolean allowed)
         self->dr_pool = NULL;
     }
     self->dr_allowed = allowed;
+    if (!allowed && self->out_pool) {
+        gst_object_unref(self->out_pool);
+        self->out_pool = NULL;
+    }
     g_mutex_unlock(&self->dr_lock);
 }
 
@@ -474,6 +549,7 @@ static gboolean gst_df_dec_open_decoder(GstDfDec *self)
     /* With a filter the output frames are the filter's, not the decoder's. */
     if (!filter)
         cfg.alloc.get_picture = gst_df_dec_get_picture;
+    cfg.alloc.get_output = gst_df_dec_get_output;
 
     DfError err = {0};
     int ret = df_decoder_new(self->sched, par, (AVRational){1, GST_SECOND}, &cfg, &self->dec, &err);
@@ -558,6 +634,13 @@ static gboolean gst_df_dec_negotiate_frame(GstDfDec *self, const AVFrame *f)
         self->out_format = -1;
         return FALSE;
     }
+    GstBufferPool *pool = gst_video_decoder_get_buffer_pool(vdec);
+    g_mutex_lock(&self->dr_lock);
+    if (self->out_pool)
+        gst_object_unref(self->out_pool);
+    self->out_pool = pool;
+    self->out_info = self->output_state->info;
+    g_mutex_unlock(&self->dr_lock);
     return TRUE;
 }
 
@@ -598,19 +681,6 @@ static void gst_df_dec_release_stale(GstDfDec *self, const GstVideoCodecFrame *o
     }
     g_list_free_full(frames, (GDestroyNotify)gst_video_codec_frame_unref);
     self->qos_cut = FALSE;
-}
-
-/* The GstBuffer a picture was decoded into, if gst_df_dec_get_picture
- * made it (the framework's own pools carry other opaques). */
-static GstBuffer *dr_buffer_of(GstDfDec *self, const AVFrame *f)
-{
-    if (!f->buf[0] || f->buf[1])
-        return NULL;
-    DrBuffer *b = av_buffer_get_opaque(f->buf[0]);
-    g_mutex_lock(&self->dr_lock);
-    GstBuffer *buf = g_hash_table_contains(self->dr_live, b) ? b->buffer : NULL;
-    g_mutex_unlock(&self->dr_lock);
-    return buf;
 }
 
 static GstFlowReturn gst_df_dec_copy_out(GstDfDec *self, const AVFrame *f,
@@ -662,10 +732,13 @@ static GstFlowReturn gst_df_dec_output(GstDfDec *self, AVFrame *f)
     gst_df_dec_update_latency(self);
 
     GstFlowReturn flow = GST_FLOW_OK;
-    GstBuffer *dr = dr_buffer_of(self, f);
+    DrBuffer *dr = dr_buffer_of(self, f);
     if (dr) {
-        frame->output_buffer = gst_buffer_ref(dr);
-        self->dr_frames++;
+        frame->output_buffer = gst_buffer_ref(dr->buffer);
+        if (dr->output)
+            self->band_frames++;
+        else
+            self->dr_frames++;
     } else {
         flow = gst_df_dec_copy_out(self, f, frame);
         if (flow != GST_FLOW_OK) {
@@ -784,7 +857,7 @@ static gboolean gst_df_dec_start(GstVideoDecoder *vdec)
         }
     }
     self->latency_frames = -1;
-    self->dr_frames = self->copied_frames = 0;
+    self->dr_frames = self->band_frames = self->copied_frames = 0;
     self->errors = 0;
     self->pkt = av_packet_alloc();
     self->frame = av_frame_alloc();
@@ -802,8 +875,10 @@ static gboolean gst_df_dec_stop(GstVideoDecoder *vdec)
 {
     GstDfDec *self = GST_DF_DEC(vdec);
     GST_DEBUG_OBJECT(self,
-                     "%" G_GUINT64_FORMAT " frames rendered directly, %" G_GUINT64_FORMAT " copied",
-                     self->dr_frames, self->copied_frames);
+                     "%" G_GUINT64_FORMAT " frames rendered directly, %" G_GUINT64_FORMAT
+                     " copied by bands into downstream's buffers, %" G_GUINT64_FORMAT
+                     " copied on the streaming thread",
+                     self->dr_frames, self->band_frames, self->copied_frames);
     /* Called without the stream lock (GstVideoDecoder 1.22). */
     gst_df_dec_close_decoder(self, FALSE);
     gst_df_dec_dr_reset(self, FALSE);

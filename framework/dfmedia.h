@@ -52,6 +52,9 @@ typedef struct DfPictureLayout {
     int align;         /* stride and pointer alignment in bytes */
 } DfPictureLayout;
 
+/* get_output(): no bands, the output frame is the source picture. */
+#define DF_OUTPUT_IN_PLACE 1
+
 /* Consumer hooks for where pictures go (all optional). */
 typedef struct DfFrameAllocator {
     /* Direct rendering: allocate a decoder picture (like get_buffer2; the
@@ -64,11 +67,14 @@ typedef struct DfFrameAllocator {
     int (*get_picture)(void *opaque, AVFrame *frame, const DfPictureLayout *layout, int flags);
     /* Destination of the reconstruction bands: fill dst->buf (required:
      * swscale references it), data and linesize for dst->format/width/height
-     * (the output format); AVERROR(ENOSYS) lets the framework allocate.
-     * When NULL (and no conversion is needed), output frames reference the
-     * decoded picture (zero copy).  Called on the worker running the bands'
+     * (the output format) — the bands then copy or convert `src` into it in
+     * parallel; AVERROR(ENOSYS) lets the framework allocate; and when no
+     * conversion is needed, DF_OUTPUT_IN_PLACE makes the output frame
+     * reference `src` itself (e.g. it was rendered directly).  When NULL
+     * (and no conversion is needed), output frames reference the decoded
+     * picture (zero copy).  Called on the worker running the bands'
      * producer (F(k), or D(k)). */
-    int (*get_output)(void *opaque, AVFrame *dst);
+    int (*get_output)(void *opaque, AVFrame *dst, const AVFrame *src);
     void *opaque;
 } DfFrameAllocator;
 

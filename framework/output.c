@@ -266,9 +266,14 @@ void df_output_prepare(DfDecoder *dec, DfSlot *s)
             dst->format = convert ? want : f->format;
             dst->width = f->width;
             dst->height = f->height;
-            ret = dec->cfg.alloc.get_output ? dec->cfg.alloc.get_output(dec->cfg.alloc.opaque, dst)
-                                            : AVERROR(ENOSYS);
-            if (ret == AVERROR(ENOSYS))
+            ret = dec->cfg.alloc.get_output
+                      ? dec->cfg.alloc.get_output(dec->cfg.alloc.opaque, dst, f)
+                      : AVERROR(ENOSYS);
+            if (ret == DF_OUTPUT_IN_PLACE && !convert) {
+                av_frame_free(&dst);
+                continue; /* as without get_output: the output references f */
+            }
+            if (ret == AVERROR(ENOSYS) || ret == DF_OUTPUT_IN_PLACE)
                 ret = av_frame_get_buffer(dst, 0);
         }
         if (ret >= 0 && convert) {

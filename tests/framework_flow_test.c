@@ -542,7 +542,7 @@ typedef struct Sink {
     int calls;
 } Sink;
 
-static int plain_output(void *opaque, AVFrame *dst)
+static int plain_output(void *opaque, AVFrame *dst, const AVFrame *src)
 {
     ((Sink *)opaque)->calls++;
     return av_frame_get_buffer(dst, 0);

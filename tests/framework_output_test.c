@@ -14,7 +14,7 @@ typedef struct Consumer {
 
 /* An unusual layout: strides padded by 96 bytes plus 16 per plane, planes
  * in separate buffers, like a downstream pool that is not libavcodec's. */
-static int odd_layout(void *opaque, AVFrame *dst)
+static int odd_layout(void *opaque, AVFrame *dst, const AVFrame *src)
 {
     Consumer *c = opaque;
     atomic_fetch_add(&c->calls, 1);
