@@ -17,8 +17,8 @@ static const char *plugin_dir(void)
 /* df_test_run() does not search PATH. */
 static const char *tool(const char *name)
 {
-    static gchar *paths[4];
-    static const char *names[4] = {"gst-launch-1.0", "gst-inspect-1.0", "ffmpeg", NULL};
+    static gchar *paths[5];
+    static const char *names[5] = {"gst-launch-1.0", "gst-inspect-1.0", "ffmpeg", "xvfb-run", NULL};
     for (int i = 0; names[i]; i++)
         if (strcmp(names[i], name) == 0) {
             if (!paths[i])
@@ -155,6 +155,31 @@ DF_TEST(ElementLaunch, BadValuesAreRefused)
     DfRun r = df_test_run(gst, envs);
     DF_EXPECT_MSG(r.err && strstr(r.err, "n-workers"), "no message for n-workers=-3: %s",
                   r.err ? r.err : "");
+    df_run_clear(&r);
+    g_free(loc);
+    g_free(in);
+    g_free(env);
+}
+
+DF_TEST(ElementLaunch, PlaysOnADisplay)
+{
+    if (!plugin_dir())
+        DF_SKIP("DF_GST_PLUGIN_DIR not set (run through meson test)");
+    gchar *xvfb = g_find_program_in_path("xvfb-run");
+    if (!xvfb)
+        DF_SKIP("xvfb-run is not installed");
+    g_free(xvfb);
+    gchar *env = g_strdup_printf("GST_PLUGIN_PATH=%s", plugin_dir());
+    const char *envs[] = {env, NULL};
+    gchar *in = g_build_filename(df_test_media_dir(), "hevc_wpp8.mkv", NULL);
+    gchar *loc = g_strdup_printf("location=%s", in);
+    const char *argv[] = {tool("xvfb-run"), "-a", tool("gst-launch-1.0"), "filesrc", loc, "!",
+                          "parsebin", "!", "dfdec", "!", "videoconvert", "!", "autovideosink",
+                          NULL};
+    DfRun r = df_test_run(argv, envs);
+    DF_EXPECT_MSG(r.spawned && r.status == 0, "autovideosink under Xvfb: exit %d: %s %s",
+                  r.status, r.out ? r.out : "", r.err ? r.err : "");
+    DF_EXPECT(r.out && strstr(r.out, "Got EOS"));
     df_run_clear(&r);
     g_free(loc);
     g_free(in);
