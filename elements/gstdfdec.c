@@ -24,6 +24,8 @@
 
 #include "dfsched_trace.h"
 
+#include <pthread.h>
+
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 #include <string.h>
@@ -120,8 +122,10 @@ struct _GstDfDec {
     AVRational out_sar;
     gint64 latency_frames;
 
-    /* Direct rendering (dr_lock, a leaf lock taken on worker threads). */
-    GMutex dr_lock;
+    /* Direct rendering (dr_lock, a leaf lock taken on worker threads; a
+     * pthread mutex, not a GMutex, so that ThreadSanitizer sees it: GLib's
+     * futex-based GMutex is invisible to an uninstrumented libglib). */
+    pthread_mutex_t dr_lock;
     gboolean dr_allowed; /* downstream takes GstVideoMeta, no filter */
     GstBufferPool *dr_pool;
     int dr_format, dr_width, dr_height;      /* what dr_pool was made for */
@@ -230,9 +234,9 @@ typedef struct DrBuffer {
 static void dr_buffer_free(void *opaque, uint8_t *data)
 {
     DrBuffer *b = opaque;
-    g_mutex_lock(&b->self->dr_lock);
+    pthread_mutex_lock(&b->self->dr_lock);
     g_hash_table_remove(b->self->dr_live, b);
-    g_mutex_unlock(&b->self->dr_lock);
+    pthread_mutex_unlock(&b->self->dr_lock);
     gst_video_frame_unmap(&b->vframe);
     gst_buffer_unref(b->buffer);
     g_free(b);
@@ -295,7 +299,7 @@ static int gst_df_dec_get_picture(void *opaque, AVFrame *frame, const DfPictureL
 {
     GstDfDec *self = opaque;
     DrBuffer *b = NULL;
-    g_mutex_lock(&self->dr_lock);
+    pthread_mutex_lock(&self->dr_lock);
     if (!self->dr_allowed || frame->format != self->dr_format ||
         frame->width < self->dr_display_width || frame->height < self->dr_display_height)
         goto fallback;
@@ -313,7 +317,7 @@ static int gst_df_dec_get_picture(void *opaque, AVFrame *frame, const DfPictureL
         }
     }
     GstBufferPool *pool = gst_object_ref(self->dr_pool);
-    g_mutex_unlock(&self->dr_lock);
+    pthread_mutex_unlock(&self->dr_lock);
 
     GstVideoInfo info;
     GstCaps *caps = NULL;
@@ -359,13 +363,13 @@ static int gst_df_dec_get_picture(void *opaque, AVFrame *frame, const DfPictureL
         dr_buffer_free(b, NULL);
         return AVERROR(ENOMEM);
     }
-    g_mutex_lock(&self->dr_lock);
+    pthread_mutex_lock(&self->dr_lock);
     g_hash_table_add(self->dr_live, b);
-    g_mutex_unlock(&self->dr_lock);
+    pthread_mutex_unlock(&self->dr_lock);
     return 0;
 
 fallback:
-    g_mutex_unlock(&self->dr_lock);
+    pthread_mutex_unlock(&self->dr_lock);
     return AVERROR(ENOSYS);
 }
 
@@ -376,9 +380,9 @@ static DrBuffer *dr_buffer_of(GstDfDec *self, const AVFrame *f)
     if (!f->buf[0] || f->buf[1])
         return NULL;
     DrBuffer *b = av_buffer_get_opaque(f->buf[0]);
-    g_mutex_lock(&self->dr_lock);
+    pthread_mutex_lock(&self->dr_lock);
     gboolean ours = g_hash_table_contains(self->dr_live, b);
-    g_mutex_unlock(&self->dr_lock);
+    pthread_mutex_unlock(&self->dr_lock);
     return ours ? b : NULL;
 }
 
@@ -391,10 +395,10 @@ static int gst_df_dec_get_output(void *opaque, AVFrame *dst, const AVFrame *src)
     GstDfDec *self = opaque;
     if (dr_buffer_of(self, src))
         return DF_OUTPUT_IN_PLACE;
-    g_mutex_lock(&self->dr_lock);
+    pthread_mutex_lock(&self->dr_lock);
     GstBufferPool *pool = self->out_pool ? gst_object_ref(self->out_pool) : NULL;
     GstVideoInfo info = self->out_info;
-    g_mutex_unlock(&self->dr_lock);
+    pthread_mutex_unlock(&self->dr_lock);
     /* Not negotiated yet (first picture) or another size: the streaming
      * thread copies it after negotiation. */
     if (!pool || gst_df_dec_video_format(dst->format) != GST_VIDEO_INFO_FORMAT(&info) ||
@@ -431,15 +435,15 @@ static int gst_df_dec_get_output(void *opaque, AVFrame *dst, const AVFrame *src)
         dr_buffer_free(b, NULL);
         return AVERROR(ENOMEM);
     }
-    g_mutex_lock(&self->dr_lock);
+    pthread_mutex_lock(&self->dr_lock);
     g_hash_table_add(self->dr_live, b);
-    g_mutex_unlock(&self->dr_lock);
+    pthread_mutex_unlock(&self->dr_lock);
     return 0;
 }
 
 static void gst_df_dec_dr_reset(GstDfDec *self, gboolean allowed)
 {
-    g_mutex_lock(&self->dr_lock);
+    pthread_mutex_lock(&self->dr_lock);
     if (self->dr_pool) {
         gst_buffer_pool_set_active(self->dr_pool, FALSE);
         gst_object_unref(self->dr_pool);
@@ -450,7 +454,7 @@ static void gst_df_dec_dr_reset(GstDfDec *self, gboolean allowed)
         gst_object_unref(self->out_pool);
         self->out_pool = NULL;
     }
-    g_mutex_unlock(&self->dr_lock);
+    pthread_mutex_unlock(&self->dr_lock);
 }
 
 /* ---- decoder lifecycle ------------------------------------------------- */
@@ -552,7 +556,13 @@ static gboolean gst_df_dec_open_decoder(GstDfDec *self)
     cfg.alloc.get_output = gst_df_dec_get_output;
 
     DfError err = {0};
-    int ret = df_decoder_new(self->sched, par, (AVRational){1, GST_SECOND}, &cfg, &self->dec, &err);
+    /* avcodec_open2() may start frame threads: not under the stream lock
+     * (called from set_format, which holds it). */
+    DfDecoder *dec = NULL;
+    GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+    int ret = df_decoder_new(self->sched, par, (AVRational){1, GST_SECOND}, &cfg, &dec, &err);
+    GST_VIDEO_DECODER_STREAM_LOCK(self);
+    self->dec = dec;
     avcodec_parameters_free(&par);
     g_free(filter);
     if (ret < 0) {
@@ -622,12 +632,12 @@ static gboolean gst_df_dec_negotiate_frame(GstDfDec *self, const AVFrame *f)
     self->out_interlaced = f->interlaced_frame;
     self->out_sar = f->sample_aspect_ratio;
 
-    g_mutex_lock(&self->dr_lock);
+    pthread_mutex_lock(&self->dr_lock);
     self->dr_format = f->format;
     self->dr_gst_format = fmt;
     self->dr_display_width = f->width;
     self->dr_display_height = f->height;
-    g_mutex_unlock(&self->dr_lock);
+    pthread_mutex_unlock(&self->dr_lock);
     /* Calls decide_allocation, which decides whether DR is allowed. */
     if (!gst_video_decoder_negotiate(vdec)) {
         GST_WARNING_OBJECT(self, "negotiation failed");
@@ -635,12 +645,12 @@ static gboolean gst_df_dec_negotiate_frame(GstDfDec *self, const AVFrame *f)
         return FALSE;
     }
     GstBufferPool *pool = gst_video_decoder_get_buffer_pool(vdec);
-    g_mutex_lock(&self->dr_lock);
+    pthread_mutex_lock(&self->dr_lock);
     if (self->out_pool)
         gst_object_unref(self->out_pool);
     self->out_pool = pool;
     self->out_info = self->output_state->info;
-    g_mutex_unlock(&self->dr_lock);
+    pthread_mutex_unlock(&self->dr_lock);
     return TRUE;
 }
 
@@ -1141,7 +1151,7 @@ static void gst_df_dec_finalize(GObject *object)
     g_free(self->filter);
     g_free(self->trace_file);
     g_hash_table_destroy(self->dr_live);
-    g_mutex_clear(&self->dr_lock);
+    pthread_mutex_destroy(&self->dr_lock);
     G_OBJECT_CLASS(gst_df_dec_parent_class)->finalize(object);
 }
 
@@ -1228,7 +1238,7 @@ static void gst_df_dec_init(GstDfDec *self)
     self->shared_scheduler = DEFAULT_SHARED_SCHEDULER;
     self->out_format = -1;
     self->latency_frames = -1;
-    g_mutex_init(&self->dr_lock);
+    pthread_mutex_init(&self->dr_lock, NULL);
     self->dr_live = g_hash_table_new(NULL, NULL);
     gst_video_decoder_set_packetized(GST_VIDEO_DECODER(self), TRUE);
     gst_video_decoder_set_use_default_pad_acceptcaps(GST_VIDEO_DECODER_CAST(self), TRUE);

@@ -173,12 +173,23 @@ DF_TEST(ElementLaunch, PlaysOnADisplay)
     const char *envs[] = {env, NULL};
     gchar *in = g_build_filename(df_test_media_dir(), "hevc_wpp8.mkv", NULL);
     gchar *loc = g_strdup_printf("location=%s", in);
-    const char *argv[] = {tool("xvfb-run"), "-a", tool("gst-launch-1.0"), "filesrc", loc, "!",
-                          "parsebin", "!", "dfdec", "!", "videoconvert", "!", "autovideosink",
+    const char *argv[] = {tool("xvfb-run"),
+                          "-a",
+                          tool("gst-launch-1.0"),
+                          "filesrc",
+                          loc,
+                          "!",
+                          "parsebin",
+                          "!",
+                          "dfdec",
+                          "!",
+                          "videoconvert",
+                          "!",
+                          "autovideosink",
                           NULL};
     DfRun r = df_test_run(argv, envs);
-    DF_EXPECT_MSG(r.spawned && r.status == 0, "autovideosink under Xvfb: exit %d: %s %s",
-                  r.status, r.out ? r.out : "", r.err ? r.err : "");
+    DF_EXPECT_MSG(r.spawned && r.status == 0, "autovideosink under Xvfb: exit %d: %s %s", r.status,
+                  r.out ? r.out : "", r.err ? r.err : "");
     DF_EXPECT(r.out && strstr(r.out, "Got EOS"));
     df_run_clear(&r);
     g_free(loc);

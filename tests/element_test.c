@@ -223,8 +223,10 @@ DF_TEST(Element, LiveAndLatency)
                           lat[m] <= 8 * 40 * GST_MSECOND,
                       "%s threading: latency %" GST_TIME_FORMAT, modes[m], GST_TIME_ARGS(lat[m]));
     }
-    /* Frame threads add frames of delay; slice jobs do not. */
-    DF_EXPECT_MSG(lat[1] > lat[0], "frame latency %" GST_TIME_FORMAT " <= slice %" GST_TIME_FORMAT,
+    /* Frame threads add frames of delay; slice jobs do not (no frame
+     * threads under TSan, see e_harness()). */
+    DF_EXPECT_MSG(lat[1] > lat[0] || t_under_tsan(),
+                  "frame latency %" GST_TIME_FORMAT " <= slice %" GST_TIME_FORMAT,
                   GST_TIME_ARGS(lat[1]), GST_TIME_ARGS(lat[0]));
     t_sums_free(&ref);
     t_clip_free(&clip);
@@ -643,7 +645,7 @@ DF_TEST(Element, TraceFile)
 /* ---- a real pipeline: seeks ---------------------------------------- */
 
 typedef struct SeekCount {
-    GMutex lock;
+    pthread_mutex_t lock;
     int buffers;
     GstClockTime min_pts;
 } SeekCount;
@@ -651,11 +653,11 @@ typedef struct SeekCount {
 static void on_handoff(GstElement *sink, GstBuffer *buf, GstPad *pad, gpointer user)
 {
     SeekCount *c = user;
-    g_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->lock);
     c->buffers++;
     if (GST_BUFFER_PTS_IS_VALID(buf) && GST_BUFFER_PTS(buf) < c->min_pts)
         c->min_pts = GST_BUFFER_PTS(buf);
-    g_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&c->lock);
 }
 
 static bool wait_for(GstBus *bus, GstMessageType type, const char *what)
@@ -678,6 +680,10 @@ static bool wait_for(GstBus *bus, GstMessageType type, const char *what)
 DF_TEST(Element, SeeksInPipeline)
 {
     INIT_OR_SKIP();
+    /* A whole pipeline's threads synchronise inside uninstrumented
+     * GStreamer; the harness tests cover dfdec's own threads under TSan. */
+    if (t_under_tsan())
+        DF_SKIP("GStreamer's pipeline threads are opaque to ThreadSanitizer");
     gchar *desc = g_strdup_printf("filesrc location=%s/h264_cabac_slices8.mkv ! parsebin ! dfdec ! "
                                   "fakesink name=sink sync=false signal-handoffs=true",
                                   df_test_media_dir());
@@ -686,7 +692,7 @@ DF_TEST(Element, SeeksInPipeline)
     g_free(desc);
     DF_ASSERT_MSG(p, "pipeline: %s", err ? err->message : "?");
     SeekCount c;
-    g_mutex_init(&c.lock);
+    pthread_mutex_init(&c.lock, NULL);
     c.buffers = 0;
     c.min_pts = GST_CLOCK_TIME_NONE;
     GstElement *sink = gst_bin_get_by_name(GST_BIN(p), "sink");
@@ -697,32 +703,32 @@ DF_TEST(Element, SeeksInPipeline)
     DF_ASSERT(wait_for(bus, GST_MESSAGE_ASYNC_DONE, "preroll"));
     const gint64 targets[] = {320, 0, 640, 160, 480};
     for (size_t i = 0; i < G_N_ELEMENTS(targets); i++) {
-        g_mutex_lock(&c.lock);
+        pthread_mutex_lock(&c.lock);
         c.buffers = 0;
         c.min_pts = GST_CLOCK_TIME_NONE;
-        g_mutex_unlock(&c.lock);
+        pthread_mutex_unlock(&c.lock);
         DF_ASSERT(gst_element_seek_simple(p, GST_FORMAT_TIME,
                                           GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE,
                                           targets[i] * GST_MSECOND));
         DF_ASSERT(wait_for(bus, GST_MESSAGE_ASYNC_DONE, "seek"));
-        g_mutex_lock(&c.lock);
+        pthread_mutex_lock(&c.lock);
         DF_EXPECT_MSG(c.buffers >= 1 && c.min_pts >= (GstClockTime)targets[i] * GST_MSECOND,
                       "seek to %" G_GINT64_FORMAT " ms: %d buffers, first pts %" GST_TIME_FORMAT,
                       targets[i], c.buffers, GST_TIME_ARGS(c.min_pts));
-        g_mutex_unlock(&c.lock);
+        pthread_mutex_unlock(&c.lock);
     }
-    g_mutex_lock(&c.lock);
+    pthread_mutex_lock(&c.lock);
     c.buffers = 0;
-    g_mutex_unlock(&c.lock);
+    pthread_mutex_unlock(&c.lock);
     gst_element_set_state(p, GST_STATE_PLAYING);
     DF_EXPECT(wait_for(bus, GST_MESSAGE_EOS, "play to the end"));
-    g_mutex_lock(&c.lock);
+    pthread_mutex_lock(&c.lock);
     /* From the last seek target (480 ms = frame 12) to the end (24 frames). */
     DF_EXPECT_MSG(c.buffers >= 11, "%d buffers after the last seek", c.buffers);
-    g_mutex_unlock(&c.lock);
+    pthread_mutex_unlock(&c.lock);
     gst_element_set_state(p, GST_STATE_NULL);
     gst_object_unref(bus);
     gst_object_unref(sink);
     gst_object_unref(p);
-    g_mutex_clear(&c.lock);
+    pthread_mutex_destroy(&c.lock);
 }
