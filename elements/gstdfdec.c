@@ -866,6 +866,20 @@ static gboolean gst_df_dec_start(GstVideoDecoder *vdec)
             return FALSE;
         }
     }
+    GST_OBJECT_LOCK(self);
+    gchar *trace = g_strdup(self->trace_file);
+    GST_OBJECT_UNLOCK(self);
+    if (trace) {
+        /* A path that cannot be written fails now, not after the stream. */
+        DfError err = {0};
+        int ret = df_trace_check_path(trace, &err);
+        g_free(trace);
+        if (ret < 0) {
+            GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("Cannot write the trace file"),
+                              ("%s", err.msg));
+            return FALSE;
+        }
+    }
     self->latency_frames = -1;
     self->dr_frames = self->band_frames = self->copied_frames = 0;
     self->errors = 0;
@@ -896,9 +910,10 @@ static gboolean gst_df_dec_stop(GstVideoDecoder *vdec)
         GST_OBJECT_LOCK(self);
         gchar *trace = g_strdup(self->trace_file);
         GST_OBJECT_UNLOCK(self);
-        if (trace && df_sched_trace_write(self->sched, trace, NULL) < 0)
-            GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("Cannot write the trace"),
-                                ("trace-file %s", trace));
+        DfError err = {0};
+        if (trace && df_sched_trace_write(self->sched, trace, &err) < 0)
+            GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("Cannot write the trace"), ("%s",
+                                err.msg));
         g_free(trace);
         df_sched_unref(self->sched);
         self->sched = NULL;

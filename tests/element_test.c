@@ -638,6 +638,21 @@ DF_TEST(Element, TraceFile)
                   (size_t)len);
     g_free(text);
     unlink(path);
+
+    /* A trace path that cannot be written: PAUSED fails with an error. */
+    GstElement *e = gst_element_factory_make("dfdec", NULL);
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(e, bus);
+    g_object_set(e, "trace-file", "/nonexistent-dir/trace.json", NULL);
+    DF_EXPECT(gst_element_set_state(e, GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE);
+    GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    DF_EXPECT_MSG(m != NULL, "no error for an unwritable trace-file");
+    if (m)
+        gst_message_unref(m);
+    gst_element_set_state(e, GST_STATE_NULL);
+    gst_element_set_bus(e, NULL);
+    gst_object_unref(bus);
+    gst_object_unref(e);
     t_sums_free(&ref);
     t_clip_free(&clip);
 }
