@@ -21,6 +21,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifdef __SANITIZE_ADDRESS__
+/* Full stacks for allocations: GLib keeps a block from a library
+ * constructor once GStreamer is loaded; tests/lsan.supp names its caller
+ * (_dl_init), which the fast unwinder cannot see through libglib. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "fast_unwind_on_malloc=0";
+}
+#endif
+
 static const char *const parsers[] = {"h264parse", "h265parse", "mpegvideoparse", "mpegvideoparse"};
 static const char *const caps[] = {
     "video/x-h264, stream-format=byte-stream",
