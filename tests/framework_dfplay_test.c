@@ -181,8 +181,11 @@ DF_TEST(FrameworkDfplay, BadInputOneLine)
         {{d, "--vo", "yuv", clip, NULL}, 2, "needs -o"},
         {{d, "--frames", "-3", clip, NULL}, 2, "--frames"},
         {{d, "--nosuchflag", clip, NULL}, 2, "nosuchflag"},
-        {{d, NULL}, 2, "one input"},
         {{d, clip, clip, NULL}, 2, "one input"},
+        {{d, "--loop", "-1", clip, NULL}, 2, "--loop"},
+        {{d, "--start", "-2", clip, NULL}, 2, "--start"},
+        {{d, "--trace", "/nonexistent/dir/t.json", clip, NULL}, 2, "--trace"},
+        {{d, "--vo", "sdl", "--test-keys", "soon:q", clip, NULL}, 1, "--test-keys"},
         {{d, "--filter", "nosuchfilter", clip, NULL}, 1, "filter"},
         {{d, "--vo", "yuv", "-o", "/nonexistent/dir/out.yuv", clip, NULL}, 1, "cannot write"},
     };

@@ -1,53 +1,19 @@
-/* dfplay: play a video file through dfmedia.  Headless for now (--vo null,
- * framemd5, yuv); a display is one more output in vo.h. */
-#include "dfmedia.h"
-#include "vo.h"
+/* dfplay: play a video file through dfmedia, on an SDL2 window (--vo sdl,
+ * play_sdl.c) or headless (--vo null, framemd5, yuv). */
+#include "dfplay.h"
+#include "dfsched_trace.h"
 
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <libavformat/avformat.h>
 #include <libavutil/time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Options {
-    gint workers;
-    gchar *policy;
-    gchar *threading;
-    gchar *filter;
-    gint64 frames;
-    gboolean untimed;
-    gchar *vo;
-    gchar *output;
-    gint poll_us;
-    gboolean verbose;
-    gboolean quiet;
-    gchar **inputs;
-} Options;
-
-typedef struct Player {
-    const Options *opt;
-    AVFormatContext *fmt;
-    int stream;
-    DfSched *sched;
-    DfDecoder *dec;
-    DfVo vo;
-    bool vo_open;
-    bool timed;
-    int64_t frames;
-    int64_t first_pts;
-    int64_t t_start;
-    int errors_shown;
-    uint64_t errors;
-    int64_t next_dts;    /* predicted dts after the last packet (stream time base) */
-    int64_t frame_ticks; /* one frame in the stream time base */
-    bool draining;
-} Player;
-
 #define MAX_ERROR_LINES 10
 
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
+void df_player_fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -77,7 +43,9 @@ static int parse_options(int argc, char **argv, Options *o)
         {"frames", 'n', 0, G_OPTION_ARG_INT64, &o->frames, "Stop after N frames (0: all)", "N"},
         {"untimed", 'u', 0, G_OPTION_ARG_NONE, &o->untimed,
          "As fast as possible (always so for the headless outputs)", NULL},
-        {"vo", 0, 0, G_OPTION_ARG_STRING, &o->vo, "Output: null (default), framemd5, yuv", "NAME"},
+        {"vo", 0, 0, G_OPTION_ARG_STRING, &o->vo,
+         "Output: sdl (a window; default with a display), null (default without), framemd5, yuv",
+         "NAME"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output,
          "Output file of yuv and framemd5 (- for stdout; framemd5 default)", "FILE"},
         {"poll-us", 0, 0, G_OPTION_ARG_INT, &o->poll_us,
@@ -86,7 +54,20 @@ static int parse_options(int argc, char **argv, Options *o)
          NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "No summary and no decode error lines",
          NULL},
-        {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->inputs, NULL, "FILE"},
+        {"loop", 0, 0, G_OPTION_ARG_INT, &o->loop, "Play the input N times (0: until quit)", "N"},
+        {"start", 0, 0, G_OPTION_ARG_DOUBLE, &o->start, "Start at this time", "SECONDS"},
+        {"fullscreen", 0, 0, G_OPTION_ARG_NONE, &o->fullscreen, "Start in fullscreen (sdl)", NULL},
+        {"stats", 0, 0, G_OPTION_ARG_NONE, &o->stats,
+         "A status line while playing: decoded n/N, fps, speed", NULL},
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace,
+         "Write the scheduler's trace (Chrome/Perfetto JSON) to FILE at exit", "FILE"},
+        {"screenshot", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &o->screenshot,
+         "Test hook: write the window as PPM after showing the frame at --screenshot-pts", "FILE"},
+        {"screenshot-pts", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_DOUBLE, &o->screenshot_pts,
+         "Test hook: time of the frame to capture", "SECONDS"},
+        {"test-keys", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &o->test_keys,
+         "Test hook: synthetic key presses, e.g. 0.5:space,1:s,1.2:q", "LIST"},
+        {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->inputs, NULL, "[FILE]"},
         {NULL},
     };
     GError *error = NULL;
@@ -98,7 +79,7 @@ static int parse_options(int argc, char **argv, Options *o)
     gboolean ok = g_option_context_parse(ctx, &argc, &argv, &error);
     g_option_context_free(ctx);
     if (!ok) {
-        fail("%s (see --help)", error->message);
+        df_player_fail("%s (see --help)", error->message);
         g_error_free(error);
         return -1;
     }
@@ -106,22 +87,38 @@ static int parse_options(int argc, char **argv, Options *o)
         o->policy = g_strdup("cost-local");
     if (!o->threading)
         o->threading = g_strdup("auto");
+    /* A window when there is a display to put it on. */
     if (!o->vo)
-        o->vo = g_strdup("null");
-    if (!o->inputs || !o->inputs[0] || o->inputs[1]) {
-        fail("give exactly one input file (see --help)");
+        o->vo = g_strdup(g_getenv("DISPLAY") || g_getenv("WAYLAND_DISPLAY") ? "sdl" : "null");
+    if (o->inputs && o->inputs[0] && o->inputs[1]) {
+        df_player_fail("give one input file (see --help)");
         return -1;
     }
+    if (o->loop < 0) {
+        df_player_fail("--loop %d: expected a count >= 0 (0: until quit)", o->loop);
+        return -1;
+    }
+    if (o->start < 0) {
+        df_player_fail("--start %g: expected seconds >= 0", o->start);
+        return -1;
+    }
+    if (o->trace) {
+        DfError terr = {0};
+        if (df_trace_check_path(o->trace, &terr) < 0) {
+            df_player_fail("--trace: %s", terr.msg);
+            return -1;
+        }
+    }
     if (o->workers < 0 || o->workers > 1024) {
-        fail("--workers %d: expected 0..1024", o->workers);
+        df_player_fail("--workers %d: expected 0..1024", o->workers);
         return -1;
     }
     if (o->frames < 0) {
-        fail("--frames %" G_GINT64_FORMAT ": expected a count >= 0", o->frames);
+        df_player_fail("--frames %" G_GINT64_FORMAT ": expected a count >= 0", o->frames);
         return -1;
     }
     if (o->poll_us < -1) {
-        fail("--poll-us %d: expected -1 or more", o->poll_us);
+        df_player_fail("--poll-us %d: expected -1 or more", o->poll_us);
         return -1;
     }
     bool known = false;
@@ -131,29 +128,68 @@ static int parse_options(int argc, char **argv, Options *o)
         GString *s = g_string_new(NULL);
         for (const char *const *p = df_policy_names(); *p; p++)
             g_string_append_printf(s, "%s%s", s->len ? ", " : "", *p);
-        fail("--policy %s: unknown (expected %s)", o->policy, s->str);
+        df_player_fail("--policy %s: unknown (expected %s)", o->policy, s->str);
         g_string_free(s, TRUE);
         return -1;
     }
     DfThreading t;
     if (df_threading_parse(o->threading, &t) < 0) {
-        fail("--threading %s: unknown (expected auto, slice, frame or none)", o->threading);
+        df_player_fail("--threading %s: unknown (expected auto, slice, frame or none)",
+                       o->threading);
         return -1;
     }
     const DfVoClass *cls = df_vo_find(o->vo);
     if (!cls) {
-        fail("--vo %s: unknown (expected %s)", o->vo, df_vo_names());
+        df_player_fail("--vo %s: unknown (expected %s)", o->vo, df_vo_names());
         return -1;
     }
     if (cls->needs_output && !o->output) {
-        fail("--vo %s needs -o FILE (- for stdout)", cls->name);
+        df_player_fail("--vo %s needs -o FILE (- for stdout)", cls->name);
         return -1;
     }
     if (!cls->open && o->output) {
-        fail("-o is only for outputs that write a file (framemd5, yuv)");
+        df_player_fail("-o is only for outputs that write a file (framemd5, yuv)");
         return -1;
     }
     return 0;
+}
+
+/* With no file: a generated 1080p clip (10 s of H.264 with 8 slices, the
+ * ffmpeg CLI with the arguments of tests/media/gen.sh's demo clip), made
+ * once and kept in the user's cache directory. */
+static gchar *default_clip(void)
+{
+    gchar *dir = g_build_filename(g_get_user_cache_dir(), "dfmedia", NULL);
+    gchar *path = g_build_filename(dir, "dfplay_demo_1080p_10s.mkv", NULL);
+    if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+        g_free(dir);
+        return path;
+    }
+    g_mkdir_with_parents(dir, 0755);
+    gchar *tmp = g_strconcat(path, ".tmp.mkv", NULL);
+    fprintf(stderr, "dfplay: no file given; generating a 10 s 1080p test clip into %s (once)\n",
+            path);
+    const char *argv[] = {
+        "ffmpeg",    "-nostdin", "-hide_banner", "-loglevel",    "error",
+        "-y",        "-f",       "lavfi",        "-i",           "testsrc2=size=1920x1080:rate=25",
+        "-frames:v", "250",      "-pix_fmt",     "yuv420p",      "-c:v",
+        "libx264",   "-preset",  "veryfast",     "-x264-params", "keyint=50:slices=8",
+        tmp,         NULL};
+    GError *e = NULL;
+    gint status = 0;
+    gboolean ok = g_spawn_sync(NULL, (gchar **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL,
+                               NULL, &status, &e) &&
+                  g_spawn_check_wait_status(status, &e) && g_rename(tmp, path) == 0;
+    if (!ok) {
+        df_player_fail("cannot generate the test clip with ffmpeg: %s", e ? e->message : "rename");
+        g_clear_error(&e);
+        g_unlink(tmp);
+        g_free(path);
+        path = NULL;
+    }
+    g_free(tmp);
+    g_free(dir);
+    return path;
 }
 
 static int open_input(Player *p, const char *path)
@@ -161,17 +197,17 @@ static int open_input(Player *p, const char *path)
     char e[AV_ERROR_MAX_STRING_SIZE];
     int ret = avformat_open_input(&p->fmt, path, NULL, NULL);
     if (ret < 0) {
-        fail("cannot open %s: %s", path, err_str(ret, e, sizeof(e)));
+        df_player_fail("cannot open %s: %s", path, err_str(ret, e, sizeof(e)));
         return ret;
     }
     ret = avformat_find_stream_info(p->fmt, NULL);
     if (ret < 0) {
-        fail("%s: cannot read stream information: %s", path, err_str(ret, e, sizeof(e)));
+        df_player_fail("%s: cannot read stream information: %s", path, err_str(ret, e, sizeof(e)));
         return ret;
     }
     ret = av_find_best_stream(p->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
     if (ret < 0) {
-        fail("%s: no video stream", path);
+        df_player_fail("%s: no video stream", path);
         return ret;
     }
     p->stream = ret;
@@ -240,11 +276,27 @@ static void track_dts(Player *p, AVPacket *pkt)
 static int output(Player *p, AVFrame *f)
 {
     repair_timestamp(p, f);
+    if (p->skip_until != AV_NOPTS_VALUE) {
+        /* Decoding forward from the keyframe before a seek target. */
+        if (f->best_effort_timestamp != AV_NOPTS_VALUE &&
+            f->best_effort_timestamp < p->skip_until) {
+            av_frame_unref(f);
+            return 0;
+        }
+        p->skip_until = AV_NOPTS_VALUE;
+    }
+    if (p->sink) {
+        int r = p->sink(p, f);
+        if (r != 0)
+            return r;
+        p->frames++;
+        return p->opt->frames && p->frames >= p->opt->frames;
+    }
     pace(p, f);
     int ret = df_vo_frame(&p->vo, f);
     av_frame_unref(f);
     if (ret < 0) {
-        fail("%s", p->vo.err[0] ? p->vo.err : "output failed");
+        df_player_fail("%s", p->vo.err[0] ? p->vo.err : "output failed");
         return AVERROR(EIO);
     }
     p->frames++;
@@ -261,24 +313,49 @@ static int output_ready(Player *p, AVFrame *f)
     return ret == AVERROR(EAGAIN) ? 0 : ret;
 }
 
-/* Returns 0, or a negative error already reported. */
-static int play(Player *p)
+/* Flush and seek to `target` (stream time base); frames before it are
+ * decoded but not shown.  Streams that cannot seek keep playing on. */
+static void seek_to(Player *p, int64_t target)
+{
+    df_decoder_flush(p->dec);
+    int ret = avformat_seek_file(p->fmt, p->stream, INT64_MIN, target, target, 0);
+    if (ret < 0)
+        ret = av_seek_frame(p->fmt, p->stream, target, AVSEEK_FLAG_BACKWARD);
+    if (ret < 0 && !p->opt->quiet)
+        fprintf(stderr, "dfplay: warning: this input cannot seek\n");
+    p->skip_until = target;
+    p->first_pts = AV_NOPTS_VALUE;
+    p->draining = false;
+    p->epoch++;
+}
+
+/* The stream's first timestamp (stream time base). */
+static int64_t stream_start(const Player *p)
+{
+    const AVStream *st = p->fmt->streams[p->stream];
+    return st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+}
+
+/* One pass to the end of the input: 0, 1 (stopped: frame limit or the
+ * display quit) or a negative error already reported. */
+static int play_once(Player *p, AVPacket *pkt, AVFrame *f)
 {
     char e[AV_ERROR_MAX_STRING_SIZE];
-    AVPacket *pkt = av_packet_alloc();
-    AVFrame *f = av_frame_alloc();
-    int ret = pkt && f ? 0 : AVERROR(ENOMEM);
-    bool eof = false;
-    while (ret == 0 && !eof) {
+    int ret = 0;
+    for (;;) {
+        int64_t target;
+        if (p->poll_seek && p->poll_seek(p, &target)) {
+            seek_to(p, target);
+            continue;
+        }
         ret = av_read_frame(p->fmt, pkt);
         if (ret == AVERROR_EOF) {
-            eof = true;
             ret = 0;
             break;
         }
         if (ret < 0) {
-            fail("read error: %s", err_str(ret, e, sizeof(e)));
-            break;
+            df_player_fail("read error: %s", err_str(ret, e, sizeof(e)));
+            return ret;
         }
         if (pkt->stream_index != p->stream) {
             av_packet_unref(pkt);
@@ -299,21 +376,47 @@ static int play(Player *p)
         show_errors(p);
         if (ret == 0)
             ret = output_ready(p, f);
+        if (ret != 0)
+            break;
     }
     if (ret < 0 && ret != AVERROR_EOF) {
         if (ret != AVERROR(EIO))
-            fail("decode: %s", err_str(ret, e, sizeof(e)));
-    } else if (ret == 0) {
-        p->draining = true;
-        ret = df_decoder_send_packet(p->dec, NULL);
-        while (ret >= 0 && (ret = df_decoder_receive_frame(p->dec, f)) == 0)
-            ret = output(p, f);
-        if (ret == AVERROR_EOF)
-            ret = 0;
-        else if (ret < 0)
-            fail("decode: %s", err_str(ret, e, sizeof(e)));
+            df_player_fail("decode: %s", err_str(ret, e, sizeof(e)));
+        return ret;
     }
+    if (ret == 1)
+        return 1;
+    p->draining = true;
+    ret = df_decoder_send_packet(p->dec, NULL);
+    while (ret >= 0 && (ret = df_decoder_receive_frame(p->dec, f)) == 0)
+        if ((ret = output(p, f)) != 0)
+            break;
     show_errors(p);
+    if (ret == AVERROR_EOF)
+        return 0;
+    if (ret < 0)
+        df_player_fail("decode: %s", err_str(ret, e, sizeof(e)));
+    return ret;
+}
+
+int df_player_run(Player *p)
+{
+    AVPacket *pkt = av_packet_alloc();
+    AVFrame *f = av_frame_alloc();
+    int ret = pkt && f ? 0 : AVERROR(ENOMEM);
+    if (ret == 0 && p->opt->start > 0) {
+        const AVRational tb = p->fmt->streams[p->stream]->time_base;
+        seek_to(p, stream_start(p) +
+                       av_rescale_q((int64_t)(p->opt->start * AV_TIME_BASE), AV_TIME_BASE_Q, tb));
+    }
+    /* --loop N: N passes (0: until stopped). */
+    for (int pass = 1; ret == 0; pass++) {
+        ret = play_once(p, pkt, f);
+        if (ret != 0 || (p->opt->loop > 0 && pass >= p->opt->loop))
+            break;
+        seek_to(p, stream_start(p));
+        p->skip_until = AV_NOPTS_VALUE;
+    }
     av_packet_free(&pkt);
     av_frame_free(&f);
     return ret == 1 ? 0 : ret;
@@ -322,7 +425,7 @@ static int play(Player *p)
 int main(int argc, char **argv)
 {
     /* GOption replaces a string without freeing it: defaults come after. */
-    Options o = {.poll_us = 50};
+    Options o = {.poll_us = 50, .loop = 1};
     Player p = {.opt = &o, .stream = -1, .first_pts = AV_NOPTS_VALUE, .next_dts = AV_NOPTS_VALUE};
     int status = 2;
     char e[AV_ERROR_MAX_STRING_SIZE];
@@ -330,17 +433,23 @@ int main(int argc, char **argv)
         goto done;
     status = 1;
     av_log_set_level(o.verbose ? AV_LOG_VERBOSE : AV_LOG_QUIET);
-    if (open_input(&p, o.inputs[0]) < 0)
+    gchar *clip = o.inputs && o.inputs[0] ? g_strdup(o.inputs[0]) : default_clip();
+    if (!clip || open_input(&p, clip) < 0) {
+        g_free(clip);
         goto done;
+    }
+    g_free(clip);
 
     DfSchedConfig sc;
     df_sched_config_init(&sc);
     sc.n_workers = o.workers;
     sc.policy = o.policy;
     sc.poll_us = o.poll_us;
+    if (o.trace)
+        sc.trace_capacity = 1 << 20;
     DfError err = {0};
     if (df_sched_new(&sc, &p.sched, &err) < 0) {
-        fail("scheduler: %s", err.msg);
+        df_player_fail("scheduler: %s", err.msg);
         goto done;
     }
     DfDecoderConfig dc;
@@ -348,12 +457,33 @@ int main(int argc, char **argv)
     df_threading_parse(o.threading, &dc.threading);
     dc.filter = o.filter;
     dc.log_level = o.verbose ? AV_LOG_VERBOSE : AV_LOG_WARNING;
+    /* The window shows IYUV textures: other formats are converted by the
+     * reconstruction bands, in parallel. */
+    if (!strcmp(o.vo, "sdl"))
+        dc.out_format = AV_PIX_FMT_YUV420P;
     AVStream *st = p.fmt->streams[p.stream];
     if (df_decoder_new(p.sched, st->codecpar, st->time_base, &dc, &p.dec, &err) < 0) {
-        fail("%s: %s", o.inputs[0], err.msg);
+        df_player_fail("%s: %s", p.fmt->url, err.msg);
         goto done;
     }
     const DfVoClass *cls = df_vo_find(o.vo);
+    p.skip_until = AV_NOPTS_VALUE;
+    p.total_frames = st->nb_frames;
+    if (!p.total_frames && st->duration != AV_NOPTS_VALUE && st->avg_frame_rate.num)
+        p.total_frames = av_rescale_q(st->duration, st->time_base, av_inv_q(st->avg_frame_rate));
+    if (!p.total_frames && p.fmt->duration != AV_NOPTS_VALUE && st->avg_frame_rate.num)
+        p.total_frames = av_rescale(p.fmt->duration, st->avg_frame_rate.num,
+                                    (int64_t)st->avg_frame_rate.den * AV_TIME_BASE);
+    if (cls == &df_vo_sdl) {
+        p.frame_ticks = st->avg_frame_rate.num
+                            ? av_rescale_q(1, av_inv_q(st->avg_frame_rate), st->time_base)
+                            : 0;
+        p.next_dts = st->avg_frame_rate.num ? -st->codecpar->video_delay * p.frame_ticks : 0;
+        if (df_play_sdl(&p) < 0)
+            goto done;
+        status = 0;
+        goto done;
+    }
     DfVoParams vp = {
         .stream = st,
         .frame_rate = av_guess_frame_rate(p.fmt, st, NULL),
@@ -362,7 +492,7 @@ int main(int argc, char **argv)
     };
     int ret = df_vo_open(&p.vo, cls, &vp);
     if (ret < 0) {
-        fail("%s", p.vo.err[0] ? p.vo.err : err_str(ret, e, sizeof(e)));
+        df_player_fail("%s", p.vo.err[0] ? p.vo.err : err_str(ret, e, sizeof(e)));
         goto done;
     }
     p.vo_open = true;
@@ -372,12 +502,12 @@ int main(int argc, char **argv)
     p.next_dts = st->avg_frame_rate.num ? -st->codecpar->video_delay * p.frame_ticks : 0;
 
     const int64_t t0 = av_gettime_relative();
-    ret = play(&p);
+    ret = df_player_run(&p);
     const double secs = (double)(av_gettime_relative() - t0) / 1e6;
     p.vo_open = false;
     int cret = df_vo_close(&p.vo);
     if (cret < 0)
-        fail("%s", p.vo.err[0] ? p.vo.err : "output could not be written");
+        df_player_fail("%s", p.vo.err[0] ? p.vo.err : "output could not be written");
     if (ret < 0 || cret < 0)
         goto done;
     if (!o.quiet) {
@@ -391,6 +521,13 @@ int main(int argc, char **argv)
     }
     status = 0;
 done:
+    if (o.trace && p.sched) {
+        DfError terr = {0};
+        if (df_sched_trace_write(p.sched, o.trace, &terr) < 0) {
+            df_player_fail("--trace: %s", terr.msg);
+            status = 1;
+        }
+    }
     if (p.vo_open)
         df_vo_close(&p.vo);
     df_decoder_free(&p.dec);
@@ -403,5 +540,8 @@ done:
     g_free(o.vo);
     g_free(o.output);
     g_strfreev(o.inputs);
+    g_free(o.trace);
+    g_free(o.screenshot);
+    g_free(o.test_keys);
     return status;
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const DfVoClass *const outputs[] = {&df_vo_null, &df_vo_framemd5, &df_vo_yuv};
+static const DfVoClass *const outputs[] = {&df_vo_sdl, &df_vo_null, &df_vo_framemd5, &df_vo_yuv};
 
 const DfVoClass *df_vo_find(const char *name)
 {
@@ -16,8 +16,13 @@ const DfVoClass *df_vo_find(const char *name)
 
 const char *df_vo_names(void)
 {
-    return "null|framemd5|yuv";
+    return "sdl|null|framemd5|yuv";
 }
+
+/* The SDL window is not a DfVo: it runs the player (play_sdl.c).  Its
+ * class only names it for --vo. */
+const DfVoClass df_vo_sdl = {
+    .name = "sdl", .help = "an SDL2 window paced to the stream clock", .timed = true};
 
 int df_vo_open(DfVo *vo, const DfVoClass *cls, const DfVoParams *p)
 {

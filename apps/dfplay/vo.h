@@ -34,13 +34,13 @@ struct DfVo {
 
 /* Output class by name, or NULL. */
 const DfVoClass *df_vo_find(const char *name);
-/* "null|framemd5|yuv". */
+/* "sdl|null|framemd5|yuv". */
 const char *df_vo_names(void);
 
 int df_vo_open(DfVo *vo, const DfVoClass *cls, const DfVoParams *p);
 int df_vo_frame(DfVo *vo, const AVFrame *f);
 int df_vo_close(DfVo *vo);
 
-extern const DfVoClass df_vo_null, df_vo_framemd5, df_vo_yuv;
+extern const DfVoClass df_vo_sdl, df_vo_null, df_vo_framemd5, df_vo_yuv;
 
 #endif
