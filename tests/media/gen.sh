@@ -15,7 +15,8 @@ DF_MEDIA_TEST=(
     h264_single.mkv hevc_wpp8.mkv hevc_wpp10.mkv hevc_wpp_slices.mkv hevc_nowpp.mkv
     mpeg2_prog.mkv mpeg2_int.mkv h264_cabac_slices8.h264 mpeg2_prog.m2v h264_sizes.h264
 )
-DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_hevc_1080p_wpp.mkv bench_mpeg2_1080p.mkv)
+DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_h264_1080p_single.mkv bench_hevc_1080p_wpp.mkv
+                bench_mpeg2_1080p.mkv)
 DF_MEDIA_DEMO=(demo_h264_1080p_10s.mkv)
 
 # df_media_args BASE: source and encoder arguments of a clip.
@@ -39,6 +40,7 @@ df_media_args() {
     mpeg2_prog) echo "640x360 24 -c:v mpeg2video -g 8 -bf 2 -flags +cgop -sc_threshold 1000000000 -b:v 3M" ;;
     mpeg2_int) echo "720x576 16 -c:v mpeg2video -g 8 -bf 2 -flags +cgop+ildct+ilme -sc_threshold 1000000000 -top 1 -b:v 4M" ;;
     bench_h264_1080p_slices8) echo "1920x1080 240 $x264 keyint=50:slices=8" ;;
+    bench_h264_1080p_single) echo "1920x1080 240 $x264 keyint=50:slices=1" ;;
     bench_hevc_1080p_wpp) echo "1920x1080 120 $x265:wpp=1" ;;
     bench_mpeg2_1080p) echo "1920x1080 240 -c:v mpeg2video -g 12 -bf 2 -b:v 12M" ;;
     demo_h264_1080p_10s) echo "1920x1080 250 $x264 keyint=50:slices=8" ;;
