@@ -186,8 +186,9 @@ static bool parse_impls(DfDecBench *b, GError **err)
         } else if (!df_gst_have("dfdec")) {
             /* Not an error: the element comes from another part of the
              * project and may not be built yet. */
-            fprintf(stderr, "dfbench decode: skipping dfdec: no GStreamer element \"dfdec\" "
-                            "(set GST_PLUGIN_PATH to the build's elements/ directory)\n");
+            fprintf(stderr, "dfbench decode: skipping dfdec: no loadable GStreamer element "
+                            "\"dfdec\" (set GST_PLUGIN_PATH to the elements/ directory of the "
+                            "build dfbench belongs to)\n");
         } else {
             for (guint p = 0; p < pol->len; p++) {
                 char name[48];
@@ -492,7 +493,10 @@ static void run_gst(const DfDecBench *b, const DfClip *c, const DfDecImpl *im, i
         }
         snprintf(decoder, sizeof(decoder), "%s max-threads=%d", name, workers);
     } else {
-        snprintf(decoder, sizeof(decoder), "dfdec n-workers=%d policy=%s", workers, im->policy);
+        /* A scheduler per pipeline, like dfmedia's runs: a process-wide
+         * one would keep the first run's worker count. */
+        snprintf(decoder, sizeof(decoder), "dfdec n-workers=%d policy=%s%s", workers, im->policy,
+                 df_gst_has_property("dfdec", "shared-scheduler") ? " shared-scheduler=false" : "");
     }
     DfGstRun run = {.path = c->path, .decoder = decoder, .map = &b->map, .cpus = workers};
     DfGstResult res;
@@ -694,9 +698,11 @@ static void note_of(const DfDecBench *b, const DfDecConfig *cf, char *buf, size_
     if (cf->failures)
         g_string_append_printf(s, "%sfailed %d/%d: %s", s->len ? "; " : "", cf->failures, cf->n,
                                cf->error);
+    /* Only when not slice jobs as tasks; the reason is in the JSON. */
     if (b->impls[cf->impl].kind == DF_IMPL_DFMEDIA && strncmp(cf->threading, "slice", 5) != 0 &&
         cf->threading[0])
-        g_string_append_printf(s, "%s%s", s->len ? "; " : "", cf->threading);
+        g_string_append_printf(s, "%sthreading %.*s", s->len ? "; " : "",
+                               (int)strcspn(cf->threading, ":"), cf->threading);
     snprintf(buf, len, "%s", s->str);
     g_string_free(s, TRUE);
 }

@@ -196,6 +196,11 @@ bool df_gst_have(const char *factory)
     return false;
 }
 
+bool df_gst_has_property(const char *factory, const char *prop)
+{
+    return false;
+}
+
 int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
 {
     for (int i = 0; i < n; i++) {
@@ -230,11 +235,26 @@ bool df_gst_have(const char *factory)
 {
     if (!df_gst_init())
         return false;
-    GstElementFactory *f = gst_element_factory_find(factory);
-    if (!f)
+    /* Made, not just found: the registry may list a plugin that no longer
+     * loads (e.g. a dfdec built against another libdfmedia than the one
+     * this process has loaded). */
+    GstElement *e = gst_element_factory_make(factory, NULL);
+    if (!e)
         return false;
-    gst_object_unref(f);
+    gst_object_unref(e);
     return true;
+}
+
+bool df_gst_has_property(const char *factory, const char *prop)
+{
+    if (!df_gst_init())
+        return false;
+    GstElement *e = gst_element_factory_make(factory, NULL);
+    if (!e)
+        return false;
+    const bool has = g_object_class_find_property(G_OBJECT_GET_CLASS(e), prop) != NULL;
+    gst_object_unref(e);
+    return has;
 }
 
 typedef struct GstCtx {

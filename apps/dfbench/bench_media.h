@@ -46,6 +46,10 @@ bool df_gst_init(void);
 /* True when the element factory exists (GST_PLUGIN_PATH is honoured). */
 bool df_gst_have(const char *factory);
 
+/* True when elements of `factory` have a property `prop` (a property of an
+ * element still being written may come later). */
+bool df_gst_has_property(const char *factory, const char *prop);
+
 /* The avdec_* element for a codec, or NULL. */
 const char *df_gst_avdec_name(enum AVCodecID id);
 
