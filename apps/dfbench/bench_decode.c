@@ -71,7 +71,7 @@ typedef struct DfDecConfig {
 typedef struct DfDecOpts {
     gchar **inputs;
     char *workers, *policy, *peers, *json, *csv, *plot, *trace, *threading;
-    int repeat, poll_us, thread_count;
+    int repeat, poll_us, thread_count, in_flight;
 } DfDecOpts;
 
 typedef struct DfDecBench {
@@ -234,6 +234,10 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
          "dfmedia threading: auto (default), slice, frame, none", "MODE"},
         {"thread-count", 0, 0, G_OPTION_ARG_INT, &o->thread_count,
          "dfmedia's libavcodec thread_count in slice mode (default 0: dfmedia's choice)", "N"},
+        {"in-flight", 0, 0, G_OPTION_ARG_INT, &o->in_flight,
+         "dfmedia's packets queued ahead of output (default 0: dfmedia's, 2; 1 = no overlap of "
+         "frame k+1's decode with frame k's bands)",
+         "N"},
         {"poll-us", 0, 0, G_OPTION_ARG_INT, &o->poll_us,
          "dfsched idle spin before parking, microseconds; -1: poll mode (default: dfsched's "
          "default, parking like the peers' threads)",
@@ -288,9 +292,9 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         status = DF_BENCH_USAGE;
         goto cleanup;
     }
-    if (o->repeat < 0 || o->poll_us < -2 || o->thread_count < 0) {
-        fprintf(stderr, "dfbench decode: negative --repeat or --thread-count, or --poll-us below "
-                        "-1\n");
+    if (o->repeat < 0 || o->poll_us < -2 || o->thread_count < 0 || o->in_flight < 0) {
+        fprintf(stderr, "dfbench decode: negative --repeat, --thread-count or --in-flight, or "
+                        "--poll-us below -1\n");
         status = DF_BENCH_USAGE;
         goto cleanup;
     }
@@ -437,6 +441,8 @@ static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, DfSample *o
     df_decoder_config_init(&cfg);
     cfg.threading = b->threading;
     cfg.thread_count = b->o.thread_count;
+    if (b->o.in_flight > 0)
+        cfg.max_in_flight = b->o.in_flight;
     cfg.log_level = AV_LOG_ERROR;
     DfError err = {0};
     DfDecoder *dec = NULL;
@@ -844,6 +850,8 @@ static bool write_json(const DfDecBench *b)
     json_builder_add_string_value(jb, df_threading_name(b->threading));
     json_builder_set_member_name(jb, "thread_count");
     json_builder_add_int_value(jb, b->o.thread_count);
+    json_builder_set_member_name(jb, "in_flight");
+    json_builder_add_int_value(jb, b->o.in_flight);
     df_json_double(jb, "duration_s", (double)(b->end_ns - b->start_ns) / 1e9);
     df_json_double(jb, "load_avg_start", b->load_start[0]);
     df_json_double(jb, "load_avg_end", b->load_end[0]);
