@@ -1160,6 +1160,7 @@ cleanup:
     g_free(b.o.plot);
     g_free(b.o.trace);
     g_free(b.o.threading);
+    df_gst_deinit();
     df_cpu_map_fini(&b.map);
     return status;
 }

@@ -191,6 +191,10 @@ bool df_gst_init(void)
     return false;
 }
 
+void df_gst_deinit(void)
+{
+}
+
 bool df_gst_have(const char *factory)
 {
     return false;
@@ -217,18 +221,27 @@ bool df_gst_built(void)
     return true;
 }
 
+static int gst_state; /* 0 not tried, 1 fine, -1 failed or deinitialised */
+
 bool df_gst_init(void)
 {
-    static int state; /* 0 not tried, 1 fine, -1 failed */
-    if (state == 0) {
+    int *const state = &gst_state;
+    if (*state == 0) {
         GError *err = NULL;
-        state = gst_init_check(NULL, NULL, &err) ? 1 : -1;
+        *state = gst_init_check(NULL, NULL, &err) ? 1 : -1;
         if (err) {
             fprintf(stderr, "dfbench: GStreamer: %s\n", err->message);
             g_error_free(err);
         }
     }
-    return state > 0;
+    return *state > 0;
+}
+
+void df_gst_deinit(void)
+{
+    if (gst_state > 0)
+        gst_deinit();
+    gst_state = -1;
 }
 
 bool df_gst_have(const char *factory)

@@ -43,6 +43,10 @@ bool df_gst_built(void);
 /* Initialise GStreamer once (no-op without it).  False when it cannot. */
 bool df_gst_init(void);
 
+/* Release GStreamer at exit (when it was initialised), so that leak
+ * checkers see only what dfbench itself left behind. */
+void df_gst_deinit(void);
+
 /* True when the element factory exists (GST_PLUGIN_PATH is honoured). */
 bool df_gst_have(const char *factory);
 

@@ -858,6 +858,7 @@ cleanup:
     g_free(rt.o.json);
     g_free(rt.o.csv);
     g_free(rt.o.plot);
+    df_gst_deinit();
     df_cpu_map_fini(&rt.map);
     return status;
 }
