@@ -311,10 +311,12 @@ static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
         const GstClockTime now = gst_clock_get_time(clock);
         const GstClockTime base = gst_element_get_base_time(c->sink);
         if (rt != GST_CLOCK_TIME_NONE && now >= base) {
-            const double late_ns = (double)(now - base) - (double)rt;
+            /* Against the due time, running time + budget, as dfmedia's
+             * streams are measured. */
+            const double late_ns = (double)(now - base) - (double)rt - (double)c->run->budget_ns;
             const double ms = late_ns / 1e6;
             g_array_append_val(c->lateness, ms);
-            if (late_ns > (double)c->run->budget_ns)
+            if (late_ns > 0)
                 c->res->late++;
         }
     }

@@ -79,7 +79,7 @@ typedef struct DfGstResult {
     uint64_t frames;
     uint64_t late;      /* sync: frames past their due time + budget */
     double fps;         /* frames / wall time from PLAYING to EOS */
-    double late_p99_ms; /* sync: p99 of (arrival - due), may be negative */
+    double late_p99_ms; /* sync: p99 of arrival - (running time + budget); < 0: early */
     char error[256];    /* non-empty when the run failed */
 } DfGstResult;
 
