@@ -10,10 +10,16 @@ typedef struct DfSubcommand {
     const char *summary;
 } DfSubcommand;
 
-/* Later subcommands (decode, realtime) add a row here and a file. */
+/* A subcommand is a row here and a file. */
 static const DfSubcommand subcommands[] = {
     {"sched", df_bench_sched_main,
      "scheduler overhead and locality: dfsched policies vs OpenMP and oneTBB"},
+#ifdef DF_BENCH_HAVE_MEDIA
+    {"decode", df_bench_decode_main,
+     "decode fps over worker counts: dfmedia policies vs libavcodec threads, avdec, dfdec"},
+    {"realtime", df_bench_realtime_main,
+     "how many real-time streams N workers carry (Gustafson's scaled size)"},
+#endif
 };
 
 #define N_SUBCOMMANDS ((int)(sizeof(subcommands) / sizeof(subcommands[0])))

@@ -10,4 +10,11 @@ enum { DF_BENCH_OK = 0, DF_BENCH_FAILED = 1, DF_BENCH_USAGE = 2 };
 /* dfbench sched: scheduler overhead and locality (bench_sched.c). */
 int df_bench_sched_main(int argc, char **argv);
 
+#ifdef DF_BENCH_HAVE_MEDIA
+/* dfbench decode: decode fps over workers, policies and peers (bench_decode.c). */
+int df_bench_decode_main(int argc, char **argv);
+/* dfbench realtime: concurrent real-time streams per worker count (bench_realtime.c). */
+int df_bench_realtime_main(int argc, char **argv);
+#endif
+
 #endif

@@ -16,7 +16,8 @@ DF_MEDIA_TEST=(
     mpeg2_prog.mkv mpeg2_int.mkv h264_cabac_slices8.h264 mpeg2_prog.m2v h264_sizes.h264
     play_h264_10s.mkv
 )
-DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_hevc_1080p_wpp.mkv bench_mpeg2_1080p.mkv)
+DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_h264_1080p_single.mkv bench_hevc_1080p_wpp.mkv
+                bench_mpeg2_1080p.mkv)
 DF_MEDIA_DEMO=(demo_h264_1080p_10s.mkv)
 
 # df_media_args BASE: source and encoder arguments of a clip.
@@ -41,6 +42,7 @@ df_media_args() {
     mpeg2_int) echo "720x576 16 -c:v mpeg2video -g 8 -bf 2 -flags +cgop+ildct+ilme -sc_threshold 1000000000 -top 1 -b:v 4M" ;;
     play_h264_10s) echo "320x240 250 $x264 keyint=25:slices=4" ;;
     bench_h264_1080p_slices8) echo "1920x1080 240 $x264 keyint=50:slices=8" ;;
+    bench_h264_1080p_single) echo "1920x1080 240 $x264 keyint=50:slices=1" ;;
     bench_hevc_1080p_wpp) echo "1920x1080 120 $x265:wpp=1" ;;
     bench_mpeg2_1080p) echo "1920x1080 240 -c:v mpeg2video -g 12 -bf 2 -b:v 12M" ;;
     demo_h264_1080p_10s) echo "1920x1080 250 $x264 keyint=50:slices=8" ;;

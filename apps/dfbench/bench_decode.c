@@ -1,0 +1,1166 @@
+/* dfbench decode: decode frame rate over worker counts, dfmedia's policies
+ * next to libavcodec's own threads and GStreamer's avdec_* (and dfdec when
+ * its plugin is found), with the fixed-size speed-up of Amdahl and the
+ * scaled-size figure of Gustafson derived from it.
+ *
+ * Method.  Packets are demuxed once into memory; in-process runs (libavcodec
+ * and dfmedia) time send/receive of every packet of the clip and count the
+ * frames out.  GStreamer runs (avdec, dfdec) are one pipeline each,
+ * filesrc ! parsebin ! DECODER ! fakesink sync=false, timed from PLAYING to
+ * the last buffer reaching the sink (so they include demuxing, parsing and
+ * a pipeline start of a few milliseconds, which in-process runs do not).
+ * "N workers" are the first N cores (affinity.h): dfsched gets that CPU
+ * list, and the calling thread is confined to the same CPUs before a peer
+ * creates its threads, so libavcodec's slice/frame threads and GStreamer's
+ * streaming threads inherit them.  Every configuration is sampled once per
+ * repeat, round robin with the start rotated each repeat, so that noise from
+ * other users of the machine falls on all alike; every sample is kept
+ * (min/median/max), failed ones are reported, never dropped.
+ *
+ * Speed-up S(N) = T(1)/T(N) = fps(N)/fps_1, where fps_1 is single-threaded
+ * libavcodec on the same clip (the serial program, the honest T(1)).
+ * Amdahl: 1/S = s + (1-s)/N, s fitted by least squares over the measured N
+ * (in the form 1/S - 1/N = s (1 - 1/N), one parameter, N = 1 adds nothing).
+ * Karp-Flatt: e(N) = (1/S - 1/N) / (1 - 1/N) for each N > 1.  Gustafson:
+ * the scaled speed-up N + (1 - N) s with the fitted s. */
+#include "bench_media.h"
+#include "dfbench.h"
+#include "dfsched_trace.h"
+#include "plot.h"
+#include "report.h"
+
+#include <errno.h>
+#include <libavutil/log.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_REPEAT 5
+#define MAX_WORKERS    1024
+/* Trace events kept per worker for --trace: a 1080p frame makes about 20
+ * (D, S jobs, R bands, O), so this holds several hundred frames. */
+#define TRACE_CAPACITY (1u << 16)
+
+typedef enum DfImplKind {
+    DF_IMPL_LAVC = 0, /* libavcodec in process (thread_type below) */
+    DF_IMPL_DFMEDIA,  /* dfmedia on a dfsched policy */
+    DF_IMPL_AVDEC,    /* GStreamer avdec_* */
+    DF_IMPL_DFDEC,    /* GStreamer dfdec */
+} DfImplKind;
+
+typedef struct DfDecImpl {
+    char name[48]; /* "ffmpeg", "ffmpeg-slice", "dfmedia/cost-local", ... */
+    DfImplKind kind;
+    int lavc_type;      /* 0: one thread (the baseline), FF_THREAD_SLICE/FRAME */
+    const char *policy; /* dfmedia and dfdec */
+    bool baseline;      /* T(1): runs at one worker only */
+} DfDecImpl;
+
+typedef struct DfDecConfig {
+    int input, impl, workers;
+    bool oversubscribed;
+    int n;                   /* samples taken (failed ones as NAN) */
+    double *fps, *p50, *p99; /* per sample */
+    uint64_t frames;         /* of the last good sample */
+    int failures;
+    char *error;         /* the first failure */
+    char threading[160]; /* dfmedia: threading in use and why */
+} DfDecConfig;
+
+typedef struct DfDecOpts {
+    gchar **inputs;
+    char *workers, *policy, *peers, *json, *csv, *plot, *trace, *threading;
+    int repeat, poll_us, thread_count, in_flight;
+} DfDecOpts;
+
+typedef struct DfDecBench {
+    DfDecOpts o;
+    DfCpuMap map;
+    DfClip *clips;
+    int n_clips;
+    int *workers;
+    int n_workers;
+    DfThreading threading;
+    DfDecImpl *impls;
+    int n_impls;
+    GArray *configs; /* DfDecConfig */
+    double load_start[3], load_end[3];
+    int64_t start_ns, end_ns;
+} DfDecBench;
+
+/* -------------------------------------------------------------- options */
+
+static const char *const known_peers[] = {"ffmpeg-slice", "ffmpeg-frame", "avdec", "dfdec"};
+#define N_KNOWN_PEERS ((int)(sizeof(known_peers) / sizeof(known_peers[0])))
+
+static void add_impl(GArray *v, const char *name, DfImplKind kind, int lavc_type,
+                     const char *policy, bool baseline)
+{
+    DfDecImpl im = {.kind = kind, .lavc_type = lavc_type, .policy = policy, .baseline = baseline};
+    snprintf(im.name, sizeof(im.name), "%s", name);
+    g_array_append_val(v, im);
+}
+
+/* Policies of dfsched by name ("all", "none" or a list); NULL with a message
+ * in `err` for an unknown one.  The returned names are dfsched's own. */
+static GPtrArray *parse_policies(const char *spec, GError **err)
+{
+    const char *const *names = df_policy_names();
+    GPtrArray *out = g_ptr_array_new();
+    gchar **parts = g_strsplit(spec ? spec : "all", ",", -1);
+    for (int i = 0; parts[i]; i++) {
+        const char *want = g_strstrip(parts[i]);
+        if (!*want || strcmp(want, "none") == 0)
+            continue;
+        bool found = false;
+        for (int p = 0; names[p]; p++)
+            if (strcmp(want, "all") == 0 || strcmp(want, names[p]) == 0) {
+                g_ptr_array_add(out, (gpointer)names[p]);
+                found = true;
+            }
+        if (!found) {
+            GString *list = g_string_new(NULL);
+            for (int p = 0; names[p]; p++)
+                g_string_append_printf(list, "%s%s", p ? ", " : "", names[p]);
+            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "unknown policy \"%s\" (one of: all, %s, none)", want, list->str);
+            g_string_free(list, TRUE);
+            g_ptr_array_free(out, TRUE);
+            out = NULL;
+            break;
+        }
+    }
+    g_strfreev(parts);
+    return out;
+}
+
+static bool parse_impls(DfDecBench *b, GError **err)
+{
+    GArray *v = g_array_new(FALSE, TRUE, sizeof(DfDecImpl));
+    bool ok = true;
+    add_impl(v, "ffmpeg", DF_IMPL_LAVC, 0, NULL, true);
+    GPtrArray *pol = parse_policies(b->o.policy, err);
+    if (!pol) {
+        ok = false;
+        goto cleanup;
+    }
+    for (guint p = 0; p < pol->len; p++) {
+        char name[48];
+        snprintf(name, sizeof(name), "dfmedia/%s", (const char *)pol->pdata[p]);
+        add_impl(v, name, DF_IMPL_DFMEDIA, 0, pol->pdata[p], false);
+    }
+    /* Default: every peer this build and machine have. */
+    gchar **pe = g_strsplit(b->o.peers       ? b->o.peers
+                            : df_gst_built() ? "ffmpeg-slice,ffmpeg-frame,avdec,dfdec"
+                                             : "ffmpeg-slice,ffmpeg-frame",
+                            ",", -1);
+    for (int i = 0; ok && pe[i]; i++) {
+        const char *want = g_strstrip(pe[i]);
+        if (!*want || strcmp(want, "none") == 0)
+            continue;
+        int k = 0;
+        while (k < N_KNOWN_PEERS && strcmp(known_peers[k], want) != 0)
+            k++;
+        if (k == N_KNOWN_PEERS) {
+            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "unknown peer \"%s\" (ffmpeg-slice, ffmpeg-frame, avdec, dfdec or none)",
+                        want);
+            ok = false;
+        } else if (k == 0) {
+            add_impl(v, "ffmpeg-slice", DF_IMPL_LAVC, FF_THREAD_SLICE, NULL, false);
+        } else if (k == 1) {
+            add_impl(v, "ffmpeg-frame", DF_IMPL_LAVC, FF_THREAD_FRAME, NULL, false);
+        } else if (!df_gst_built()) {
+            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "peer \"%s\" needs GStreamer, which was missing when meson configured "
+                        "dfbench",
+                        want);
+            ok = false;
+        } else if (k == 2) {
+            if (df_gst_have("parsebin") && df_gst_have("fakesink"))
+                add_impl(v, "avdec", DF_IMPL_AVDEC, 0, NULL, false);
+            else
+                fprintf(stderr, "dfbench decode: skipping avdec: GStreamer's parsebin or fakesink "
+                                "is not installed\n");
+        } else if (!df_gst_have("dfdec")) {
+            /* Not an error: the element comes from another part of the
+             * project and may not be built yet. */
+            fprintf(stderr, "dfbench decode: skipping dfdec: no loadable GStreamer element "
+                            "\"dfdec\" (set GST_PLUGIN_PATH to the elements/ directory of the "
+                            "build dfbench belongs to)\n");
+        } else {
+            for (guint p = 0; p < pol->len; p++) {
+                char name[48];
+                snprintf(name, sizeof(name), "dfdec/%s", (const char *)pol->pdata[p]);
+                add_impl(v, name, DF_IMPL_DFDEC, 0, pol->pdata[p], false);
+            }
+        }
+    }
+    g_strfreev(pe);
+cleanup:
+    if (pol)
+        g_ptr_array_free(pol, TRUE);
+    b->n_impls = (int)v->len;
+    b->impls = (DfDecImpl *)g_array_free(v, FALSE);
+    return ok;
+}
+
+static int parse_options(DfDecBench *b, int argc, char **argv)
+{
+    DfDecOpts *o = &b->o;
+    o->poll_us = -2; /* not given: dfsched's default */
+    GOptionEntry entries[] = {
+        {"input", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &o->inputs,
+         "A clip to decode (H.264, HEVC, MPEG-2; any container libavformat reads); repeat for "
+         "more",
+         "FILE"},
+        {"workers", 'w', 0, G_OPTION_ARG_STRING, &o->workers,
+         "Worker counts, e.g. 1,2 or 1-4 (default: 1 to the number of cores); counts above the "
+         "machine's PUs are marked oversubscribed",
+         "LIST"},
+        {"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy,
+         "dfmedia's dfsched policies: all (default), none, or a list of fifo, steal, cost, "
+         "cost-local, learned",
+         "LIST"},
+        {"peers", 0, 0, G_OPTION_ARG_STRING, &o->peers,
+         "Peers: ffmpeg-slice, ffmpeg-frame (libavcodec's own threads, in process), avdec "
+         "(GStreamer avdec_*), dfdec (GStreamer, when the element is found); none; default: all "
+         "of them this build has. Single-threaded libavcodec (T(1)) always runs",
+         "LIST"},
+        {"repeat", 'r', 0, G_OPTION_ARG_INT, &o->repeat,
+         "Samples per configuration (default 5), interleaved across configurations", "N"},
+        {"threading", 0, 0, G_OPTION_ARG_STRING, &o->threading,
+         "dfmedia threading: auto (default), slice, frame, none", "MODE"},
+        {"thread-count", 0, 0, G_OPTION_ARG_INT, &o->thread_count,
+         "dfmedia's libavcodec thread_count in slice mode (default 0: dfmedia's choice)", "N"},
+        {"in-flight", 0, 0, G_OPTION_ARG_INT, &o->in_flight,
+         "dfmedia's packets queued ahead of output (default 0: dfmedia's, 2; 1 = no overlap of "
+         "frame k+1's decode with frame k's bands)",
+         "N"},
+        {"poll-us", 0, 0, G_OPTION_ARG_INT, &o->poll_us,
+         "dfsched idle spin before parking, microseconds; -1: poll mode (default: dfsched's "
+         "default, parking like the peers' threads)",
+         "N"},
+        {"json", 'j', 0, G_OPTION_ARG_FILENAME, &o->json, "Write the results as JSON to FILE",
+         "FILE"},
+        {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv, "Write the results as CSV to FILE", "FILE"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &o->plot,
+         "Plot fps and speed-up against workers (.svg or .png)", "FILE"},
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace,
+         "After the runs, decode the first clip once more on the first policy and the largest "
+         "worker count with tracing on, and write the dfsched trace (Chrome/Perfetto JSON, "
+         "dfsim's input) to FILE; that run is not timed",
+         "FILE"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_set_prgname("dfbench decode");
+    GOptionContext *ctx =
+        g_option_context_new("- decode fps over worker counts, policies and peers");
+    g_option_context_set_summary(
+        ctx,
+        "Decodes each clip with single-threaded libavcodec (T(1)), dfmedia on every dfsched\n"
+        "policy and worker count, libavcodec's own slice and frame threads at the same thread\n"
+        "count and GStreamer's avdec_* (max-threads = workers), and reports min/median/max fps,\n"
+        "dfmedia's frame latency (packet in -> frame out, p50/p99), the speed-up\n"
+        "S(N) = T(1)/T(N), Amdahl's serial fraction s fitted to it, the Karp-Flatt metric\n"
+        "e(N) = (1/S - 1/N)/(1 - 1/N) and Gustafson's scaled speed-up N + (1 - N) s.");
+    g_option_context_set_description(
+        ctx,
+        "In-process runs decode packets held in memory; GStreamer runs are a pipeline\n"
+        "filesrc ! parsebin ! DEC ! fakesink sync=false (demux included).  Configurations are\n"
+        "interleaved across repeats; every sample is reported.  Timings are never pass/fail.\n"
+        "\n"
+        "Example: dfbench decode --input clip.mkv --workers 1,2 --policy all\n"
+        "         --peers ffmpeg-slice,ffmpeg-frame,avdec --repeat 5 --json out.json\n"
+        "         --csv out.csv --plot out.svg");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    GError *err = NULL;
+    int status = DF_BENCH_OK;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        fprintf(stderr, "dfbench decode: %s\n", err->message);
+        status = DF_BENCH_USAGE;
+        goto cleanup;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "dfbench decode: unexpected argument \"%s\" (see --help)\n", argv[1]);
+        status = DF_BENCH_USAGE;
+        goto cleanup;
+    }
+    if (!o->inputs || !o->inputs[0]) {
+        fprintf(stderr, "dfbench decode: no --input FILE given (see --help)\n");
+        status = DF_BENCH_USAGE;
+        goto cleanup;
+    }
+    if (o->repeat < 0 || o->poll_us < -2 || o->thread_count < 0 || o->in_flight < 0) {
+        fprintf(stderr, "dfbench decode: negative --repeat, --thread-count or --in-flight, or "
+                        "--poll-us below -1\n");
+        status = DF_BENCH_USAGE;
+        goto cleanup;
+    }
+    if (!o->repeat)
+        o->repeat = DEFAULT_REPEAT;
+    if (o->threading && df_threading_parse(o->threading, &b->threading) < 0) {
+        fprintf(stderr, "dfbench decode: bad --threading \"%s\" (auto, slice, frame, none)\n",
+                o->threading);
+        status = DF_BENCH_USAGE;
+        goto cleanup;
+    }
+    if (o->workers) {
+        b->n_workers = df_parse_int_list(o->workers, MAX_WORKERS, &b->workers);
+        if (b->n_workers < 0) {
+            fprintf(stderr, "dfbench decode: bad --workers \"%s\" (e.g. 1,2,4 or 1-4, 1 to %d)\n",
+                    o->workers, MAX_WORKERS);
+            status = DF_BENCH_USAGE;
+            goto cleanup;
+        }
+    } else {
+        b->n_workers = b->map.n_cores;
+        b->workers = g_new(int, (gsize)b->n_workers);
+        for (int i = 0; i < b->n_workers; i++)
+            b->workers[i] = i + 1;
+    }
+    if (!parse_impls(b, &err)) {
+        fprintf(stderr, "dfbench decode: %s\n", err ? err->message : "nothing to run");
+        status = DF_BENCH_USAGE;
+        goto cleanup;
+    }
+    if (o->plot) {
+        const char *dot = strrchr(o->plot, '.');
+        if (!dot || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".png") != 0)) {
+            fprintf(stderr, "dfbench decode: --plot %s: use a .svg or .png name\n", o->plot);
+            status = DF_BENCH_USAGE;
+            goto cleanup;
+        }
+    }
+    if (o->trace) {
+        DfError derr = {0};
+        if (df_trace_check_path(o->trace, &derr) < 0) {
+            fprintf(stderr, "dfbench decode: --trace: %s\n", derr.msg);
+            status = DF_BENCH_USAGE;
+            goto cleanup;
+        }
+    }
+    /* Clips last: a bad option is reported before seconds of demuxing. */
+    int n_inputs = 0;
+    while (o->inputs[n_inputs])
+        n_inputs++;
+    b->clips = g_new0(DfClip, (gsize)n_inputs);
+    for (int i = 0; i < n_inputs; i++) {
+        char msg[512];
+        if (df_clip_load(o->inputs[i], &b->clips[i], msg, sizeof(msg)) < 0) {
+            fprintf(stderr, "dfbench decode: %s\n", msg);
+            status = DF_BENCH_FAILED;
+            goto cleanup;
+        }
+        b->n_clips++;
+    }
+cleanup:
+    g_clear_error(&err);
+    g_option_context_free(ctx);
+    return status;
+}
+
+/* ------------------------------------------------------------------ runs */
+
+typedef struct DfSample {
+    double fps, p50, p99;
+    uint64_t frames;
+    char threading[160];
+    char error[256];
+} DfSample;
+
+static void sample_fail(DfSample *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void sample_fail(DfSample *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->error, sizeof(s->error), fmt, ap);
+    va_end(ap);
+    s->fps = NAN;
+}
+
+static void run_lavc(const DfClip *c, int type, int threads, DfSample *out)
+{
+    char e[AV_ERROR_MAX_STRING_SIZE];
+    const AVCodec *codec = avcodec_find_decoder(c->par->codec_id);
+    AVCodecContext *ctx = avcodec_alloc_context3(codec);
+    AVFrame *f = av_frame_alloc();
+    if (!ctx || !f) {
+        sample_fail(out, "out of memory");
+        goto cleanup;
+    }
+    int ret = avcodec_parameters_to_context(ctx, c->par);
+    ctx->thread_count = type ? threads : 1;
+    ctx->thread_type = type;
+    if (ret >= 0)
+        ret = avcodec_open2(ctx, codec, NULL);
+    if (ret < 0) {
+        av_strerror(ret, e, sizeof(e));
+        sample_fail(out, "avcodec_open2: %s", e);
+        goto cleanup;
+    }
+    uint64_t frames = 0;
+    const int64_t t0 = df_now_ns();
+    for (int i = 0; i <= c->n_pkts; i++) {
+        avcodec_send_packet(ctx, i < c->n_pkts ? c->pkts[i] : NULL);
+        while (avcodec_receive_frame(ctx, f) == 0)
+            frames++;
+    }
+    const int64_t t1 = df_now_ns();
+    out->frames = frames;
+    out->fps = frames ? (double)frames / ((double)(t1 - t0) / 1e9) : NAN;
+    if (!frames)
+        sample_fail(out, "no frames decoded");
+cleanup:
+    av_frame_free(&f);
+    avcodec_free_context(&ctx);
+}
+
+static int new_sched(const DfDecBench *b, const char *policy, int workers, size_t trace_capacity,
+                     DfSched **out, DfError *err)
+{
+    char cpus[256];
+    df_cpu_map_list(&b->map, workers, cpus, sizeof(cpus));
+    DfSchedConfig sc;
+    df_sched_config_init(&sc);
+    sc.n_workers = workers;
+    sc.policy = policy;
+    sc.cpuset = cpus;
+    if (b->o.poll_us >= -1)
+        sc.poll_us = b->o.poll_us;
+    sc.trace_capacity = trace_capacity;
+    return df_sched_new(&sc, out, err);
+}
+
+/* One dfmedia decode of the clip on `s`: packets sent as fast as the
+ * decoder takes them, frames taken as soon as they are ready. */
+static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, DfSample *out)
+{
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.threading = b->threading;
+    cfg.thread_count = b->o.thread_count;
+    if (b->o.in_flight > 0)
+        cfg.max_in_flight = b->o.in_flight;
+    cfg.log_level = AV_LOG_ERROR;
+    DfError err = {0};
+    DfDecoder *dec = NULL;
+    AVFrame *f = av_frame_alloc();
+    if (!f) {
+        sample_fail(out, "out of memory");
+        goto cleanup;
+    }
+    if (df_decoder_new(s, c->par, c->tb, &cfg, &dec, &err) < 0) {
+        sample_fail(out, "%s", err.msg);
+        goto cleanup;
+    }
+    uint64_t frames = 0;
+    const int64_t t0 = df_now_ns();
+    for (int i = 0; i < c->n_pkts; i++) {
+        while (df_decoder_send_packet(dec, c->pkts[i]) == AVERROR(EAGAIN))
+            if (df_decoder_receive_frame(dec, f) == 0)
+                frames++;
+        while (df_decoder_try_receive_frame(dec, f) == 0)
+            frames++;
+    }
+    df_decoder_send_packet(dec, NULL);
+    while (df_decoder_receive_frame(dec, f) == 0)
+        frames++;
+    const int64_t t1 = df_now_ns();
+    DfDecoderStats st;
+    df_decoder_stats(dec, &st);
+    const char *reason = NULL;
+    const char *mode = df_decoder_threading(dec, &reason);
+    snprintf(out->threading, sizeof(out->threading), "%s%s%s", mode, reason ? ": " : "",
+             reason ? reason : "");
+    out->frames = frames;
+    out->fps = frames ? (double)frames / ((double)(t1 - t0) / 1e9) : NAN;
+    out->p50 = st.latency_p50_ms;
+    out->p99 = st.latency_p99_ms;
+    if (!frames)
+        sample_fail(out, "no frames decoded");
+    else if (st.decode_errors)
+        sample_fail(out, "%llu decode errors", (unsigned long long)st.decode_errors);
+cleanup:
+    av_frame_free(&f);
+    df_decoder_free(&dec);
+}
+
+static void run_gst(const DfDecBench *b, const DfClip *c, const DfDecImpl *im, int workers,
+                    DfSample *out)
+{
+    char decoder[160];
+    if (im->kind == DF_IMPL_AVDEC) {
+        const char *name = df_gst_avdec_name(c->par->codec_id);
+        if (!name) {
+            sample_fail(out, "no avdec element for %s", avcodec_get_name(c->par->codec_id));
+            return;
+        }
+        snprintf(decoder, sizeof(decoder), "%s max-threads=%d", name, workers);
+    } else {
+        /* A scheduler per pipeline, like dfmedia's runs: a process-wide
+         * one would keep the first run's worker count. */
+        snprintf(decoder, sizeof(decoder), "dfdec n-workers=%d policy=%s%s", workers, im->policy,
+                 df_gst_has_property("dfdec", "shared-scheduler") ? " shared-scheduler=false" : "");
+    }
+    DfGstRun run = {.path = c->path, .decoder = decoder, .map = &b->map, .cpus = workers};
+    DfGstResult res;
+    if (df_gst_run(&run, 1, &res) < 0 || res.error[0]) {
+        sample_fail(out, "%s", res.error[0] ? res.error : "pipeline failed");
+        return;
+    }
+    out->frames = res.frames;
+    out->fps = res.fps;
+}
+
+static void run_sample(DfDecBench *b, DfDecConfig *cf)
+{
+    const DfClip *c = &b->clips[cf->input];
+    const DfDecImpl *im = &b->impls[cf->impl];
+    DfSample s = {.fps = NAN, .p50 = NAN, .p99 = NAN};
+    DfAffinity saved;
+    df_affinity_save(&saved);
+    /* The caller's thread too: it runs the packet loop (and, for peers,
+     * creates the threads that inherit its CPUs). */
+    df_bench_confine(&b->map, cf->workers);
+    DfSched *sched = NULL;
+    DfError err = {0};
+    switch (im->kind) {
+    case DF_IMPL_LAVC:
+        run_lavc(c, im->lavc_type, cf->workers, &s);
+        break;
+    case DF_IMPL_DFMEDIA:
+        if (new_sched(b, im->policy, cf->workers, 0, &sched, &err) < 0)
+            sample_fail(&s, "%s", err.msg);
+        else
+            run_df(b, sched, c, &s);
+        if (sched)
+            df_sched_unref(sched);
+        break;
+    case DF_IMPL_AVDEC:
+    case DF_IMPL_DFDEC:
+        run_gst(b, c, im, cf->workers, &s);
+        break;
+    }
+    df_affinity_restore(&saved);
+    const int i = cf->n++;
+    cf->fps[i] = s.fps;
+    cf->p50[i] = s.p50;
+    cf->p99[i] = s.p99;
+    if (s.error[0]) {
+        cf->failures++;
+        if (!cf->error)
+            cf->error = g_strdup(s.error);
+    } else {
+        cf->frames = s.frames;
+    }
+    if (s.threading[0])
+        snprintf(cf->threading, sizeof(cf->threading), "%s", s.threading);
+}
+
+static void configs_init(DfDecBench *b)
+{
+    b->configs = g_array_new(FALSE, TRUE, sizeof(DfDecConfig));
+    for (int in = 0; in < b->n_clips; in++)
+        for (int w = 0; w < b->n_workers; w++)
+            for (int i = 0; i < b->n_impls; i++) {
+                /* T(1) is one configuration per clip, whatever --workers. */
+                if (b->impls[i].baseline && w > 0)
+                    continue;
+                DfDecConfig cf = {
+                    .input = in,
+                    .impl = i,
+                    .workers = b->impls[i].baseline ? 1 : b->workers[w],
+                };
+                cf.oversubscribed = df_cpu_map_oversubscribed(&b->map, cf.workers);
+                cf.fps = g_new(double, (gsize)b->o.repeat);
+                cf.p50 = g_new(double, (gsize)b->o.repeat);
+                cf.p99 = g_new(double, (gsize)b->o.repeat);
+                g_array_append_val(b->configs, cf);
+            }
+}
+
+static void configs_free(DfDecBench *b)
+{
+    if (!b->configs)
+        return;
+    for (guint i = 0; i < b->configs->len; i++) {
+        DfDecConfig *cf = &g_array_index(b->configs, DfDecConfig, i);
+        g_free(cf->fps);
+        g_free(cf->p50);
+        g_free(cf->p99);
+        g_free(cf->error);
+    }
+    g_array_free(b->configs, TRUE);
+    b->configs = NULL;
+}
+
+static void run_all(DfDecBench *b)
+{
+    const int n = (int)b->configs->len;
+    DfProgress prog;
+    df_progress_begin(&prog, n * b->o.repeat);
+    df_report_loadavg(b->load_start);
+    b->start_ns = df_now_ns();
+    for (int r = 0; r < b->o.repeat; r++)
+        for (int k = 0; k < n; k++) {
+            /* Rotated each repeat so that no configuration always runs
+             * first (or right after the same neighbour). */
+            DfDecConfig *cf = &g_array_index(b->configs, DfDecConfig, (k + r) % n);
+            df_progress_step(&prog, "repeat %d/%d: %s, %s, %d worker%s", r + 1, b->o.repeat,
+                             b->clips[cf->input].name, b->impls[cf->impl].name, cf->workers,
+                             cf->workers == 1 ? "" : "s");
+            run_sample(b, cf);
+        }
+    b->end_ns = df_now_ns();
+    df_report_loadavg(b->load_end);
+    df_progress_end(&prog);
+}
+
+/* ------------------------------------------------------------- speed-up */
+
+typedef struct DfSpeedup {
+    int input, impl;
+    int n; /* worker counts of this implementation */
+    int workers[64];
+    double s[64];  /* S(N), NAN when not measured */
+    double kf[64]; /* Karp-Flatt e(N), NAN for N = 1 */
+    double gustafson[64];
+    double amdahl_s; /* NAN without a point N > 1 */
+} DfSpeedup;
+
+static double median_fps(const DfDecConfig *cf)
+{
+    return df_summarize(cf->fps, cf->n).median;
+}
+
+static const DfDecConfig *find_config(const DfDecBench *b, int input, int impl, int workers)
+{
+    for (guint i = 0; i < b->configs->len; i++) {
+        const DfDecConfig *cf = &g_array_index(b->configs, DfDecConfig, i);
+        if (cf->input == input && cf->impl == impl && cf->workers == workers)
+            return cf;
+    }
+    return NULL;
+}
+
+static double baseline_fps(const DfDecBench *b, int input)
+{
+    const DfDecConfig *cf = find_config(b, input, 0, 1);
+    return cf ? median_fps(cf) : NAN;
+}
+
+static DfSpeedup speedup_of(const DfDecBench *b, int input, int impl)
+{
+    DfSpeedup sp = {.input = input, .impl = impl, .amdahl_s = NAN};
+    const double t1 = baseline_fps(b, input);
+    double sxy = 0, sxx = 0;
+    for (int w = 0; w < b->n_workers && sp.n < 64; w++) {
+        const DfDecConfig *cf = find_config(b, input, impl, b->workers[w]);
+        if (!cf)
+            continue;
+        const int n = cf->workers;
+        const double s = median_fps(cf) / t1;
+        sp.workers[sp.n] = n;
+        sp.s[sp.n] = s;
+        sp.kf[sp.n] = NAN;
+        if (n > 1 && isfinite(s) && s > 0) {
+            const double x = 1 - 1.0 / n, y = 1 / s - 1.0 / n;
+            sp.kf[sp.n] = y / x;
+            sxy += x * y;
+            sxx += x * x;
+        }
+        sp.n++;
+    }
+    if (sxx > 0)
+        sp.amdahl_s = sxy / sxx;
+    for (int i = 0; i < sp.n; i++)
+        sp.gustafson[i] = sp.workers[i] + (1 - sp.workers[i]) * sp.amdahl_s;
+    return sp;
+}
+
+/* The series shown first in the JSON's "speedup": dfmedia/cost-local when
+ * it ran, else the first parallel implementation. */
+static int headline_impl(const DfDecBench *b)
+{
+    for (int i = 0; i < b->n_impls; i++)
+        if (strcmp(b->impls[i].name, "dfmedia/cost-local") == 0)
+            return i;
+    return b->n_impls > 1 ? 1 : 0;
+}
+
+/* --------------------------------------------------------------- output */
+
+static void note_of(const DfDecBench *b, const DfDecConfig *cf, char *buf, size_t len)
+{
+    GString *s = g_string_new(NULL);
+    if (cf->oversubscribed)
+        g_string_append(s, "oversubscribed");
+    const DfDecConfig *base = find_config(b, cf->input, 0, 1);
+    if (base && base->frames && cf->frames && cf->frames != base->frames)
+        g_string_append_printf(s, "%s%llu frames (1 thread: %llu)", s->len ? "; " : "",
+                               (unsigned long long)cf->frames, (unsigned long long)base->frames);
+    if (cf->failures)
+        g_string_append_printf(s, "%sfailed %d/%d: %s", s->len ? "; " : "", cf->failures, cf->n,
+                               cf->error);
+    /* Only when not slice jobs as tasks; the reason is in the JSON. */
+    if (b->impls[cf->impl].kind == DF_IMPL_DFMEDIA && strncmp(cf->threading, "slice", 5) != 0 &&
+        cf->threading[0])
+        g_string_append_printf(s, "%sthreading %.*s", s->len ? "; " : "",
+                               (int)strcspn(cf->threading, ":"), cf->threading);
+    snprintf(buf, len, "%s", s->str);
+    g_string_free(s, TRUE);
+}
+
+static void print_header(const DfDecBench *b)
+{
+    char machine[1024];
+    df_report_machine_line(machine, sizeof(machine));
+    printf("dfbench decode on %s\n", machine);
+    for (int i = 0; i < b->n_clips; i++) {
+        const DfClip *c = &b->clips[i];
+        printf("clip %s: %s %dx%d, %d packets\n", c->name, avcodec_get_name(c->par->codec_id),
+               c->par->width, c->par->height, c->n_pkts);
+    }
+    printf("%d samples per configuration, interleaved; dfsched %s; dfmedia threading %s\n",
+           b->o.repeat,
+           b->o.poll_us == -1  ? "poll mode"
+           : b->o.poll_us >= 0 ? "parking mode (--poll-us)"
+                               : "default idle policy (spin, then park)",
+           df_threading_name(b->threading));
+}
+
+static void print_table(const DfDecBench *b)
+{
+    static const char *const headers[] = {"clip", "workers", "impl",   "fps",    "min",    "max",
+                                          "n",    "speedup", "p50 ms", "p99 ms", "frames", "note"};
+    DfTable *t = df_table_new(12, headers, "lrlrrrrrrrrl");
+    int last_input = -1;
+    for (int in = 0; in < b->n_clips; in++)
+        for (int w = 0; w < b->n_workers; w++)
+            for (int i = 0; i < b->n_impls; i++) {
+                const DfDecConfig *cf = find_config(b, in, i, b->workers[w]);
+                if (!cf || (b->impls[i].baseline && w > 0))
+                    continue;
+                if (last_input >= 0 && last_input != in)
+                    df_table_rule(t);
+                last_input = in;
+                const DfSummary fps = df_summarize(cf->fps, cf->n);
+                char workers[16], med[32], mn[32], mx[32], n[16], sp[32], p50[32], p99[32],
+                    frames[32], note[512];
+                snprintf(workers, sizeof(workers), "%d", cf->workers);
+                df_fmt_num(med, sizeof(med), fps.median, 1);
+                df_fmt_num(mn, sizeof(mn), fps.min, 1);
+                df_fmt_num(mx, sizeof(mx), fps.max, 1);
+                snprintf(n, sizeof(n), "%d", fps.n);
+                df_fmt_num(sp, sizeof(sp), fps.median / baseline_fps(b, in), 2);
+                df_fmt_num(p50, sizeof(p50), df_summarize(cf->p50, cf->n).median, 1);
+                df_fmt_num(p99, sizeof(p99), df_summarize(cf->p99, cf->n).median, 1);
+                snprintf(frames, sizeof(frames), "%llu", (unsigned long long)cf->frames);
+                note_of(b, cf, note, sizeof(note));
+                const char *cells[] = {b->clips[in].name,
+                                       workers,
+                                       b->impls[i].name,
+                                       med,
+                                       mn,
+                                       mx,
+                                       n,
+                                       sp,
+                                       p50,
+                                       p99,
+                                       frames,
+                                       note};
+                df_table_row(t, cells);
+            }
+    df_table_print(t, stdout);
+    df_table_free(t);
+    printf("fps: median of the samples (min, max beside it); speedup: S(N) = fps / fps of "
+           "single-threaded libavcodec (ffmpeg)\np50/p99: dfmedia's packet-in to frame-out "
+           "latency (median over samples)\n");
+
+    bool header = false;
+    for (int in = 0; in < b->n_clips; in++)
+        for (int i = 1; i < b->n_impls; i++) {
+            const DfSpeedup sp = speedup_of(b, in, i);
+            if (isnan(sp.amdahl_s))
+                continue;
+            if (!header) {
+                printf("\nAmdahl serial fraction s (fitted), Karp-Flatt e(N), Gustafson "
+                       "N + (1-N)s:\n");
+                header = true;
+            }
+            printf("  %-28s %-22s s = %6.3f ", b->clips[in].name, b->impls[i].name, sp.amdahl_s);
+            for (int k = 0; k < sp.n; k++)
+                if (sp.workers[k] > 1)
+                    printf(" e(%d) = %6.3f  G(%d) = %5.2f", sp.workers[k], sp.kf[k], sp.workers[k],
+                           sp.gustafson[k]);
+            printf("\n");
+        }
+}
+
+static void json_array(JsonBuilder *jb, const char *name, const double *v, int n)
+{
+    json_builder_set_member_name(jb, name);
+    json_builder_begin_array(jb);
+    for (int i = 0; i < n; i++)
+        if (isnan(v[i]))
+            json_builder_add_null_value(jb);
+        else
+            json_builder_add_double_value(jb, v[i]);
+    json_builder_end_array(jb);
+}
+
+static void json_speedup_body(JsonBuilder *jb, const DfDecBench *b, const DfSpeedup *sp)
+{
+    json_builder_set_member_name(jb, "input");
+    json_builder_add_string_value(jb, b->clips[sp->input].name);
+    json_builder_set_member_name(jb, "impl");
+    json_builder_add_string_value(jb, b->impls[sp->impl].name);
+    df_json_double(jb, "t1_fps", baseline_fps(b, sp->input));
+    json_builder_set_member_name(jb, "workers");
+    json_builder_begin_array(jb);
+    for (int i = 0; i < sp->n; i++)
+        json_builder_add_int_value(jb, sp->workers[i]);
+    json_builder_end_array(jb);
+    json_array(jb, "speedup", sp->s, sp->n);
+    df_json_double(jb, "amdahl_s", sp->amdahl_s);
+    json_array(jb, "karp_flatt", sp->kf, sp->n);
+    json_array(jb, "gustafson", sp->gustafson, sp->n);
+}
+
+static bool write_json(const DfDecBench *b)
+{
+    JsonBuilder *jb = json_builder_new();
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "bench");
+    json_builder_add_string_value(jb, "decode");
+    df_report_machine_json(jb);
+
+    json_builder_set_member_name(jb, "run");
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "repeat");
+    json_builder_add_int_value(jb, b->o.repeat);
+    json_builder_set_member_name(jb, "poll_us");
+    if (b->o.poll_us >= -1)
+        json_builder_add_int_value(jb, b->o.poll_us);
+    else
+        json_builder_add_null_value(jb);
+    json_builder_set_member_name(jb, "threading");
+    json_builder_add_string_value(jb, df_threading_name(b->threading));
+    json_builder_set_member_name(jb, "thread_count");
+    json_builder_add_int_value(jb, b->o.thread_count);
+    json_builder_set_member_name(jb, "in_flight");
+    json_builder_add_int_value(jb, b->o.in_flight);
+    df_json_double(jb, "duration_s", (double)(b->end_ns - b->start_ns) / 1e9);
+    df_json_double(jb, "load_avg_start", b->load_start[0]);
+    df_json_double(jb, "load_avg_end", b->load_end[0]);
+    json_builder_set_member_name(jb, "inputs");
+    json_builder_begin_array(jb);
+    for (int i = 0; i < b->n_clips; i++) {
+        const DfClip *c = &b->clips[i];
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "input");
+        json_builder_add_string_value(jb, c->name);
+        json_builder_set_member_name(jb, "path");
+        json_builder_add_string_value(jb, c->path);
+        json_builder_set_member_name(jb, "codec");
+        json_builder_add_string_value(jb, avcodec_get_name(c->par->codec_id));
+        json_builder_set_member_name(jb, "width");
+        json_builder_add_int_value(jb, c->par->width);
+        json_builder_set_member_name(jb, "height");
+        json_builder_add_int_value(jb, c->par->height);
+        json_builder_set_member_name(jb, "packets");
+        json_builder_add_int_value(jb, c->n_pkts);
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
+    json_builder_end_object(jb);
+
+    json_builder_set_member_name(jb, "results");
+    json_builder_begin_array(jb);
+    for (guint k = 0; k < b->configs->len; k++) {
+        const DfDecConfig *cf = &g_array_index(b->configs, DfDecConfig, k);
+        const DfDecImpl *im = &b->impls[cf->impl];
+        const DfSummary fps = df_summarize(cf->fps, cf->n);
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "input");
+        json_builder_add_string_value(jb, b->clips[cf->input].name);
+        json_builder_set_member_name(jb, "impl");
+        json_builder_add_string_value(jb, im->name);
+        json_builder_set_member_name(jb, "workers");
+        json_builder_add_int_value(jb, cf->workers);
+        json_builder_set_member_name(jb, "oversubscribed");
+        json_builder_add_boolean_value(jb, cf->oversubscribed);
+        json_builder_set_member_name(jb, "samples");
+        json_builder_add_int_value(jb, cf->n);
+        df_json_double(jb, "fps_median", fps.median);
+        df_json_double(jb, "fps_min", fps.min);
+        df_json_double(jb, "fps_max", fps.max);
+        json_array(jb, "fps_samples", cf->fps, cf->n);
+        df_json_double(jb, "speedup", fps.median / baseline_fps(b, cf->input));
+        /* Measured only by dfmedia (its own counters). */
+        df_json_double(jb, "latency_p50_ms", df_summarize(cf->p50, cf->n).median);
+        df_json_double(jb, "latency_p99_ms", df_summarize(cf->p99, cf->n).median);
+        json_builder_set_member_name(jb, "frames");
+        json_builder_add_int_value(jb, (gint64)cf->frames);
+        if (cf->threading[0]) {
+            json_builder_set_member_name(jb, "threading");
+            json_builder_add_string_value(jb, cf->threading);
+        }
+        json_builder_set_member_name(jb, "failures");
+        json_builder_add_int_value(jb, cf->failures);
+        if (cf->error) {
+            json_builder_set_member_name(jb, "error");
+            json_builder_add_string_value(jb, cf->error);
+        }
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
+
+    /* The headline series' members at the top level (the issue's shape),
+     * every (input, implementation) series under "series". */
+    json_builder_set_member_name(jb, "speedup");
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "baseline_impl");
+    json_builder_add_string_value(jb, "ffmpeg");
+    json_builder_set_member_name(jb, "definition");
+    json_builder_add_string_value(
+        jb, "S(N) = T(1)/T(N) with T(1) single-threaded libavcodec; amdahl_s: s fitted by least "
+            "squares to 1/S = s + (1-s)/N; karp_flatt: (1/S - 1/N)/(1 - 1/N), null for N = 1; "
+            "gustafson: N + (1-N) s");
+    const DfSpeedup head = speedup_of(b, 0, headline_impl(b));
+    json_speedup_body(jb, b, &head);
+    json_builder_set_member_name(jb, "series");
+    json_builder_begin_array(jb);
+    for (int in = 0; in < b->n_clips; in++)
+        for (int i = 1; i < b->n_impls; i++) {
+            const DfSpeedup sp = speedup_of(b, in, i);
+            json_builder_begin_object(jb);
+            json_speedup_body(jb, b, &sp);
+            json_builder_end_object(jb);
+        }
+    json_builder_end_array(jb);
+    json_builder_end_object(jb);
+    json_builder_end_object(jb);
+
+    GError *err = NULL;
+    const bool ok = df_json_write(jb, b->o.json, &err);
+    if (!ok) {
+        fprintf(stderr, "dfbench decode: cannot write %s: %s\n", b->o.json, err->message);
+        g_error_free(err);
+    }
+    g_object_unref(jb);
+    return ok;
+}
+
+static bool write_csv(const DfDecBench *b)
+{
+    static const char *const headers[] = {
+        "input",          "impl",    "workers",  "oversubscribed", "samples",
+        "fps_median",     "fps_min", "fps_max",  "speedup",        "latency_p50_ms",
+        "latency_p99_ms", "frames",  "failures", "error"};
+    enum { N_COLS = sizeof(headers) / sizeof(headers[0]) };
+    DfCsv csv;
+    int ret = df_csv_open(&csv, b->o.csv, N_COLS, headers);
+    if (ret < 0) {
+        fprintf(stderr, "dfbench decode: cannot write %s: %s\n", b->o.csv, g_strerror(-ret));
+        return false;
+    }
+    for (guint k = 0; k < b->configs->len; k++) {
+        const DfDecConfig *cf = &g_array_index(b->configs, DfDecConfig, k);
+        const DfSummary fps = df_summarize(cf->fps, cf->n);
+        const double v[6] = {fps.median,
+                             fps.min,
+                             fps.max,
+                             fps.median / baseline_fps(b, cf->input),
+                             df_summarize(cf->p50, cf->n).median,
+                             df_summarize(cf->p99, cf->n).median};
+        char f[10][40];
+        snprintf(f[0], sizeof(f[0]), "%d", cf->workers);
+        snprintf(f[1], sizeof(f[1]), "%d", cf->n);
+        /* Empty cells, not "nan", where nothing was measured. */
+        for (int j = 0; j < 6; j++)
+            if (isnan(v[j]))
+                f[2 + j][0] = '\0';
+            else
+                snprintf(f[2 + j], sizeof(f[2 + j]), "%.4f", v[j]);
+        snprintf(f[8], sizeof(f[8]), "%llu", (unsigned long long)cf->frames);
+        snprintf(f[9], sizeof(f[9]), "%d", cf->failures);
+        const char *cells[N_COLS] = {b->clips[cf->input].name,
+                                     b->impls[cf->impl].name,
+                                     f[0],
+                                     cf->oversubscribed ? "true" : "false",
+                                     f[1],
+                                     f[2],
+                                     f[3],
+                                     f[4],
+                                     f[5],
+                                     f[6],
+                                     f[7],
+                                     f[8],
+                                     f[9],
+                                     cf->error};
+        df_csv_row(&csv, cells);
+    }
+    ret = df_csv_close(&csv);
+    if (ret < 0)
+        fprintf(stderr, "dfbench decode: error writing %s: %s\n", b->o.csv, g_strerror(-ret));
+    return ret == 0;
+}
+
+static bool write_plot(const DfDecBench *b)
+{
+    const int n_series = b->n_clips * b->n_impls;
+    DfPlotSeries *fps = g_new0(DfPlotSeries, (gsize)n_series);
+    DfPlotSeries *spd = g_new0(DfPlotSeries, (gsize)n_series);
+    double *xs = g_new0(double, (gsize)n_series *(gsize)b->n_workers);
+    double *ys = g_new0(double, (gsize)n_series *(gsize)b->n_workers);
+    double *ss = g_new0(double, (gsize)n_series *(gsize)b->n_workers);
+    gchar **labels = g_new0(gchar *, (gsize)n_series + 1);
+    int nf = 0, ns = 0;
+    for (int in = 0; in < b->n_clips; in++)
+        for (int i = 0; i < b->n_impls; i++) {
+            const int k = in * b->n_impls + i;
+            double *x = xs + (size_t)k * (size_t)b->n_workers;
+            double *y = ys + (size_t)k * (size_t)b->n_workers;
+            double *s = ss + (size_t)k * (size_t)b->n_workers;
+            int n = 0;
+            for (int w = 0; w < b->n_workers; w++) {
+                const DfDecConfig *cf = find_config(b, in, i, b->workers[w]);
+                if (!cf)
+                    continue;
+                x[n] = cf->workers;
+                y[n] = median_fps(cf);
+                s[n] = y[n] / baseline_fps(b, in);
+                n++;
+            }
+            labels[k] = b->n_clips > 1
+                            ? g_strdup_printf("%s (%s)", b->impls[i].name, b->clips[in].name)
+                            : g_strdup(b->impls[i].name);
+            fps[nf++] = (DfPlotSeries){.label = labels[k], .n = n, .x = x, .y = y};
+            /* The baseline too (S(1) = 1): a series keeps its colour
+             * in both panels. */
+            spd[ns++] = (DfPlotSeries){.label = labels[k], .n = n, .x = x, .y = s};
+        }
+    const DfPlotPanel panels[2] = {
+        {.title = "decode rate", .y_label = "frames per second", .n_series = nf, .series = fps},
+        {.title = "speed-up vs 1-thread libavcodec",
+         .y_label = "S(N) = T(1) / T(N)",
+         .n_series = ns,
+         .series = spd,
+         .ideal_line = true},
+    };
+    char err[256];
+    const int ret = df_plot_write(b->o.plot, "workers (cores)", false, panels, 2, err, sizeof(err));
+    if (ret < 0)
+        fprintf(stderr, "dfbench decode: %s\n", err);
+    g_strfreev(labels);
+    g_free(fps);
+    g_free(spd);
+    g_free(xs);
+    g_free(ys);
+    g_free(ss);
+    return ret == 0;
+}
+
+/* One more, untimed dfmedia decode with the scheduler's trace on. */
+static bool write_trace(const DfDecBench *b)
+{
+    int impl = -1;
+    for (int i = 0; i < b->n_impls && impl < 0; i++)
+        if (b->impls[i].kind == DF_IMPL_DFMEDIA)
+            impl = i;
+    if (impl < 0) {
+        fprintf(stderr, "dfbench decode: --trace needs a dfmedia policy (--policy is none)\n");
+        return false;
+    }
+    int workers = 1;
+    for (int w = 0; w < b->n_workers; w++)
+        workers = b->workers[w] > workers ? b->workers[w] : workers;
+    DfSched *s = NULL;
+    DfError err = {0};
+    bool ok = false;
+    DfAffinity saved;
+    df_affinity_save(&saved);
+    df_bench_confine(&b->map, workers);
+    if (new_sched(b, b->impls[impl].policy, workers, TRACE_CAPACITY, &s, &err) < 0) {
+        fprintf(stderr, "dfbench decode: --trace: %s\n", err.msg);
+        goto cleanup;
+    }
+    DfSample smp = {.fps = NAN};
+    run_df(b, s, &b->clips[0], &smp);
+    if (smp.error[0]) {
+        fprintf(stderr, "dfbench decode: --trace run: %s\n", smp.error);
+        goto cleanup;
+    }
+    if (df_sched_trace_write(s, b->o.trace, &err) < 0) {
+        fprintf(stderr, "dfbench decode: cannot write trace %s: %s\n", b->o.trace, err.msg);
+        goto cleanup;
+    }
+    printf("trace of %s on %s, %d worker%s: %s\n", b->clips[0].name, b->impls[impl].name, workers,
+           workers == 1 ? "" : "s", b->o.trace);
+    ok = true;
+cleanup:
+    if (s)
+        df_sched_unref(s);
+    df_affinity_restore(&saved);
+    return ok;
+}
+
+/* ----------------------------------------------------------------- main */
+
+int df_bench_decode_main(int argc, char **argv)
+{
+    DfDecBench b = {0};
+    int ret = df_cpu_map_init(&b.map);
+    if (ret < 0) {
+        fprintf(stderr, "dfbench decode: cannot read the CPU topology: %s\n", g_strerror(-ret));
+        return DF_BENCH_FAILED;
+    }
+    /* libavcodec's warnings would break the progress line and the table. */
+    av_log_set_level(AV_LOG_ERROR);
+    int status = parse_options(&b, argc, argv);
+    if (status != DF_BENCH_OK)
+        goto cleanup;
+    configs_init(&b);
+    print_header(&b);
+    fflush(stdout);
+    run_all(&b);
+    printf("\n");
+    print_table(&b);
+    printf("\nload average %.2f at the start, %.2f at the end; %.1f s\n", b.load_start[0],
+           b.load_end[0], (double)(b.end_ns - b.start_ns) / 1e9);
+    if (b.o.json && !write_json(&b))
+        status = DF_BENCH_FAILED;
+    if (b.o.csv && !write_csv(&b))
+        status = DF_BENCH_FAILED;
+    if (b.o.plot && !write_plot(&b))
+        status = DF_BENCH_FAILED;
+    if (b.o.trace && !write_trace(&b))
+        status = DF_BENCH_FAILED;
+    for (guint i = 0; i < b.configs->len; i++)
+        if (g_array_index(b.configs, DfDecConfig, i).failures)
+            status = DF_BENCH_FAILED;
+    if (status == DF_BENCH_FAILED)
+        fprintf(stderr, "dfbench decode: some runs or outputs failed (see above)\n");
+cleanup:
+    configs_free(&b);
+    for (int i = 0; i < b.n_clips; i++)
+        df_clip_free(&b.clips[i]);
+    g_free(b.clips);
+    g_free(b.impls);
+    g_free(b.workers);
+    g_strfreev(b.o.inputs);
+    g_free(b.o.workers);
+    g_free(b.o.policy);
+    g_free(b.o.peers);
+    g_free(b.o.json);
+    g_free(b.o.csv);
+    g_free(b.o.plot);
+    g_free(b.o.trace);
+    g_free(b.o.threading);
+    df_gst_deinit();
+    df_cpu_map_fini(&b.map);
+    return status;
+}

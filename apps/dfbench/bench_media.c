@@ -1,0 +1,475 @@
+/* Clips in memory, CPU confinement and GStreamer pipelines for dfbench
+ * decode and dfbench realtime. */
+#include "bench_media.h"
+
+#include <errno.h>
+#include <libavformat/avformat.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef DF_BENCH_HAVE_GST
+#include <gst/gst.h>
+#endif
+
+/* ----------------------------------------------------------------- clips */
+
+int df_clip_load(const char *path, DfClip *clip, char *err, size_t err_len)
+{
+    char e[AV_ERROR_MAX_STRING_SIZE];
+    memset(clip, 0, sizeof(*clip));
+    AVFormatContext *fmt = NULL;
+    AVPacket *pkt = NULL;
+    int ret = avformat_open_input(&fmt, path, NULL, NULL);
+    if (ret < 0) {
+        av_strerror(ret, e, sizeof(e));
+        snprintf(err, err_len, "cannot open %s: %s", path, e);
+        return ret;
+    }
+    if ((ret = avformat_find_stream_info(fmt, NULL)) < 0) {
+        av_strerror(ret, e, sizeof(e));
+        snprintf(err, err_len, "%s: cannot read stream info: %s", path, e);
+        goto cleanup;
+    }
+    ret = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+    if (ret < 0) {
+        snprintf(err, err_len, "%s: no video stream", path);
+        goto cleanup;
+    }
+    const int idx = ret;
+    const AVStream *st = fmt->streams[idx];
+    clip->par = avcodec_parameters_alloc();
+    pkt = av_packet_alloc();
+    if (!clip->par || !pkt || avcodec_parameters_copy(clip->par, st->codecpar) < 0) {
+        ret = AVERROR(ENOMEM);
+        snprintf(err, err_len, "out of memory");
+        goto cleanup;
+    }
+    clip->tb = st->time_base;
+    clip->frame_rate = st->avg_frame_rate.num > 0 ? st->avg_frame_rate : st->r_frame_rate;
+    GPtrArray *v = g_ptr_array_new();
+    while ((ret = av_read_frame(fmt, pkt)) >= 0) {
+        if (pkt->stream_index == idx) {
+            AVPacket *c = av_packet_clone(pkt);
+            if (c)
+                g_ptr_array_add(v, c);
+        }
+        av_packet_unref(pkt);
+    }
+    clip->n_pkts = (int)v->len;
+    clip->pkts = (AVPacket **)g_ptr_array_free(v, FALSE);
+    if (clip->n_pkts == 0) {
+        ret = AVERROR_INVALIDDATA;
+        snprintf(err, err_len, "%s: no video packets", path);
+        goto cleanup;
+    }
+    if (!avcodec_find_decoder(clip->par->codec_id)) {
+        ret = AVERROR_DECODER_NOT_FOUND;
+        snprintf(err, err_len, "%s: libavcodec has no decoder for %s", path,
+                 avcodec_get_name(clip->par->codec_id));
+        goto cleanup;
+    }
+    clip->path = g_strdup(path);
+    clip->name = g_path_get_basename(path);
+    ret = 0;
+cleanup:
+    av_packet_free(&pkt);
+    avformat_close_input(&fmt);
+    if (ret < 0)
+        df_clip_free(clip);
+    return ret;
+}
+
+void df_clip_free(DfClip *clip)
+{
+    for (int i = 0; i < clip->n_pkts; i++)
+        av_packet_free(&clip->pkts[i]);
+    g_free(clip->pkts);
+    avcodec_parameters_free(&clip->par);
+    g_free(clip->path);
+    g_free(clip->name);
+    memset(clip, 0, sizeof(*clip));
+}
+
+/* --------------------------------------------------------------- options */
+
+static bool parse_long(const char *s, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    const long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+int df_parse_int_list(const char *spec, int max, int **out)
+{
+    gchar **parts = g_strsplit(spec, ",", -1);
+    GArray *v = g_array_new(FALSE, FALSE, sizeof(int));
+    int ret = -1;
+    for (int i = 0; parts[i]; i++) {
+        gchar *item = g_strstrip(parts[i]);
+        char *dash = strchr(item, '-');
+        long lo, hi;
+        if (dash) {
+            *dash = '\0';
+            if (!parse_long(item, 1, max, &lo) || !parse_long(dash + 1, lo, max, &hi))
+                goto cleanup;
+        } else if (parse_long(item, 1, max, &lo)) {
+            hi = lo;
+        } else {
+            goto cleanup;
+        }
+        for (long w = lo; w <= hi; w++) {
+            const int x = (int)w;
+            bool dup = false;
+            for (guint k = 0; k < v->len; k++)
+                dup |= g_array_index(v, int, k) == x;
+            if (!dup)
+                g_array_append_val(v, x);
+        }
+    }
+    if (v->len == 0)
+        goto cleanup;
+    ret = (int)v->len;
+    *out = g_memdup2(v->data, sizeof(int) * v->len);
+cleanup:
+    g_array_free(v, TRUE);
+    g_strfreev(parts);
+    return ret;
+}
+
+/* ------------------------------------------------------------------ CPUs */
+
+static void cpu_set_of(const DfCpuMap *map, int n, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    for (int i = 0; i < n; i++) {
+        const int cpu = df_cpu_map_cpu(map, i, n);
+        if (cpu >= 0 && cpu < CPU_SETSIZE)
+            CPU_SET(cpu, set);
+    }
+}
+
+int df_bench_confine(const DfCpuMap *map, int n)
+{
+    cpu_set_t set;
+    cpu_set_of(map, n, &set);
+    return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* ------------------------------------------------------------- GStreamer */
+
+const char *df_gst_avdec_name(enum AVCodecID id)
+{
+    switch (id) {
+    case AV_CODEC_ID_H264:
+        return "avdec_h264";
+    case AV_CODEC_ID_HEVC:
+        return "avdec_h265";
+    case AV_CODEC_ID_MPEG2VIDEO:
+        return "avdec_mpeg2video";
+    default:
+        return NULL;
+    }
+}
+
+#ifndef DF_BENCH_HAVE_GST
+
+bool df_gst_built(void)
+{
+    return false;
+}
+
+bool df_gst_init(void)
+{
+    return false;
+}
+
+void df_gst_deinit(void)
+{
+}
+
+bool df_gst_have(const char *factory)
+{
+    return false;
+}
+
+bool df_gst_has_property(const char *factory, const char *prop)
+{
+    return false;
+}
+
+int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
+{
+    for (int i = 0; i < n; i++) {
+        memset(&res[i], 0, sizeof(res[i]));
+        snprintf(res[i].error, sizeof(res[i].error), "dfbench was built without GStreamer");
+    }
+    return -ENOTSUP;
+}
+
+#else
+
+bool df_gst_built(void)
+{
+    return true;
+}
+
+static int gst_state; /* 0 not tried, 1 fine, -1 failed or deinitialised */
+
+bool df_gst_init(void)
+{
+    int *const state = &gst_state;
+    if (*state == 0) {
+        GError *err = NULL;
+        *state = gst_init_check(NULL, NULL, &err) ? 1 : -1;
+        if (err) {
+            fprintf(stderr, "dfbench: GStreamer: %s\n", err->message);
+            g_error_free(err);
+        }
+    }
+    return *state > 0;
+}
+
+void df_gst_deinit(void)
+{
+    if (gst_state > 0)
+        gst_deinit();
+    gst_state = -1;
+}
+
+bool df_gst_have(const char *factory)
+{
+    if (!df_gst_init())
+        return false;
+    /* Made, not just found: the registry may list a plugin that no longer
+     * loads (e.g. a dfdec built against another libdfmedia than the one
+     * this process has loaded). */
+    GstElement *e = gst_element_factory_make(factory, NULL);
+    if (!e)
+        return false;
+    gst_object_unref(e);
+    return true;
+}
+
+bool df_gst_has_property(const char *factory, const char *prop)
+{
+    if (!df_gst_init())
+        return false;
+    GstElement *e = gst_element_factory_make(factory, NULL);
+    if (!e)
+        return false;
+    const bool has = g_object_class_find_property(G_OBJECT_GET_CLASS(e), prop) != NULL;
+    gst_object_unref(e);
+    return has;
+}
+
+typedef struct GstCtx {
+    const DfGstRun *run;
+    DfGstResult *res;
+    GstElement *pipe, *sink;
+    cpu_set_t cpus;
+    GThread *confined; /* the streaming thread already confined */
+    int64_t t0_ns, last_ns;
+    GArray *lateness; /* double ms, sync only */
+} GstCtx;
+
+/* The decoder's input: runs on the streaming thread that will open the
+ * codec (caps come before buffers), so libavcodec's threads inherit. */
+static GstPadProbeReturn confine_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    GstCtx *c = data;
+    GThread *self = g_thread_self();
+    if (c->confined != self) {
+        pthread_setaffinity_np(pthread_self(), sizeof(c->cpus), &c->cpus);
+        c->confined = self;
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+/* At the sink's input, before it waits for the clock: "received". */
+static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    GstCtx *c = data;
+    GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER(info);
+    c->res->frames++;
+    c->last_ns = df_now_ns();
+    if (!c->run->sync || !GST_BUFFER_PTS_IS_VALID(buf))
+        return GST_PAD_PROBE_OK;
+    GstEvent *ev = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0);
+    GstClock *clock = gst_element_get_clock(c->sink);
+    if (ev && clock) {
+        const GstSegment *seg;
+        gst_event_parse_segment(ev, &seg);
+        const guint64 rt = gst_segment_to_running_time(seg, GST_FORMAT_TIME, GST_BUFFER_PTS(buf));
+        const GstClockTime now = gst_clock_get_time(clock);
+        const GstClockTime base = gst_element_get_base_time(c->sink);
+        if (rt != GST_CLOCK_TIME_NONE && now >= base) {
+            /* Against the due time, running time + budget, as dfmedia's
+             * streams are measured. */
+            const double late_ns = (double)(now - base) - (double)rt - (double)c->run->budget_ns;
+            const double ms = late_ns / 1e6;
+            g_array_append_val(c->lateness, ms);
+            if (late_ns > 0)
+                c->res->late++;
+        }
+    }
+    if (clock)
+        gst_object_unref(clock);
+    if (ev)
+        gst_event_unref(ev);
+    return GST_PAD_PROBE_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool gst_ctx_build(GstCtx *c)
+{
+    const DfGstRun *r = c->run;
+    gchar *desc = g_strdup_printf("filesrc name=src ! parsebin ! %s name=dec ! fakesink name=sink "
+                                  "sync=%s",
+                                  r->decoder, r->sync ? "true" : "false");
+    GError *err = NULL;
+    c->pipe = gst_parse_launch(desc, &err);
+    g_free(desc);
+    if (!c->pipe || err) {
+        snprintf(c->res->error, sizeof(c->res->error), "gst_parse_launch: %s",
+                 err ? err->message : "failed");
+        g_clear_error(&err);
+        return false;
+    }
+    GstElement *src = gst_bin_get_by_name(GST_BIN(c->pipe), "src");
+    GstElement *dec = gst_bin_get_by_name(GST_BIN(c->pipe), "dec");
+    c->sink = gst_bin_get_by_name(GST_BIN(c->pipe), "sink");
+    g_object_set(src, "location", r->path, NULL);
+    GstPad *dsink = gst_element_get_static_pad(dec, "sink");
+    gst_pad_add_probe(dsink, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_BUFFER,
+                      confine_probe, c, NULL);
+    gst_object_unref(dsink);
+    GstPad *ssink = gst_element_get_static_pad(c->sink, "sink");
+    gst_pad_add_probe(ssink, GST_PAD_PROBE_TYPE_BUFFER, count_probe, c, NULL);
+    gst_object_unref(ssink);
+    gst_object_unref(src);
+    gst_object_unref(dec);
+    return true;
+}
+
+/* Wait for the pipeline's first message of `types`; false on error/timeout. */
+static bool gst_ctx_wait(GstCtx *c, GstMessageType types, GstClockTime timeout)
+{
+    GstBus *bus = gst_element_get_bus(c->pipe);
+    GstMessage *m =
+        gst_bus_timed_pop_filtered(bus, timeout, (GstMessageType)(types | GST_MESSAGE_ERROR));
+    gst_object_unref(bus);
+    bool ok = m && GST_MESSAGE_TYPE(m) != GST_MESSAGE_ERROR;
+    if (!m) {
+        snprintf(c->res->error, sizeof(c->res->error), "timed out");
+    } else if (!ok) {
+        GError *e = NULL;
+        gst_message_parse_error(m, &e, NULL);
+        snprintf(c->res->error, sizeof(c->res->error), "%s", e ? e->message : "error");
+        g_clear_error(&e);
+    }
+    if (m)
+        gst_message_unref(m);
+    return ok;
+}
+
+int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
+{
+    int ret = 0;
+    GstCtx *ctx = g_new0(GstCtx, (gsize)n);
+    for (int i = 0; i < n; i++) {
+        memset(&res[i], 0, sizeof(res[i]));
+        res[i].fps = res[i].late_p99_ms = NAN;
+    }
+    if (!df_gst_init()) {
+        for (int i = 0; i < n; i++)
+            snprintf(res[i].error, sizeof(res[i].error), "GStreamer failed to initialise");
+        ret = -EIO;
+        goto cleanup;
+    }
+    for (int i = 0; i < n; i++) {
+        ctx[i].run = &runs[i];
+        ctx[i].res = &res[i];
+        ctx[i].lateness = g_array_new(FALSE, FALSE, sizeof(double));
+        cpu_set_of(runs[i].map, runs[i].cpus, &ctx[i].cpus);
+        if (!gst_ctx_build(&ctx[i]))
+            ret = -EINVAL;
+    }
+    if (ret < 0)
+        goto cleanup;
+    const bool sync = runs[0].sync;
+    if (sync) {
+        /* Preroll, then play from the start at `rate` for `duration_s`
+         * of running time (the segment's stop is stream time). */
+        for (int i = 0; i < n; i++)
+            gst_element_set_state(ctx[i].pipe, GST_STATE_PAUSED);
+        for (int i = 0; i < n; i++) {
+            if (!gst_ctx_wait(&ctx[i], GST_MESSAGE_ASYNC_DONE, 60 * GST_SECOND)) {
+                ret = -EIO;
+                continue;
+            }
+            const DfGstRun *r = &runs[i];
+            const gint64 stop =
+                r->duration_s > 0 ? (gint64)(r->duration_s * r->rate * (double)GST_SECOND) : -1;
+            if (!gst_element_seek(ctx[i].pipe, r->rate, GST_FORMAT_TIME,
+                                  (GstSeekFlags)(GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE),
+                                  GST_SEEK_TYPE_SET, 0,
+                                  stop < 0 ? GST_SEEK_TYPE_NONE : GST_SEEK_TYPE_SET, stop)) {
+                snprintf(res[i].error, sizeof(res[i].error), "seek to rate %.3f failed", r->rate);
+                ret = -EIO;
+                continue;
+            }
+            gst_ctx_wait(&ctx[i], GST_MESSAGE_ASYNC_DONE, 60 * GST_SECOND);
+            /* The prerolled frames were counted before the clock ran. */
+            res[i].frames = 0;
+            res[i].late = 0;
+            g_array_set_size(ctx[i].lateness, 0);
+        }
+        if (ret < 0)
+            goto cleanup;
+    }
+    for (int i = 0; i < n; i++) {
+        ctx[i].t0_ns = df_now_ns();
+        gst_element_set_state(ctx[i].pipe, GST_STATE_PLAYING);
+    }
+    for (int i = 0; i < n; i++) {
+        if (!gst_ctx_wait(&ctx[i], GST_MESSAGE_EOS, 600 * GST_SECOND)) {
+            ret = -EIO;
+            continue;
+        }
+        if (res[i].frames > 0 && ctx[i].last_ns > ctx[i].t0_ns)
+            res[i].fps = (double)res[i].frames / ((double)(ctx[i].last_ns - ctx[i].t0_ns) / 1e9);
+        GArray *l = ctx[i].lateness;
+        if (l->len > 0) {
+            qsort(l->data, l->len, sizeof(double), cmp_double);
+            res[i].late_p99_ms = g_array_index(l, double, (guint)((l->len - 1) * 99 / 100));
+        }
+    }
+cleanup:
+    for (int i = 0; i < n; i++) {
+        if (ctx[i].pipe) {
+            gst_element_set_state(ctx[i].pipe, GST_STATE_NULL);
+            gst_object_unref(ctx[i].pipe);
+        }
+        if (ctx[i].sink)
+            gst_object_unref(ctx[i].sink);
+        if (ctx[i].lateness)
+            g_array_free(ctx[i].lateness, TRUE);
+    }
+    g_free(ctx);
+    return ret;
+}
+
+#endif

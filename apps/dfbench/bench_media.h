@@ -1,0 +1,90 @@
+/* What dfbench decode and dfbench realtime share: clips held in memory,
+ * the calling thread confined to "N cores", option parsing, and the
+ * GStreamer pipelines (avdec_*, dfdec) when the build has GStreamer. */
+#ifndef DF_BENCH_MEDIA_H
+#define DF_BENCH_MEDIA_H
+
+#include "affinity.h"
+#include "dfmedia.h"
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A clip's video packets, demuxed once so that demuxing is not timed. */
+typedef struct DfClip {
+    char *path;
+    char *name; /* basename, for tables */
+    AVCodecParameters *par;
+    AVRational tb;
+    AVRational frame_rate; /* the stream's (0/1 when unknown) */
+    AVPacket **pkts;
+    int n_pkts;
+} DfClip;
+
+/* Load every packet of the best video stream of `path`.  Returns 0 or a
+ * negative AVERROR with a message in `err`. */
+int df_clip_load(const char *path, DfClip *clip, char *err, size_t err_len);
+void df_clip_free(DfClip *clip);
+
+/* "1,2,4" or "1-4" (or a mix) into a new array; the count or -1. */
+int df_parse_int_list(const char *spec, int max, int **out);
+
+/* Confine the calling thread to the CPUs of `n` workers (the first n cores,
+ * all PUs when n exceeds them), so that threads it creates from now on —
+ * libavcodec's, GStreamer's — inherit "N cores".  Returns 0 or -errno. */
+int df_bench_confine(const DfCpuMap *map, int n);
+
+/* ------------------------------------------------------------ GStreamer */
+
+/* True when dfbench was built with GStreamer. */
+bool df_gst_built(void);
+
+/* Initialise GStreamer once (no-op without it).  False when it cannot. */
+bool df_gst_init(void);
+
+/* Release GStreamer at exit (when it was initialised), so that leak
+ * checkers see only what dfbench itself left behind. */
+void df_gst_deinit(void);
+
+/* True when the element factory exists (GST_PLUGIN_PATH is honoured). */
+bool df_gst_have(const char *factory);
+
+/* True when elements of `factory` have a property `prop` (a property of an
+ * element still being written may come later). */
+bool df_gst_has_property(const char *factory, const char *prop);
+
+/* The avdec_* element for a codec, or NULL. */
+const char *df_gst_avdec_name(enum AVCodecID id);
+
+/* One GStreamer decode of `path` through
+ *   filesrc ! parsebin ! DECODER ! fakesink
+ * `decoder` is a gst-launch fragment ("avdec_h264 max-threads=2").
+ * sync = false: as fast as possible (decode).  sync = true: rendered in
+ * real time at `rate` x the clip's own speed, for `duration_s` seconds of
+ * running time (0: to the end), counting frames that reach the sink later
+ * than `budget_ns` after their running time (realtime). */
+typedef struct DfGstRun {
+    const char *path;
+    const char *decoder;
+    const DfCpuMap *map; /* streaming threads confined to `cpus` workers' CPUs */
+    int cpus;
+    bool sync;
+    double rate;
+    double duration_s;
+    int64_t budget_ns;
+} DfGstRun;
+
+typedef struct DfGstResult {
+    uint64_t frames;
+    uint64_t late;      /* sync: frames past their due time + budget */
+    double fps;         /* frames / wall time from PLAYING to EOS */
+    double late_p99_ms; /* sync: p99 of arrival - (running time + budget); < 0: early */
+    char error[256];    /* non-empty when the run failed */
+} DfGstResult;
+
+/* Several pipelines at once (realtime: K independent avdec pipelines in
+ * one process); res[i] per pipeline.  Returns 0 when all ran. */
+int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res);
+
+#endif

@@ -1,0 +1,878 @@
+/* dfbench realtime: Gustafson's scaled size for video.  At a fixed frame
+ * deadline, how many concurrent real-time streams do N workers carry?
+ *
+ * dfmedia: K decoders of the same clip in one process share one scheduler
+ * of N workers (the first N cores).  Each stream has a thread (confined to
+ * the same CPUs) that sends packet k at start + k/fps and takes frames as
+ * soon as they are ready (polling every millisecond at most, so arrival
+ * times are exact to about 1 ms).  The i-th frame out (presentation order)
+ * is due at start + (i + B)/fps, with the latency budget
+ *     B = reorder delay of the stream (codecpar video_delay: frames any
+ *         decoder must have received before it can output frame 0)
+ *       + --latency-frames (default 2: one frame period for the decode
+ *         itself and one of slack for the packet queue and wake-ups).
+ * A frame received after its due time is a miss, and so is a frame that
+ * never comes.  The clip loops (timestamps shifted) when --duration needs
+ * more frames than it has.  K grows 1, 2, 4, ... until a trial misses, then
+ * bisects between the last good and the first bad K (a K that misses is
+ * tried once more and fails only if it misses again: one stall of another
+ * process on a shared machine should not decide it); the result is the
+ * largest K without a miss, with its p99 latency (packet in -> frame out,
+ * dfmedia's counters, worst stream) and p99 lateness (arrival - due).
+ *
+ * avdec (peer): K independent pipelines, filesrc ! parsebin ! avdec_*
+ * (default threads) ! fakesink sync=true, all threads confined to the same
+ * N cores.  The sink renders each frame at its running time; the clip is
+ * played at --fps by a seek with rate fps/clip rate, for --duration.  A
+ * pad probe at the sink's input compares each frame's arrival with its
+ * running time: later than B/fps is a miss.  This pacing is not identical
+ * to dfmedia's (GStreamer reads ahead and the decoder may run a frame or so
+ * ahead until the sink blocks it, and decodes the first frame during
+ * preroll), so it is, if anything, lenient to avdec; it is the honest
+ * "K players in one process" figure without writing a demuxer into appsrc.
+ * Timings are never pass/fail. */
+#include "bench_media.h"
+#include "dfbench.h"
+#include "plot.h"
+#include "report.h"
+
+#include <errno.h>
+#include <libavutil/log.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_WORKERS         1024
+#define DEFAULT_MAX_STREAMS 64
+#define POLL_NS             1000000 /* longest sleep between frame polls */
+
+typedef struct DfRtOpts {
+    char *input, *workers, *policy, *peers, *json, *csv, *plot;
+    double fps, duration;
+    int latency_frames, max_streams, poll_us;
+} DfRtOpts;
+
+/* One trial: K streams on one configuration. */
+typedef struct DfRtTrial {
+    int streams;
+    uint64_t frames, expected, misses;
+    double latency_p99_ms; /* worst stream (dfmedia); NAN for avdec */
+    double late_p99_ms;    /* p99 of arrival - due over all frames */
+    char error[256];
+} DfRtTrial;
+
+typedef struct DfRtResult {
+    char impl[48];
+    const char *policy; /* NULL: avdec */
+    int workers;
+    bool oversubscribed;
+    int max_streams; /* largest K without a miss (0: not even one) */
+    bool capped;     /* --max-streams reached without a miss */
+    DfRtTrial best;  /* the trial at max_streams */
+    GArray *trials;  /* DfRtTrial, in the order run */
+    bool failed;
+} DfRtResult;
+
+typedef struct DfRt {
+    DfRtOpts o;
+    DfCpuMap map;
+    DfClip clip;
+    int *workers;
+    int n_workers;
+    GPtrArray *policies;
+    bool avdec;
+    int budget_frames;
+    int total_frames; /* frames each stream decodes */
+    GArray *results;  /* DfRtResult */
+} DfRt;
+
+/* ---------------------------------------------------------------- stream */
+
+typedef struct DfRtStream {
+    const DfRt *rt;
+    DfDecoder *dec;
+    const DfCpuMap *map;
+    int cpus;
+    int64_t start_ns;
+    uint64_t frames, misses;
+    GArray *late_ms; /* double */
+    char error[256];
+} DfRtStream;
+
+static void sleep_until(int64_t t_ns)
+{
+    const int64_t now = df_now_ns();
+    if (t_ns <= now)
+        return;
+    const int64_t d = t_ns - now;
+    struct timespec ts = {.tv_sec = d / 1000000000, .tv_nsec = d % 1000000000};
+    nanosleep(&ts, NULL);
+}
+
+static void take_frame(DfRtStream *st, int64_t now)
+{
+    const double fps = st->rt->o.fps;
+    const int64_t due =
+        st->start_ns +
+        (int64_t)((double)(st->frames + (uint64_t)st->rt->budget_frames) * 1e9 / fps);
+    const double late = (double)(now - due) / 1e6;
+    g_array_append_val(st->late_ms, late);
+    if (now > due)
+        st->misses++;
+    st->frames++;
+}
+
+static void *stream_main(void *arg)
+{
+    DfRtStream *st = arg;
+    const DfClip *c = &st->rt->clip;
+    const int total = st->rt->total_frames;
+    const double fps = st->rt->o.fps;
+    df_bench_confine(st->map, st->cpus);
+    AVFrame *f = av_frame_alloc();
+    AVPacket *pkt = av_packet_alloc();
+    if (!f || !pkt) {
+        snprintf(st->error, sizeof(st->error), "out of memory");
+        goto cleanup;
+    }
+    /* One pass of the clip in stream time base, for looping. */
+    const AVRational rate = c->frame_rate.num > 0 ? c->frame_rate : (AVRational){25, 1};
+    const int64_t span = av_rescale_q(c->n_pkts, av_inv_q(rate), c->tb);
+    int k = 0;
+    bool draining = false;
+    for (;;) {
+        const int64_t now = df_now_ns();
+        const int64_t send_at = st->start_ns + (int64_t)((double)k * 1e9 / fps);
+        if (k < total && now >= send_at) {
+            av_packet_unref(pkt);
+            if (av_packet_ref(pkt, c->pkts[k % c->n_pkts]) < 0) {
+                snprintf(st->error, sizeof(st->error), "out of memory");
+                goto cleanup;
+            }
+            const int64_t shift = (int64_t)(k / c->n_pkts) * span;
+            if (pkt->pts != AV_NOPTS_VALUE)
+                pkt->pts += shift;
+            if (pkt->dts != AV_NOPTS_VALUE)
+                pkt->dts += shift;
+            const int ret = df_decoder_send_packet(st->dec, pkt);
+            if (ret == 0) {
+                k++;
+            } else if (ret == AVERROR(EAGAIN)) {
+                /* The decoder is full: wait for its oldest frame (the
+                 * packet goes late, and its frame will show it). */
+                if (df_decoder_receive_frame(st->dec, f) == 0)
+                    take_frame(st, df_now_ns());
+                continue;
+            } else {
+                snprintf(st->error, sizeof(st->error), "send_packet failed (%d)", ret);
+                goto cleanup;
+            }
+        }
+        if (k == total && !draining) {
+            df_decoder_send_packet(st->dec, NULL);
+            draining = true;
+        }
+        int ret;
+        while ((ret = df_decoder_try_receive_frame(st->dec, f)) == 0)
+            take_frame(st, df_now_ns());
+        if (draining) {
+            while ((ret = df_decoder_receive_frame(st->dec, f)) == 0)
+                take_frame(st, df_now_ns());
+            break;
+        }
+        const int64_t next = st->start_ns + (int64_t)((double)k * 1e9 / fps);
+        const int64_t t = df_now_ns();
+        sleep_until(next < t + POLL_NS ? next : t + POLL_NS);
+    }
+cleanup:
+    av_packet_free(&pkt);
+    av_frame_free(&f);
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double p99_of(GArray *v)
+{
+    if (v->len == 0)
+        return NAN;
+    qsort(v->data, v->len, sizeof(double), cmp_double);
+    return g_array_index(v, double, (guint)((v->len - 1) * 99 / 100));
+}
+
+static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k, DfRtTrial *tr)
+{
+    memset(tr, 0, sizeof(*tr));
+    tr->streams = k;
+    tr->latency_p99_ms = tr->late_p99_ms = NAN;
+    char cpus[256];
+    df_cpu_map_list(&rt->map, workers, cpus, sizeof(cpus));
+    DfSchedConfig sc;
+    df_sched_config_init(&sc);
+    sc.n_workers = workers;
+    sc.policy = policy;
+    sc.cpuset = cpus;
+    if (rt->o.poll_us >= -1)
+        sc.poll_us = rt->o.poll_us;
+    DfSched *s = NULL;
+    DfError err = {0};
+    DfRtStream *st = g_new0(DfRtStream, (gsize)k);
+    pthread_t *th = g_new0(pthread_t, (gsize)k);
+    int started = 0;
+    if (df_sched_new(&sc, &s, &err) < 0) {
+        snprintf(tr->error, sizeof(tr->error), "%s", err.msg);
+        goto cleanup;
+    }
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.log_level = AV_LOG_ERROR;
+    for (int i = 0; i < k; i++) {
+        st[i].rt = rt;
+        st[i].map = &rt->map;
+        st[i].cpus = workers;
+        st[i].late_ms = g_array_new(FALSE, FALSE, sizeof(double));
+        if (df_decoder_new(s, rt->clip.par, rt->clip.tb, &cfg, &st[i].dec, &err) < 0) {
+            snprintf(tr->error, sizeof(tr->error), "%s", err.msg);
+            goto cleanup;
+        }
+    }
+    /* A common start a little ahead, so that every thread is up. */
+    const int64_t start = df_now_ns() + 20000000;
+    for (int i = 0; i < k; i++) {
+        st[i].start_ns = start;
+        if (pthread_create(&th[i], NULL, stream_main, &st[i]) != 0) {
+            snprintf(tr->error, sizeof(tr->error), "pthread_create failed");
+            break;
+        }
+        started++;
+    }
+cleanup:
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    GArray *late = g_array_new(FALSE, FALSE, sizeof(double));
+    for (int i = 0; i < k; i++) {
+        if (st[i].error[0] && !tr->error[0])
+            snprintf(tr->error, sizeof(tr->error), "%s", st[i].error);
+        tr->frames += st[i].frames;
+        tr->misses += st[i].misses;
+        if (st[i].late_ms)
+            g_array_append_vals(late, st[i].late_ms->data, st[i].late_ms->len);
+        if (st[i].dec) {
+            DfDecoderStats ds;
+            df_decoder_stats(st[i].dec, &ds);
+            if (isnan(tr->latency_p99_ms) || ds.latency_p99_ms > tr->latency_p99_ms)
+                tr->latency_p99_ms = ds.latency_p99_ms;
+            df_decoder_free(&st[i].dec);
+        }
+        if (st[i].late_ms)
+            g_array_free(st[i].late_ms, TRUE);
+    }
+    tr->expected = (uint64_t)k * (uint64_t)rt->total_frames;
+    /* A frame that never came missed its deadline too. */
+    if (tr->frames < tr->expected)
+        tr->misses += tr->expected - tr->frames;
+    tr->late_p99_ms = p99_of(late);
+    g_array_free(late, TRUE);
+    g_free(th);
+    g_free(st);
+    if (s)
+        df_sched_unref(s);
+}
+
+static void trial_avdec(const DfRt *rt, int workers, int k, DfRtTrial *tr)
+{
+    memset(tr, 0, sizeof(*tr));
+    tr->streams = k;
+    tr->latency_p99_ms = tr->late_p99_ms = NAN;
+    const char *name = df_gst_avdec_name(rt->clip.par->codec_id);
+    if (!name) {
+        snprintf(tr->error, sizeof(tr->error), "no avdec element for %s",
+                 avcodec_get_name(rt->clip.par->codec_id));
+        return;
+    }
+    const AVRational cr = rt->clip.frame_rate.num > 0 ? rt->clip.frame_rate : (AVRational){25, 1};
+    DfGstRun *runs = g_new0(DfGstRun, (gsize)k);
+    DfGstResult *res = g_new0(DfGstResult, (gsize)k);
+    for (int i = 0; i < k; i++)
+        runs[i] = (DfGstRun){
+            .path = rt->clip.path,
+            .decoder = name, /* default threads, as a player would have */
+            .map = &rt->map,
+            .cpus = workers,
+            .sync = true,
+            .rate = rt->o.fps / av_q2d(cr),
+            .duration_s = rt->o.duration,
+            .budget_ns = (int64_t)((double)rt->budget_frames * 1e9 / rt->o.fps),
+        };
+    DfAffinity saved;
+    df_affinity_save(&saved);
+    df_bench_confine(&rt->map, workers);
+    df_gst_run(runs, k, res);
+    df_affinity_restore(&saved);
+    for (int i = 0; i < k; i++) {
+        if (res[i].error[0] && !tr->error[0])
+            snprintf(tr->error, sizeof(tr->error), "%s", res[i].error);
+        tr->frames += res[i].frames;
+        tr->misses += res[i].late;
+        if (isnan(tr->late_p99_ms) || res[i].late_p99_ms > tr->late_p99_ms)
+            tr->late_p99_ms = res[i].late_p99_ms; /* worst pipeline's p99 */
+    }
+    /* What the pipeline delivers for --duration (the clip may be shorter). */
+    const double clip_s = rt->clip.n_pkts / av_q2d(cr) / runs[0].rate;
+    const double secs = rt->o.duration < clip_s ? rt->o.duration : clip_s;
+    /* Less the prerolled first frame, which reaches the sink before the
+     * clock runs and is not counted. */
+    const double per_stream = floor(secs * rt->o.fps + 0.5) - 1;
+    tr->expected = (uint64_t)k * (uint64_t)(per_stream > 0 ? per_stream : 0);
+    /* The seek's stop may round a frame either way: only a clear shortfall
+     * (more than one frame per stream) counts as frames that never came. */
+    if (tr->frames + (uint64_t)k < tr->expected)
+        tr->misses += tr->expected - tr->frames;
+    g_free(runs);
+    g_free(res);
+}
+
+/* --------------------------------------------------------------- search */
+
+static bool trial_ok(const DfRtTrial *t)
+{
+    return !t->error[0] && t->misses == 0;
+}
+
+/* On a shared machine one stall of another process can make a single
+ * trial miss; a K counts as failed only when a second trial of it misses
+ * too.  Both trials are kept and reported. */
+static bool trial_ok_confirmed(DfRt *rt, DfRtResult *r, int k, DfProgress *prog, DfRtTrial *t);
+
+static void run_trial(DfRt *rt, DfRtResult *r, int k, DfProgress *prog, DfRtTrial *out)
+{
+    df_progress_step(prog, "%s, %d worker%s: %d stream%s", r->impl, r->workers,
+                     r->workers == 1 ? "" : "s", k, k == 1 ? "" : "s");
+    if (r->policy)
+        trial_dfmedia(rt, r->policy, r->workers, k, out);
+    else
+        trial_avdec(rt, r->workers, k, out);
+    g_array_append_val(r->trials, *out);
+    if (out->error[0])
+        r->failed = true;
+}
+
+static bool trial_ok_confirmed(DfRt *rt, DfRtResult *r, int k, DfProgress *prog, DfRtTrial *t)
+{
+    run_trial(rt, r, k, prog, t);
+    if (trial_ok(t) || t->error[0])
+        return trial_ok(t);
+    run_trial(rt, r, k, prog, t);
+    return trial_ok(t);
+}
+
+/* Doubling, then bisection between the last good and the first bad K. */
+static void search(DfRt *rt, DfRtResult *r, DfProgress *prog)
+{
+    DfRtTrial t;
+    int good = 0, bad = -1;
+    for (int k = 1;;) {
+        if (!trial_ok_confirmed(rt, r, k, prog, &t)) {
+            bad = k;
+            break;
+        }
+        good = k;
+        r->best = t;
+        if (k >= rt->o.max_streams)
+            break;
+        k = k * 2 > rt->o.max_streams ? rt->o.max_streams : k * 2;
+    }
+    if (bad < 0) {
+        r->capped = good == rt->o.max_streams;
+    } else {
+        while (bad - good > 1) {
+            const int mid = good + (bad - good) / 2;
+            if (trial_ok_confirmed(rt, r, mid, prog, &t)) {
+                good = mid;
+                r->best = t;
+            } else {
+                bad = mid;
+            }
+        }
+    }
+    r->max_streams = good;
+    if (good == 0)
+        r->best = g_array_index(r->trials, DfRtTrial, 0); /* K = 1, with its misses */
+}
+
+/* -------------------------------------------------------------- options */
+
+static int parse_options(DfRt *rt, int argc, char **argv)
+{
+    DfRtOpts *o = &rt->o;
+    o->fps = 30;
+    o->duration = 5;
+    o->latency_frames = 2;
+    o->max_streams = DEFAULT_MAX_STREAMS;
+    o->poll_us = -2;
+    GOptionEntry entries[] = {
+        {"input", 'i', 0, G_OPTION_ARG_FILENAME, &o->input, "The clip every stream decodes",
+         "FILE"},
+        {"fps", 0, 0, G_OPTION_ARG_DOUBLE, &o->fps, "Frame rate of each stream (default 30)",
+         "FPS"},
+        {"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &o->duration,
+         "Seconds of real time per trial (default 5); the clip loops if shorter", "S"},
+        {"workers", 'w', 0, G_OPTION_ARG_STRING, &o->workers,
+         "Worker counts, e.g. 1,2 (default: 1 to the number of cores)", "LIST"},
+        {"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy,
+         "dfsched policies: a list, all, or none (default cost-local)", "LIST"},
+        {"peers", 0, 0, G_OPTION_ARG_STRING, &o->peers,
+         "avdec (K GStreamer pipelines, default when built) or none", "LIST"},
+        {"latency-frames", 0, 0, G_OPTION_ARG_INT, &o->latency_frames,
+         "Latency budget beyond the stream's reorder delay, in frame periods (default 2)", "N"},
+        {"max-streams", 0, 0, G_OPTION_ARG_INT, &o->max_streams, "Largest K tried (default 64)",
+         "K"},
+        {"poll-us", 0, 0, G_OPTION_ARG_INT, &o->poll_us,
+         "dfsched idle spin before parking, microseconds; -1: poll mode (default: dfsched's)", "N"},
+        {"json", 'j', 0, G_OPTION_ARG_FILENAME, &o->json, "Write the results as JSON to FILE",
+         "FILE"},
+        {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv, "Write the results as CSV to FILE", "FILE"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &o->plot,
+         "Plot the largest K against workers (.svg or .png)", "FILE"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_set_prgname("dfbench realtime");
+    GOptionContext *ctx = g_option_context_new("- concurrent real-time streams per worker count");
+    g_option_context_set_summary(
+        ctx, "K streams of one clip, each paced at --fps, share one dfsched scheduler of N\n"
+             "workers; K grows (doubling, then bisection) until a frame misses its deadline\n"
+             "start + (i + B)/fps, B = the stream's reorder delay + --latency-frames.  Reports\n"
+             "the largest K without a miss and its p99 latency per worker count and policy,\n"
+             "next to K independent avdec_* pipelines (fakesink sync=true) on the same cores.");
+    g_option_context_set_description(
+        ctx, "Example: dfbench realtime --input clip.mkv --fps 30 --duration 5 --workers 1,2\n"
+             "         --policy cost-local --json rt.json");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    GError *err = NULL;
+    int status = DF_BENCH_OK;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        fprintf(stderr, "dfbench realtime: %s\n", err->message);
+        status = DF_BENCH_USAGE;
+        goto cleanup;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "dfbench realtime: unexpected argument \"%s\" (see --help)\n", argv[1]);
+        status = DF_BENCH_USAGE;
+        goto cleanup;
+    }
+    if (!o->input) {
+        fprintf(stderr, "dfbench realtime: no --input FILE given (see --help)\n");
+        status = DF_BENCH_USAGE;
+        goto cleanup;
+    }
+    if (!(o->fps > 0 && o->fps <= 1000) || !(o->duration > 0 && o->duration <= 3600) ||
+        o->latency_frames < 0 || o->max_streams < 1 || o->max_streams > 4096 || o->poll_us < -2) {
+        fprintf(stderr, "dfbench realtime: --fps must be in (0, 1000], --duration in (0, 3600], "
+                        "--latency-frames >= 0, --max-streams 1 to 4096, --poll-us >= -1\n");
+        status = DF_BENCH_USAGE;
+        goto cleanup;
+    }
+    if (o->workers) {
+        rt->n_workers = df_parse_int_list(o->workers, MAX_WORKERS, &rt->workers);
+        if (rt->n_workers < 0) {
+            fprintf(stderr, "dfbench realtime: bad --workers \"%s\" (e.g. 1,2 or 1-4, 1 to %d)\n",
+                    o->workers, MAX_WORKERS);
+            status = DF_BENCH_USAGE;
+            goto cleanup;
+        }
+    } else {
+        rt->n_workers = rt->map.n_cores;
+        rt->workers = g_new(int, (gsize)rt->n_workers);
+        for (int i = 0; i < rt->n_workers; i++)
+            rt->workers[i] = i + 1;
+    }
+    rt->policies = g_ptr_array_new();
+    const char *const *names = df_policy_names();
+    gchar **pol = g_strsplit(o->policy ? o->policy : "cost-local", ",", -1);
+    for (int i = 0; status == DF_BENCH_OK && pol[i]; i++) {
+        const char *want = g_strstrip(pol[i]);
+        if (!*want || strcmp(want, "none") == 0)
+            continue;
+        bool found = false;
+        for (int p = 0; names[p]; p++)
+            if (strcmp(want, "all") == 0 || strcmp(want, names[p]) == 0) {
+                g_ptr_array_add(rt->policies, (gpointer)names[p]);
+                found = true;
+            }
+        if (!found) {
+            fprintf(stderr,
+                    "dfbench realtime: unknown policy \"%s\" (all, none or dfsched's: ", want);
+            for (int p = 0; names[p]; p++)
+                fprintf(stderr, "%s%s", p ? ", " : "", names[p]);
+            fprintf(stderr, ")\n");
+            status = DF_BENCH_USAGE;
+        }
+    }
+    g_strfreev(pol);
+    if (status != DF_BENCH_OK)
+        goto cleanup;
+    gchar **pe = g_strsplit(o->peers ? o->peers : df_gst_built() ? "avdec" : "none", ",", -1);
+    for (int i = 0; status == DF_BENCH_OK && pe[i]; i++) {
+        const char *want = g_strstrip(pe[i]);
+        if (!*want || strcmp(want, "none") == 0)
+            continue;
+        if (strcmp(want, "avdec") != 0) {
+            fprintf(stderr, "dfbench realtime: unknown peer \"%s\" (avdec or none)\n", want);
+            status = DF_BENCH_USAGE;
+        } else if (!df_gst_built()) {
+            fprintf(stderr, "dfbench realtime: peer avdec needs GStreamer, which was missing when "
+                            "meson configured dfbench\n");
+            status = DF_BENCH_USAGE;
+        } else if (!df_gst_have("parsebin") || !df_gst_have("fakesink")) {
+            fprintf(stderr, "dfbench realtime: skipping avdec: GStreamer's parsebin or fakesink is "
+                            "not installed\n");
+        } else {
+            rt->avdec = true;
+        }
+    }
+    g_strfreev(pe);
+    if (status != DF_BENCH_OK)
+        goto cleanup;
+    if (rt->policies->len == 0 && !rt->avdec) {
+        fprintf(stderr, "dfbench realtime: nothing to run: no policy and no peer\n");
+        status = DF_BENCH_USAGE;
+        goto cleanup;
+    }
+    if (o->plot) {
+        const char *dot = strrchr(o->plot, '.');
+        if (!dot || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".png") != 0)) {
+            fprintf(stderr, "dfbench realtime: --plot %s: use a .svg or .png name\n", o->plot);
+            status = DF_BENCH_USAGE;
+            goto cleanup;
+        }
+    }
+    char msg[512];
+    if (df_clip_load(o->input, &rt->clip, msg, sizeof(msg)) < 0) {
+        fprintf(stderr, "dfbench realtime: %s\n", msg);
+        status = DF_BENCH_FAILED;
+        goto cleanup;
+    }
+    rt->budget_frames = rt->clip.par->video_delay + o->latency_frames;
+    rt->total_frames = (int)ceil(o->duration * o->fps);
+cleanup:
+    g_clear_error(&err);
+    g_option_context_free(ctx);
+    return status;
+}
+
+/* --------------------------------------------------------------- output */
+
+static void print_table(const DfRt *rt)
+{
+    static const char *const headers[] = {"workers",     "impl",   "max K",
+                                          "Mpixel/s",    "frames", "p99 lat ms",
+                                          "p99 late ms", "trials", "note"};
+    DfTable *t = df_table_new(9, headers, "rlrrrrrll");
+    const double px = (double)rt->clip.par->width * rt->clip.par->height * rt->o.fps / 1e6;
+    for (guint i = 0; i < rt->results->len; i++) {
+        const DfRtResult *r = &g_array_index(rt->results, DfRtResult, i);
+        char w[16], k[32], mp[32], fr[32], lat[32], late[32], note[320];
+        GString *trials = g_string_new(NULL);
+        for (guint j = 0; j < r->trials->len; j++) {
+            const DfRtTrial *tr = &g_array_index(r->trials, DfRtTrial, j);
+            g_string_append_printf(trials, "%s%d:%s", j ? " " : "", tr->streams,
+                                   tr->error[0] ? "err"
+                                   : tr->misses ? "miss"
+                                                : "ok");
+        }
+        snprintf(w, sizeof(w), "%d", r->workers);
+        snprintf(k, sizeof(k), "%d%s", r->max_streams, r->capped ? "+" : "");
+        df_fmt_num(mp, sizeof(mp), r->max_streams * px, 1);
+        snprintf(fr, sizeof(fr), "%llu/%llu", (unsigned long long)r->best.frames,
+                 (unsigned long long)r->best.expected);
+        df_fmt_num(lat, sizeof(lat), r->best.latency_p99_ms, 1);
+        df_fmt_num(late, sizeof(late), r->best.late_p99_ms, 1);
+        note[0] = '\0';
+        if (r->oversubscribed)
+            snprintf(note, sizeof(note), "oversubscribed");
+        for (guint j = 0; j < r->trials->len; j++) {
+            const DfRtTrial *tr = &g_array_index(r->trials, DfRtTrial, j);
+            if (tr->error[0]) {
+                const size_t len = strlen(note);
+                snprintf(note + len, sizeof(note) - len, "%sK=%d: %s", len ? "; " : "", tr->streams,
+                         tr->error);
+                break;
+            }
+        }
+        const char *cells[] = {w, r->impl, k, mp, fr, lat, late, trials->str, note};
+        df_table_row(t, cells);
+        g_string_free(trials, TRUE);
+    }
+    df_table_print(t, stdout);
+    df_table_free(t);
+    printf("max K: most concurrent streams with no frame later than start + (i + %d)/%.3g s "
+           "(B = reorder delay %d + %d frames); '+': --max-streams reached\n"
+           "Mpixel/s: K x width x height x fps carried in real time (Gustafson's scaled size)\n"
+           "p99 lat: dfmedia's packet-in to frame-out latency (worst stream) at max K; p99 late: "
+           "arrival - due over all frames (negative: early)\n",
+           rt->budget_frames, rt->o.fps, rt->clip.par->video_delay, rt->o.latency_frames);
+}
+
+static void json_trial(JsonBuilder *jb, const DfRtTrial *t)
+{
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "streams");
+    json_builder_add_int_value(jb, t->streams);
+    json_builder_set_member_name(jb, "frames");
+    json_builder_add_int_value(jb, (gint64)t->frames);
+    json_builder_set_member_name(jb, "expected_frames");
+    json_builder_add_int_value(jb, (gint64)t->expected);
+    json_builder_set_member_name(jb, "misses");
+    json_builder_add_int_value(jb, (gint64)t->misses);
+    df_json_double(jb, "latency_p99_ms", t->latency_p99_ms);
+    df_json_double(jb, "late_p99_ms", t->late_p99_ms);
+    if (t->error[0]) {
+        json_builder_set_member_name(jb, "error");
+        json_builder_add_string_value(jb, t->error);
+    }
+    json_builder_end_object(jb);
+}
+
+static bool write_json(const DfRt *rt)
+{
+    JsonBuilder *jb = json_builder_new();
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "bench");
+    json_builder_add_string_value(jb, "realtime");
+    df_report_machine_json(jb);
+    json_builder_set_member_name(jb, "run");
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "input");
+    json_builder_add_string_value(jb, rt->clip.name);
+    json_builder_set_member_name(jb, "codec");
+    json_builder_add_string_value(jb, avcodec_get_name(rt->clip.par->codec_id));
+    json_builder_set_member_name(jb, "width");
+    json_builder_add_int_value(jb, rt->clip.par->width);
+    json_builder_set_member_name(jb, "height");
+    json_builder_add_int_value(jb, rt->clip.par->height);
+    df_json_double(jb, "fps", rt->o.fps);
+    df_json_double(jb, "duration_s", rt->o.duration);
+    json_builder_set_member_name(jb, "frames_per_stream");
+    json_builder_add_int_value(jb, rt->total_frames);
+    json_builder_set_member_name(jb, "reorder_delay_frames");
+    json_builder_add_int_value(jb, rt->clip.par->video_delay);
+    json_builder_set_member_name(jb, "budget_frames");
+    json_builder_add_int_value(jb, rt->budget_frames);
+    df_json_double(jb, "budget_ms", rt->budget_frames * 1000.0 / rt->o.fps);
+    json_builder_set_member_name(jb, "max_streams_tried");
+    json_builder_add_int_value(jb, rt->o.max_streams);
+    json_builder_end_object(jb);
+    json_builder_set_member_name(jb, "results");
+    json_builder_begin_array(jb);
+    const double px = (double)rt->clip.par->width * rt->clip.par->height * rt->o.fps;
+    for (guint i = 0; i < rt->results->len; i++) {
+        const DfRtResult *r = &g_array_index(rt->results, DfRtResult, i);
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "impl");
+        json_builder_add_string_value(jb, r->impl);
+        json_builder_set_member_name(jb, "workers");
+        json_builder_add_int_value(jb, r->workers);
+        json_builder_set_member_name(jb, "oversubscribed");
+        json_builder_add_boolean_value(jb, r->oversubscribed);
+        json_builder_set_member_name(jb, "max_streams");
+        json_builder_add_int_value(jb, r->max_streams);
+        json_builder_set_member_name(jb, "capped");
+        json_builder_add_boolean_value(jb, r->capped);
+        df_json_double(jb, "pixels_per_s", r->max_streams * px);
+        df_json_double(jb, "latency_p99_ms", r->best.latency_p99_ms);
+        df_json_double(jb, "late_p99_ms", r->best.late_p99_ms);
+        json_builder_set_member_name(jb, "trials");
+        json_builder_begin_array(jb);
+        for (guint j = 0; j < r->trials->len; j++)
+            json_trial(jb, &g_array_index(r->trials, DfRtTrial, j));
+        json_builder_end_array(jb);
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
+    json_builder_end_object(jb);
+    GError *err = NULL;
+    const bool ok = df_json_write(jb, rt->o.json, &err);
+    if (!ok) {
+        fprintf(stderr, "dfbench realtime: cannot write %s: %s\n", rt->o.json, err->message);
+        g_error_free(err);
+    }
+    g_object_unref(jb);
+    return ok;
+}
+
+static bool write_csv(const DfRt *rt)
+{
+    static const char *const headers[] = {"impl",           "workers",     "oversubscribed",
+                                          "max_streams",    "capped",      "pixels_per_s",
+                                          "latency_p99_ms", "late_p99_ms", "trials"};
+    enum { N_COLS = sizeof(headers) / sizeof(headers[0]) };
+    DfCsv csv;
+    int ret = df_csv_open(&csv, rt->o.csv, N_COLS, headers);
+    if (ret < 0) {
+        fprintf(stderr, "dfbench realtime: cannot write %s: %s\n", rt->o.csv, g_strerror(-ret));
+        return false;
+    }
+    const double px = (double)rt->clip.par->width * rt->clip.par->height * rt->o.fps;
+    for (guint i = 0; i < rt->results->len; i++) {
+        const DfRtResult *r = &g_array_index(rt->results, DfRtResult, i);
+        char w[16], k[16], p[40], lat[40], late[40], n[16];
+        snprintf(w, sizeof(w), "%d", r->workers);
+        snprintf(k, sizeof(k), "%d", r->max_streams);
+        snprintf(p, sizeof(p), "%.0f", r->max_streams * px);
+        if (isnan(r->best.latency_p99_ms))
+            lat[0] = '\0';
+        else
+            snprintf(lat, sizeof(lat), "%.3f", r->best.latency_p99_ms);
+        if (isnan(r->best.late_p99_ms))
+            late[0] = '\0';
+        else
+            snprintf(late, sizeof(late), "%.3f", r->best.late_p99_ms);
+        snprintf(n, sizeof(n), "%u", r->trials->len);
+        const char *cells[N_COLS] = {r->impl,
+                                     w,
+                                     r->oversubscribed ? "true" : "false",
+                                     k,
+                                     r->capped ? "true" : "false",
+                                     p,
+                                     lat,
+                                     late,
+                                     n};
+        df_csv_row(&csv, cells);
+    }
+    ret = df_csv_close(&csv);
+    if (ret < 0)
+        fprintf(stderr, "dfbench realtime: error writing %s: %s\n", rt->o.csv, g_strerror(-ret));
+    return ret == 0;
+}
+
+static bool write_plot(const DfRt *rt)
+{
+    const guint n = rt->results->len;
+    DfPlotSeries *series = g_new0(DfPlotSeries, n);
+    double *x = g_new0(double, n), *y = g_new0(double, n);
+    int ns = 0;
+    guint used = 0;
+    /* Results are grouped by implementation, worker counts in order. */
+    for (guint i = 0; i < n;) {
+        const DfRtResult *r = &g_array_index(rt->results, DfRtResult, i);
+        DfPlotSeries *s = &series[ns++];
+        s->label = r->impl;
+        s->x = x + used;
+        s->y = y + used;
+        while (i < n && strcmp(g_array_index(rt->results, DfRtResult, i).impl, r->impl) == 0) {
+            const DfRtResult *q = &g_array_index(rt->results, DfRtResult, i);
+            x[used] = q->workers;
+            y[used] = q->max_streams;
+            used++;
+            s->n++;
+            i++;
+        }
+    }
+    const DfPlotPanel panel = {.title = "real-time streams carried",
+                               .y_label = "largest K without a missed deadline",
+                               .n_series = ns,
+                               .series = series};
+    char err[256];
+    const int ret =
+        df_plot_write(rt->o.plot, "workers (cores)", false, &panel, 1, err, sizeof(err));
+    if (ret < 0)
+        fprintf(stderr, "dfbench realtime: %s\n", err);
+    g_free(series);
+    g_free(x);
+    g_free(y);
+    return ret == 0;
+}
+
+/* ----------------------------------------------------------------- main */
+
+static void add_result(DfRt *rt, const char *impl, const char *policy, int workers)
+{
+    DfRtResult r = {.policy = policy, .workers = workers};
+    snprintf(r.impl, sizeof(r.impl), "%s", impl);
+    r.oversubscribed = df_cpu_map_oversubscribed(&rt->map, workers);
+    r.trials = g_array_new(FALSE, TRUE, sizeof(DfRtTrial));
+    g_array_append_val(rt->results, r);
+}
+
+int df_bench_realtime_main(int argc, char **argv)
+{
+    DfRt rt = {0};
+    int ret = df_cpu_map_init(&rt.map);
+    if (ret < 0) {
+        fprintf(stderr, "dfbench realtime: cannot read the CPU topology: %s\n", g_strerror(-ret));
+        return DF_BENCH_FAILED;
+    }
+    av_log_set_level(AV_LOG_ERROR);
+    int status = parse_options(&rt, argc, argv);
+    if (status != DF_BENCH_OK)
+        goto cleanup;
+    rt.results = g_array_new(FALSE, TRUE, sizeof(DfRtResult));
+    for (guint p = 0; p < rt.policies->len; p++)
+        for (int w = 0; w < rt.n_workers; w++) {
+            char name[48];
+            snprintf(name, sizeof(name), "dfmedia/%s", (const char *)rt.policies->pdata[p]);
+            add_result(&rt, name, rt.policies->pdata[p], rt.workers[w]);
+        }
+    if (rt.avdec)
+        for (int w = 0; w < rt.n_workers; w++)
+            add_result(&rt, "avdec", NULL, rt.workers[w]);
+    char machine[1024];
+    df_report_machine_line(machine, sizeof(machine));
+    printf("dfbench realtime on %s\n", machine);
+    printf("clip %s: %s %dx%d, %d packets; %d frames per stream at %.3g fps (%.3g s); budget %d "
+           "frames = %.1f ms\n",
+           rt.clip.name, avcodec_get_name(rt.clip.par->codec_id), rt.clip.par->width,
+           rt.clip.par->height, rt.clip.n_pkts, rt.total_frames, rt.o.fps, rt.o.duration,
+           rt.budget_frames, rt.budget_frames * 1000.0 / rt.o.fps);
+    fflush(stdout);
+    /* The number of trials is not known ahead (the search stops at the
+     * first miss): the bar counts doubling steps up to the cap. */
+    int steps = 0;
+    for (int k = 1; k <= rt.o.max_streams; k *= 2)
+        steps++;
+    DfProgress prog;
+    df_progress_begin(&prog, steps * (int)rt.results->len);
+    for (guint i = 0; i < rt.results->len; i++)
+        search(&rt, &g_array_index(rt.results, DfRtResult, i), &prog);
+    df_progress_end(&prog);
+    printf("\n");
+    print_table(&rt);
+    if (rt.o.json && !write_json(&rt))
+        status = DF_BENCH_FAILED;
+    if (rt.o.csv && !write_csv(&rt))
+        status = DF_BENCH_FAILED;
+    if (rt.o.plot && !write_plot(&rt))
+        status = DF_BENCH_FAILED;
+    for (guint i = 0; i < rt.results->len; i++)
+        if (g_array_index(rt.results, DfRtResult, i).failed)
+            status = DF_BENCH_FAILED;
+    if (status == DF_BENCH_FAILED)
+        fprintf(stderr, "dfbench realtime: some trials or outputs failed (see above)\n");
+cleanup:
+    if (rt.results) {
+        for (guint i = 0; i < rt.results->len; i++)
+            g_array_free(g_array_index(rt.results, DfRtResult, i).trials, TRUE);
+        g_array_free(rt.results, TRUE);
+    }
+    if (rt.policies)
+        g_ptr_array_free(rt.policies, TRUE);
+    df_clip_free(&rt.clip);
+    g_free(rt.workers);
+    g_free(rt.o.input);
+    g_free(rt.o.workers);
+    g_free(rt.o.policy);
+    g_free(rt.o.peers);
+    g_free(rt.o.json);
+    g_free(rt.o.csv);
+    g_free(rt.o.plot);
+    df_gst_deinit();
+    df_cpu_map_fini(&rt.map);
+    return status;
+}

@@ -1,0 +1,303 @@
+/* dfbench decode and dfbench realtime end to end on tiny clips: they run,
+ * write JSON, CSV and a plot of the documented shape, and refuse bad input
+ * with a clear message.  Timings are never checked. */
+#include "bench_util.h"
+#include "dftest.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Whether meson built dfbench with GStreamer (DFBENCH_GST=1). */
+static bool with_gst(void)
+{
+    const char *g = getenv("DFBENCH_GST");
+    return g && strcmp(g, "1") == 0;
+}
+
+static char *clip(const char *name)
+{
+    return g_strdup_printf("%s/%s", df_test_media_dir(), name);
+}
+
+static bool is_number(JsonObject *o, const char *name)
+{
+    JsonNode *n = json_object_get_member(o, name);
+    return n && JSON_NODE_HOLDS_VALUE(n) &&
+           (json_node_get_value_type(n) == G_TYPE_DOUBLE ||
+            json_node_get_value_type(n) == G_TYPE_INT64);
+}
+
+static bool is_null(JsonObject *o, const char *name)
+{
+    JsonNode *n = json_object_get_member(o, name);
+    return n && JSON_NODE_HOLDS_NULL(n);
+}
+
+static int count_lines(const char *path)
+{
+    gchar *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        return -1;
+    int lines = 0;
+    for (const char *c = text; *c; c++)
+        lines += *c == '\n';
+    g_free(text);
+    return lines;
+}
+
+static bool file_contains(const char *path, const char *what)
+{
+    gchar *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        return false;
+    const bool found = strstr(text, what) != NULL;
+    g_free(text);
+    return found;
+}
+
+static void rm_rf(const char *dir)
+{
+    gchar *cmd = g_strdup_printf("rm -rf '%s'", dir);
+    DF_EXPECT(system(cmd) == 0);
+    g_free(cmd);
+}
+
+DF_TEST(BenchDecode, RunsAndWritesJsonCsvPlotTrace)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    char dir[] = "/tmp/dfbench-decode-XXXXXX";
+    DF_ASSERT(mkdtemp(dir));
+    gchar *json = g_strdup_printf("%s/d.json", dir), *csv = g_strdup_printf("%s/d.csv", dir),
+          *svg = g_strdup_printf("%s/d.svg", dir), *trace = g_strdup_printf("%s/t.json", dir);
+    char *h264 = clip("h264_cabac_slices8.mkv"), *hevc = clip("hevc_wpp8.mkv"),
+         *mpeg2 = clip("mpeg2_prog.mkv");
+    const char *peers =
+        with_gst() ? "ffmpeg-slice,ffmpeg-frame,avdec" : "ffmpeg-slice,ffmpeg-frame";
+    const char *argv[] = {dfbench,   "decode", "--input",   h264,  "--input",  hevc,
+                          "--input", mpeg2,    "--workers", "1,2", "--policy", "cost-local,steal",
+                          "--peers", peers,    "--repeat",  "1",   "--json",   json,
+                          "--csv",   csv,      "--plot",    svg,   "--trace",  trace,
+                          NULL};
+    DfRun run = df_test_run(argv, NULL);
+    DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench decode exited %d:\n%s\n%s", run.status,
+                  run.out ? run.out : "", run.err ? run.err : "");
+    DF_EXPECT(strstr(run.out, "dfmedia/cost-local") != NULL);
+    DF_EXPECT(strstr(run.out, "Amdahl") != NULL);
+    df_run_clear(&run);
+
+    JsonParser *p = json_parser_new();
+    GError *err = NULL;
+    DF_ASSERT_MSG(json_parser_load_from_file(p, json, &err), "bad JSON: %s",
+                  err ? err->message : "?");
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(root, "bench", ""), "decode") ==
+              0);
+    DF_EXPECT(json_object_has_member(root, "machine"));
+    JsonArray *res = json_object_get_array_member(root, "results");
+    DF_ASSERT(res);
+    /* Per clip: the 1-thread baseline once, then 2 policies + the peers
+     * at 1 and 2 workers. */
+    const int n_impl = 2 + 2 + (with_gst() ? 1 : 0);
+    DF_EXPECT_EQ_INT((int)json_array_get_length(res), 3 * (1 + 2 * n_impl));
+    GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < json_array_get_length(res); i++) {
+        JsonObject *r = json_array_get_object_element(res, i);
+        const char *impl = json_object_get_string_member_with_default(r, "impl", "");
+        const char *input = json_object_get_string_member_with_default(r, "input", "");
+        const int workers = (int)json_object_get_int_member(r, "workers");
+        gchar *key = g_strdup_printf("%s|%s|%d", input, impl, workers);
+        DF_EXPECT_MSG(!g_hash_table_contains(seen, key), "%s twice", key);
+        g_hash_table_add(seen, key);
+        DF_EXPECT_MSG(is_number(r, "fps_median") && is_number(r, "fps_min") &&
+                          is_number(r, "fps_max"),
+                      "%s: fps", key);
+        const double mn = json_object_get_double_member(r, "fps_min"),
+                     med = json_object_get_double_member(r, "fps_median"),
+                     mx = json_object_get_double_member(r, "fps_max");
+        DF_EXPECT_MSG(mn > 0 && mn <= med && med <= mx, "%s: %g %g %g", key, mn, med, mx);
+        DF_EXPECT_MSG(json_object_get_int_member(r, "failures") == 0, "%s failed: %s", key,
+                      json_object_get_string_member_with_default(r, "error", "?"));
+        DF_EXPECT_MSG(json_object_get_int_member(r, "frames") > 0, "%s: no frames", key);
+        DF_EXPECT(json_object_has_member(r, "oversubscribed"));
+        if (g_str_has_prefix(impl, "dfmedia/"))
+            DF_EXPECT_MSG(is_number(r, "latency_p50_ms") && is_number(r, "latency_p99_ms"),
+                          "%s: dfmedia latency", key);
+        else
+            DF_EXPECT_MSG(is_null(r, "latency_p50_ms"), "%s: latency where none is measured", key);
+        if (strcmp(impl, "ffmpeg") == 0)
+            DF_EXPECT_MSG(workers == 1 &&
+                              fabs(json_object_get_double_member(r, "speedup") - 1) < 1e-9,
+                          "%s: the baseline is S = 1 at one worker", key);
+    }
+    const char *const must[] = {"h264_cabac_slices8.mkv|dfmedia/cost-local|2",
+                                "hevc_wpp8.mkv|ffmpeg-frame|2", "mpeg2_prog.mkv|ffmpeg|1",
+                                "mpeg2_prog.mkv|dfmedia/steal|1"};
+    for (size_t i = 0; i < G_N_ELEMENTS(must); i++)
+        DF_EXPECT_MSG(g_hash_table_contains(seen, must[i]), "%s missing", must[i]);
+    g_hash_table_destroy(seen);
+
+    JsonObject *sp = json_object_get_object_member(root, "speedup");
+    DF_ASSERT_MSG(sp, "no speedup object");
+    DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(sp, "impl", ""),
+                        "dfmedia/cost-local") == 0);
+    DF_EXPECT(is_number(sp, "amdahl_s"));
+    JsonArray *kf = json_object_get_array_member(sp, "karp_flatt");
+    JsonArray *w = json_object_get_array_member(sp, "workers");
+    DF_ASSERT(kf && w);
+    DF_EXPECT_EQ_INT((int)json_array_get_length(kf), 2);
+    DF_EXPECT_EQ_INT((int)json_array_get_length(w), 2);
+    DF_EXPECT(JSON_NODE_HOLDS_NULL(json_array_get_element(kf, 0))); /* N = 1 */
+    /* With only N = 1, 2 the fitted s is e(2). */
+    DF_EXPECT(fabs(json_array_get_double_element(kf, 1) -
+                   json_object_get_double_member(sp, "amdahl_s")) < 1e-9);
+    JsonArray *series = json_object_get_array_member(sp, "series");
+    DF_EXPECT(series && (int)json_array_get_length(series) == 3 * n_impl);
+    g_object_unref(p);
+
+    DF_EXPECT_EQ_INT(count_lines(csv), 1 + 3 * (1 + 2 * n_impl));
+    DF_EXPECT(file_contains(csv, "input,impl,workers,oversubscribed"));
+    DF_EXPECT(file_contains(svg, "<svg"));
+    DF_EXPECT_MSG(file_contains(trace, "traceEvents"), "no dfsched trace in %s", trace);
+    rm_rf(dir);
+    g_free(json);
+    g_free(csv);
+    g_free(svg);
+    g_free(trace);
+    g_free(h264);
+    g_free(hevc);
+    g_free(mpeg2);
+}
+
+DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    char dir[] = "/tmp/dfbench-rt-XXXXXX";
+    DF_ASSERT(mkdtemp(dir));
+    gchar *json = g_strdup_printf("%s/r.json", dir), *csv = g_strdup_printf("%s/r.csv", dir),
+          *png = g_strdup_printf("%s/r.png", dir);
+    char *h264 = clip("h264_cabac_slices8.mkv");
+    const char *argv[] = {dfbench,
+                          "realtime",
+                          "--input",
+                          h264,
+                          "--fps",
+                          "30",
+                          "--duration",
+                          "0.5",
+                          "--workers",
+                          "1,2",
+                          "--policy",
+                          "cost-local",
+                          "--peers",
+                          with_gst() ? "avdec" : "none",
+                          "--max-streams",
+                          "2",
+                          "--json",
+                          json,
+                          "--csv",
+                          csv,
+                          "--plot",
+                          png,
+                          NULL};
+    DfRun run = df_test_run(argv, NULL);
+    DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench realtime exited %d:\n%s\n%s", run.status,
+                  run.out ? run.out : "", run.err ? run.err : "");
+    df_run_clear(&run);
+    JsonParser *p = json_parser_new();
+    DF_ASSERT(json_parser_load_from_file(p, json, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    DF_EXPECT(
+        g_strcmp0(json_object_get_string_member_with_default(root, "bench", ""), "realtime") == 0);
+    JsonObject *r0 = json_object_get_object_member(root, "run");
+    DF_ASSERT(r0);
+    DF_EXPECT(json_object_get_int_member(r0, "budget_frames") >= 2);
+    DF_EXPECT_EQ_INT((int)json_object_get_int_member(r0, "frames_per_stream"), 15);
+    JsonArray *res = json_object_get_array_member(root, "results");
+    DF_ASSERT(res);
+    DF_EXPECT_EQ_INT((int)json_array_get_length(res), with_gst() ? 4 : 2);
+    for (guint i = 0; i < json_array_get_length(res); i++) {
+        JsonObject *r = json_array_get_object_element(res, i);
+        const char *impl = json_object_get_string_member_with_default(r, "impl", "");
+        const int k = (int)json_object_get_int_member(r, "max_streams");
+        DF_EXPECT_MSG(k >= 0 && k <= 2, "%s: max_streams %d", impl, k);
+        DF_EXPECT(is_number(r, "pixels_per_s"));
+        JsonArray *trials = json_object_get_array_member(r, "trials");
+        DF_EXPECT_MSG(trials && json_array_get_length(trials) >= 1, "%s: no trials", impl);
+        for (guint j = 0; trials && j < json_array_get_length(trials); j++) {
+            JsonObject *t = json_array_get_object_element(trials, j);
+            DF_EXPECT_MSG(!json_object_has_member(t, "error"), "%s: %s", impl,
+                          json_object_get_string_member_with_default(t, "error", ""));
+            DF_EXPECT(json_object_get_int_member(t, "frames") > 0);
+        }
+        if (g_str_has_prefix(impl, "dfmedia/"))
+            DF_EXPECT(is_number(r, "latency_p99_ms"));
+    }
+    g_object_unref(p);
+    DF_EXPECT_EQ_INT(count_lines(csv), 1 + (with_gst() ? 4 : 2));
+    gchar *text = NULL;
+    gsize len = 0;
+    DF_ASSERT(g_file_get_contents(png, &text, &len, NULL));
+    DF_EXPECT(len > 8 && memcmp(text, "\x89PNG", 4) == 0);
+    g_free(text);
+    rm_rf(dir);
+    g_free(json);
+    g_free(csv);
+    g_free(png);
+    g_free(h264);
+}
+
+/* Missing file, bad --workers, unknown peer: a message naming the problem
+ * and a non-zero exit, for both subcommands. */
+DF_TEST(BenchDecode, BadInputIsRefused)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    char *h264 = clip("h264_cabac_slices8.mkv");
+    const struct {
+        const char *argv[8];
+        const char *says;
+    } bad[] = {
+        {{"decode", "--input", "/nonexistent/clip.mkv", NULL}, "/nonexistent/clip.mkv"},
+        {{"decode", "--input", h264, "--workers", "0", NULL}, "--workers"},
+        {{"decode", "--input", h264, "--workers", "1,x", NULL}, "--workers"},
+        {{"decode", "--input", h264, "--peers", "vlc", NULL}, "unknown peer \"vlc\""},
+        {{"decode", "--input", h264, "--policy", "lifo", NULL}, "lifo"},
+        {{"decode", "--input", h264, "--plot", "/tmp/x.pdf", NULL}, ".svg"},
+        {{"decode", NULL}, "--input"},
+        {{"realtime", "--input", "/nonexistent/clip.mkv", NULL}, "/nonexistent/clip.mkv"},
+        {{"realtime", "--input", h264, "--workers", "-3", NULL}, "--workers"},
+        {{"realtime", "--input", h264, "--peers", "vlc", NULL}, "unknown peer \"vlc\""},
+        {{"realtime", "--input", h264, "--fps", "0", NULL}, "--fps"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        const char *argv[10] = {dfbench};
+        for (int k = 0; bad[i].argv[k]; k++)
+            argv[k + 1] = bad[i].argv[k];
+        DfRun run = df_test_run(argv, NULL);
+        DF_EXPECT_MSG(run.spawned && run.status != 0 && run.status != -1,
+                      "case %zu (%s %s): exit %d", i, bad[i].argv[0],
+                      bad[i].argv[1] ? bad[i].argv[1] : "", run.status);
+        DF_EXPECT_MSG(run.err && strstr(run.err, bad[i].says), "case %zu: stderr lacks \"%s\": %s",
+                      i, bad[i].says, run.err ? run.err : "");
+        DF_EXPECT_MSG(run.err && strstr(run.err, "dfbench"), "case %zu: message not prefixed", i);
+        df_run_clear(&run);
+    }
+    const char *help[] = {dfbench, "decode", "--help", NULL};
+    DfRun run = df_test_run(help, NULL);
+    DF_EXPECT_EQ_INT(run.status, 0);
+    static const char *const options[] = {"--input", "--workers", "--policy", "--peers", "--repeat",
+                                          "--json",  "--csv",     "--plot",   "--trace"};
+    for (size_t i = 0; run.out && i < G_N_ELEMENTS(options); i++)
+        DF_EXPECT_MSG(strstr(run.out, options[i]), "--help does not mention %s", options[i]);
+    df_run_clear(&run);
+    g_free(h264);
+}
