@@ -6,6 +6,7 @@
  *   fuzz_decode FILE|DIR...            replay
  *   fuzz_decode --make-seeds DIR CLIP... write a seed corpus from clips */
 #include "fuzz_core.h"
+#include "fuzz_replay.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,55 +29,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 static long cases, frames, errors;
 
-static int replay_file(const char *path)
+static void replay_one(const uint8_t *data, size_t size, void *opaque)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "fuzz_decode: cannot open %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(len > 0 ? (size_t)len : 1);
-    size_t got = buf ? fread(buf, 1, (size_t)len, f) : 0;
-    fclose(f);
-    if (!buf || got != (size_t)len) {
-        free(buf);
-        fprintf(stderr, "fuzz_decode: cannot read %s\n", path);
-        return -1;
-    }
     DfFuzzResult r;
-    df_fuzz_decode_es(buf, got, &r);
-    free(buf);
+    df_fuzz_decode_es(data, size, &r);
     cases++;
     frames += r.frames;
     errors += r.errors + r.send_failures;
-    return 0;
-}
-
-static int replay(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) < 0) {
-        fprintf(stderr, "fuzz_decode: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    if (!S_ISDIR(st.st_mode))
-        return replay_file(path);
-    DIR *d = opendir(path);
-    if (!d)
-        return -1;
-    struct dirent *e;
-    int ret = 0;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.') {
-            char p[4096];
-            snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
-            ret |= replay_file(p);
-        }
-    closedir(d);
-    return ret;
 }
 
 /* One elementary stream per clip (Annex B for H.264/HEVC), at most
@@ -85,7 +44,8 @@ static int replay(const char *path)
 static int make_seeds(const char *dir, const char *clip)
 {
     AVFormatContext *fmt = NULL;
-    if (avformat_open_input(&fmt, clip, NULL, NULL) < 0 || avformat_find_stream_info(fmt, NULL) < 0) {
+    if (avformat_open_input(&fmt, clip, NULL, NULL) < 0 ||
+        avformat_find_stream_info(fmt, NULL) < 0) {
         fprintf(stderr, "fuzz_decode: cannot read %s\n", clip);
         avformat_close_input(&fmt);
         return -1;
@@ -179,7 +139,8 @@ int main(int argc, char **argv)
 {
     av_log_set_level(AV_LOG_QUIET);
     if (argc < 2) {
-        fprintf(stderr, "usage: %s FILE|DIR...  |  %s --make-seeds DIR CLIP...\n", argv[0], argv[0]);
+        fprintf(stderr, "usage: %s FILE|DIR...  |  %s --make-seeds DIR CLIP...\n", argv[0],
+                argv[0]);
         return 2;
     }
     int ret = 0;
@@ -194,7 +155,7 @@ int main(int argc, char **argv)
         return ret ? 1 : 0;
     }
     for (int i = 1; i < argc; i++)
-        ret |= replay(argv[i]);
+        ret |= df_fuzz_replay("fuzz_decode", argv[i], replay_one, NULL);
     df_fuzz_cleanup();
     printf("fuzz_decode: %ld inputs, %ld frames, %ld errors reported\n", cases, frames, errors);
     return ret ? 1 : 0;

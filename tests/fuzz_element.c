@@ -8,6 +8,8 @@
  * duplicated), each case bounded by an alarm.
  *
  *   fuzz_element [--mutate N] FILE|DIR...   (DF_GST_PLUGIN: the plugin) */
+#include "fuzz_replay.h"
+
 #include <gst/check/gstharness.h>
 #include <gst/gst.h>
 
@@ -185,59 +187,19 @@ static void on_alarm(int sig)
     _exit(3);
 }
 
-static int replay_file(const char *path)
+static void replay_one(const uint8_t *data, size_t size, void *opaque)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "fuzz_element: cannot open %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(len > 0 ? (size_t)len : 1);
-    uint8_t *mut = malloc(len > 0 ? 2 * (size_t)len : 1);
-    size_t got = buf ? fread(buf, 1, (size_t)len, f) : 0;
-    fclose(f);
-    if (!buf || !mut || got != (size_t)len) {
-        free(buf);
-        free(mut);
-        fprintf(stderr, "fuzz_element: cannot read %s\n", path);
-        return -1;
-    }
+    uint8_t *mut = malloc(2 * size + 1);
+    if (!mut)
+        return;
     alarm(60);
-    run_case(buf, got);
+    run_case(data, size);
     for (int k = 0; k < mutants; k++) {
         alarm(60);
-        run_case(mut, mutate(buf, got, mut, k));
+        run_case(mut, mutate(data, size, mut, k));
     }
     alarm(0);
-    free(buf);
     free(mut);
-    return 0;
-}
-
-static int replay(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) < 0) {
-        fprintf(stderr, "fuzz_element: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    if (!S_ISDIR(st.st_mode))
-        return replay_file(path);
-    DIR *d = opendir(path);
-    if (!d)
-        return -1;
-    int ret = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (e->d_name[0] != '.') {
-            char p[4096];
-            snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
-            ret |= replay_file(p);
-        }
-    closedir(d);
-    return ret;
 }
 
 int main(int argc, char **argv)
@@ -253,7 +215,7 @@ int main(int argc, char **argv)
     }
     signal(SIGALRM, on_alarm);
     for (; i < argc; i++)
-        ret |= replay(argv[i]);
+        ret |= df_fuzz_replay("fuzz_element", argv[i], replay_one, NULL);
     printf("fuzz_element: %ld cases, %ld frames out, %ld warnings, %ld errors posted, "
            "0 crashes, 0 hangs\n",
            n_cases, n_frames, n_warnings, n_errors);
