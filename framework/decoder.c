@@ -10,6 +10,7 @@
 #include "internal.h"
 
 #include <libavutil/pixdesc.h>
+#include <pthread.h>
 #include <libswscale/swscale.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -245,7 +246,18 @@ static int open_codec(DfDecoder *dec, DfError *err)
     avctx->thread_safe_callbacks = 1;
 #pragma GCC diagnostic pop
 #endif
+    /* Frame threads are created here and inherit this thread's affinity:
+     * on a pinned worker (auto threading opens the codec in D(k)) they
+     * would all share its one core.  Let them have every worker's CPUs. */
+    cpu_set_t old, wide;
+    const bool widen = dec->plan.mode == DF_THREADING_FRAME &&
+                       df_sched_current_worker(dec->sched) >= 0 &&
+                       df_sched_worker_cpus(dec->sched, &wide) == 0 &&
+                       pthread_getaffinity_np(pthread_self(), sizeof(old), &old) == 0 &&
+                       pthread_setaffinity_np(pthread_self(), sizeof(wide), &wide) == 0;
     ret = avcodec_open2(avctx, dec->codec, NULL);
+    if (widen)
+        pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
     if (ret < 0)
         goto fail;
     dec->avctx = avctx;

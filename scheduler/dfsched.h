@@ -18,6 +18,7 @@
 #ifndef DFSCHED_H
 #define DFSCHED_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -101,6 +102,11 @@ void df_sched_unref(DfSched *sched);
 /* The process-wide shared scheduler, created with `cfg` (or defaults) on first
  * use; later callers get the same one with a new reference. */
 int df_sched_get_shared(const DfSchedConfig *cfg, DfSched **out, DfError *err);
+
+/* The CPUs the workers are pinned to (their union), for threads created on
+ * a worker that should run beside them rather than on that worker's core
+ * (libavcodec's frame threads).  0, or -ENOENT when workers are not pinned. */
+int df_sched_worker_cpus(const DfSched *sched, cpu_set_t *out);
 
 /* Number of workers. */
 int df_sched_n_workers(const DfSched *sched);

@@ -368,6 +368,8 @@ int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err);
 void df_topo_fini(DfTopo *t);
 /* Pin the calling thread as worker `w` (no-op when not pinning). */
 void df_topo_pin(const DfTopo *t, int w);
+/* Union of the workers' pin sets; -ENOENT when not pinning. */
+int df_topo_cpus(const DfTopo *t, cpu_set_t *out);
 /* Compute levels and trCost for `n_workers` workers on a topology string
  * (NULL: real machine) without creating a scheduler (dfsim, tests). */
 int df_topo_model(DfTopo *t, const char *topology, int n_workers, DfCostModel model,

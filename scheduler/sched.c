@@ -92,8 +92,8 @@ void df_wake(DfSched *s, int preferred, bool any)
 
 static bool should_stop_parking(DfSched *s, DfWorker *w, DfGroup *g)
 {
-    return atomic_load_explicit(&s->stop, memory_order_relaxed) ||
-           (g && df_group_done(g)) || s->pops->has_work(s->policy, w->index);
+    return atomic_load_explicit(&s->stop, memory_order_relaxed) || (g && df_group_done(g)) ||
+           s->pops->has_work(s->policy, w->index);
 }
 
 static void park(DfSched *s, DfWorker *w, DfGroup *g)
@@ -272,7 +272,8 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
         return df_set_error(err, -EINVAL, "exploration rate %g is outside 0..0.5",
                             cfg_in->explore_rate);
 
-    DfSched *s = aligned_alloc(DF_CACHELINE, (sizeof(DfSched) + DF_CACHELINE - 1) & ~(size_t)(DF_CACHELINE - 1));
+    DfSched *s = aligned_alloc(DF_CACHELINE,
+                               (sizeof(DfSched) + DF_CACHELINE - 1) & ~(size_t)(DF_CACHELINE - 1));
     if (!s)
         return df_set_error(err, -ENOMEM, "out of memory");
     memset(s, 0, sizeof(*s));
@@ -336,7 +337,8 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
         DfWorker *w = &s->workers[i];
         w->sched = s;
         w->index = i;
-        w->rng = (cfg_in->seed ? cfg_in->seed : 88172645463325252ull) + (uint64_t)i * 0x9e3779b97f4a7c15ull;
+        w->rng = (cfg_in->seed ? cfg_in->seed : 88172645463325252ull) +
+                 (uint64_t)i * 0x9e3779b97f4a7c15ull;
         w->cache = df_cache_new_for_worker(s, i);
         if (!w->cache) {
             ret = df_set_error(err, -ENOMEM, "out of memory for worker caches");
@@ -413,8 +415,14 @@ int df_sched_learned_model(DfSched *s, DfLearnedModel *out)
     if (ret < 0)
         return ret;
     for (int i = 0; i < s->n_workers; i++)
-        out->explored += atomic_load_explicit(&s->workers[i].ctr.tasks_explored, memory_order_relaxed);
+        out->explored +=
+            atomic_load_explicit(&s->workers[i].ctr.tasks_explored, memory_order_relaxed);
     return 0;
+}
+
+int df_sched_worker_cpus(const DfSched *s, cpu_set_t *out)
+{
+    return df_topo_cpus(&s->topo, out);
 }
 
 int df_sched_n_workers(const DfSched *s)

@@ -92,8 +92,8 @@ static void place_workers(hwloc_topology_t topo, hwloc_const_cpuset_t allowed, i
     int n_pus = hwloc_get_nbobjs_inside_cpuset_by_type(topo, allowed, HWLOC_OBJ_PU);
     for (int w = 0; w < n_workers; w++) {
         if (n_cores > 0 && n_workers <= n_cores) {
-            hwloc_obj_t core = hwloc_get_obj_inside_cpuset_by_type(topo, allowed, HWLOC_OBJ_CORE,
-                                                                   (unsigned)w);
+            hwloc_obj_t core =
+                hwloc_get_obj_inside_cpuset_by_type(topo, allowed, HWLOC_OBJ_CORE, (unsigned)w);
             out[w] = hwloc_get_obj_inside_cpuset_by_type(topo, core->cpuset, HWLOC_OBJ_PU, 0);
         } else {
             out[w] = hwloc_get_obj_inside_cpuset_by_type(topo, allowed, HWLOC_OBJ_PU,
@@ -255,8 +255,8 @@ int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err)
         }
         for (int w = 0; w < n; w++) {
             hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(real, HWLOC_OBJ_CORE, pus[w]);
-            hwloc_bitmap_t set = hwloc_bitmap_dup(core && n <= t->n_cores ? core->cpuset
-                                                                           : pus[w]->cpuset);
+            hwloc_bitmap_t set =
+                hwloc_bitmap_dup(core && n <= t->n_cores ? core->cpuset : pus[w]->cpuset);
             if (!set || hwloc_bitmap_and(set, set, allowed) < 0) {
                 hwloc_bitmap_free(set);
                 free(pus);
@@ -323,6 +323,16 @@ void df_topo_fini(DfTopo *t)
     free(t->levels);
     free(t->trcost);
     memset(t, 0, sizeof(*t));
+}
+
+int df_topo_cpus(const DfTopo *t, cpu_set_t *out)
+{
+    if (!t->pin_sets)
+        return -ENOENT;
+    CPU_ZERO(out);
+    for (int w = 0; w < t->n_workers; w++)
+        CPU_OR(out, out, &((const cpu_set_t *)t->pin_sets)[w]);
+    return CPU_COUNT(out) > 0 ? 0 : -ENOENT;
 }
 
 void df_topo_pin(const DfTopo *t, int w)

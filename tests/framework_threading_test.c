@@ -4,6 +4,8 @@
 #include "dftest.h"
 #include "framework_util.h"
 
+#include <dirent.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,4 +172,58 @@ DF_TEST(FrameworkThreading, HevcTilesFallBackToFrameThreads)
     }
     avcodec_parameters_free(&par);
     t_clip_free(&c);
+}
+
+/* Threads of this process allowed on every CPU of `set`. */
+static int threads_on(const cpu_set_t *set)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        cpu_set_t cs;
+        if (sched_getaffinity((pid_t)atoi(e->d_name), sizeof(cs), &cs) == 0 && CPU_EQUAL(&cs, set))
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+DF_TEST(FrameworkThreading, FrameThreadsGetEveryWorkersCpus)
+{
+    /* auto opens the codec on a pinned worker; libavcodec's frame threads
+     * must not inherit that worker's single core. */
+    if (t_under_tsan())
+        DF_SKIP("no frame threads under ThreadSanitizer");
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    cpu_set_t all;
+    if (df_sched_worker_cpus(s, &all) < 0 || CPU_COUNT(&all) < 2) {
+        df_sched_unref(s);
+        DF_SKIP("workers are not pinned to two CPUs here");
+    }
+    TClip c;
+    DF_ASSERT(t_clip_load("h264_single.mkv", &c) == 0);
+    const int before = threads_on(&all);
+    DfDecoder *dec = NULL;
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    DfError err;
+    DF_ASSERT(df_decoder_new(s, c.par, c.tb, &cfg, &dec, &err) == 0);
+    AVFrame *f = av_frame_alloc();
+    int sent = 0;
+    for (int i = 0; i < c.n_pkts && sent < 6; i++, sent++)
+        while (df_decoder_send_packet(dec, c.pkts[i]) == AVERROR(EAGAIN))
+            df_decoder_receive_frame(dec, f);
+    DF_EXPECT(!strcmp(df_decoder_threading(dec, NULL), "frame"));
+    const int during = threads_on(&all);
+    DF_EXPECT_MSG(during - before >= 2, "%d threads on both CPUs before, %d with frame threads",
+                  before, during);
+    df_decoder_free(&dec);
+    av_frame_free(&f);
+    t_clip_free(&c);
+    df_sched_unref(s);
 }
