@@ -79,11 +79,14 @@ static int run_graph(const DfTrace *t, const Opts *o, DfError *err)
         dot_path = g_strdup(o->output);
     g.dot_path = dot_path;
     g.svg_path = o->svg ? o->svg : ends_with(o->output, ".svg") ? o->output : NULL;
+    /* The SVG path is checked only when dot can write it: without Graphviz
+     * graph.c warns and leaves no empty file behind. */
+    gchar *dot = g.svg_path ? g_find_program_in_path("dot") : NULL;
     int rc = 0;
     if (df_viz_check_output(g.dot_path, err) < 0 ||
-        (g.svg_path && df_viz_check_output(g.svg_path, err) < 0) ||
-        df_viz_graph(t, &g, stdout, err) < 0)
+        (dot && df_viz_check_output(g.svg_path, err) < 0) || df_viz_graph(t, &g, stdout, err) < 0)
         rc = 1;
+    g_free(dot);
     g_free(dot_path);
     return rc;
 }
