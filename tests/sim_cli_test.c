@@ -1,6 +1,7 @@
 /* dfsim end to end on a trace recorded by the real scheduler: it runs, and
  * writes valid JSON, CSV and a plot.  Never a timing test. */
 #include "bench_util.h"
+#include "trace_util.h"
 #include "dfsched_trace.h"
 #include "dftest.h"
 
@@ -8,70 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static void job(void *ctx, int jobnr, int threadnr)
-{
-    volatile unsigned x = 0;
-    for (int i = 0; i < 20000; i++)
-        x += (unsigned)i;
-}
-
-typedef struct FrameArg {
-    int bands;
-} FrameArg;
-
-static void nop(DfTask *t, void *arg)
-{
-}
-
-/* D(k): a job batch with a wait, then bands reading from it. */
-static void decode(DfTask *t, void *arg)
-{
-    DfSched *s = df_task_sched(t);
-    DfJobs jobs = {.n_jobs = 4, .fn = job, .module = df_sched_module_id(s, "S")};
-    df_jobs_run(s, &jobs);
-    DfGroup *g = df_group_new(s, 0);
-    for (int b = 0; b < 4; b++) {
-        DfNode *r = df_node_new(s, &(DfNodeDesc){.fn = nop, .module = df_sched_module_id(s, "R"),
-                                                  .index = b, .group = g});
-        df_node_add_input(r, df_task_worker(t), 100000, df_sched_module_id(s, "S"), 0);
-        df_node_submit(r);
-        df_node_release(r);
-    }
-    df_group_release(g);
-}
-
-static int record_trace(const char *path)
-{
-    DfSchedConfig cfg;
-    df_sched_config_init(&cfg);
-    cfg.n_workers = 2;
-    cfg.trace_capacity = 8192;
-    DfSched *s;
-    if (df_sched_new(&cfg, &s, NULL) < 0)
-        return -1;
-    int md = df_sched_module_id(s, "D");
-    DfNode *prev = NULL;
-    DfGroup *all = df_group_new(s, 0);
-    for (int f = 0; f < 30; f++) {
-        DfGroup *g = df_group_new(s, 0);
-        df_group_set_tag(g, f);
-        DfNode *d = df_node_new(s, &(DfNodeDesc){.fn = decode, .module = md, .group = g});
-        if (prev) {
-            df_node_depend(d, prev, 0);
-            df_node_release(prev);
-        }
-        df_node_submit(d);
-        prev = d;
-        df_sched_wait(s, g);
-        df_group_release(g);
-    }
-    df_node_release(prev);
-    df_group_release(all);
-    int ret = df_sched_trace_write(s, path, NULL);
-    df_sched_unref(s);
-    return ret;
-}
 
 DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
 {
@@ -85,10 +22,12 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     snprintf(json, sizeof(json), "%s/out.json", dir);
     snprintf(csv, sizeof(csv), "%s/out.csv", dir);
     snprintf(svg, sizeof(svg), "%s/out.svg", dir);
-    DF_ASSERT_EQ_INT(record_trace(trace), 0);
-    const char *argv[] = {dfsim, "--trace", trace, "--topology", "package:2 l3:2 core:4 pu:2",
-                          "--policy", "all", "--workers", "1,2,16", "--streams", "1,3",
-                          "--json", json, "--csv", csv, "--plot", svg, NULL};
+    DF_ASSERT_EQ_INT(df_test_record_trace(trace), 0);
+    const char *argv[] = {
+        dfsim,      "--trace", trace,       "--topology", "package:2 l3:2 core:4 pu:2",
+        "--policy", "all",     "--workers", "1,2,16",     "--streams",
+        "1,3",      "--json",  json,        "--csv",      csv,
+        "--plot",   svg,       NULL};
     DfRun r = df_test_run(argv, NULL);
     DF_ASSERT(r.spawned);
     DF_EXPECT_MSG(r.status == 0, "dfsim exited %d: %s", r.status, r.err);
@@ -99,7 +38,7 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     DF_ASSERT(json_parser_load_from_file(p, json, NULL));
     JsonObject *root = json_node_get_object(json_parser_get_root(p));
     DF_EXPECT(strcmp(json_object_get_string_member(root, "bench"), "sim") == 0);
-    DF_EXPECT_EQ_INT(json_object_get_int_member(root, "frames"), 30);
+    DF_EXPECT_EQ_INT(json_object_get_int_member(root, "frames"), DF_TEST_TRACE_FRAMES);
     JsonArray *res = json_object_get_array_member(root, "results");
     DF_EXPECT_EQ_INT(json_array_get_length(res), 5 * 3 * 2);
     for (guint i = 0; i < json_array_get_length(res); i++) {
@@ -116,7 +55,7 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     int lines = 0;
     for (char *c = text; *c; c++)
         lines += *c == '\n';
-    DF_EXPECT_EQ_INT(lines, 1 + 30);
+    DF_EXPECT_EQ_INT(lines, 1 + DF_TEST_TRACE_FRAMES);
     g_free(text);
     DF_ASSERT(g_file_get_contents(svg, &text, NULL, NULL));
     DF_EXPECT(strstr(text, "<svg") != NULL);
@@ -130,8 +69,8 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     fprintf(f, "{\"bench\":\"decode\",\"results\":[{\"input\":\"clip\",\"impl\":\"dfmedia/fifo\","
                "\"workers\":1,\"fps_median\":1.0}]}");
     fclose(f);
-    const char *argv2[] = {dfsim, "--trace", trace, "--policy", "fifo", "--workers", "1",
-                           "--validate", meas, "--json", json, NULL};
+    const char *argv2[] = {dfsim, "--trace",    trace, "--policy", "fifo", "--workers",
+                           "1",   "--validate", meas,  "--json",   json,   NULL};
     r = df_test_run(argv2, NULL);
     /* 1 fps is far from the projection: exit 2, and the JSON says why. */
     DF_EXPECT_EQ_INT(r.status, 2);

@@ -1,0 +1,226 @@
+/* dfsched-viz: look at a dfsched trace.
+ *
+ *   dfsched-viz graph TRACE -o g.dot [--frames A-B] [--svg g.svg]
+ *   dfsched-viz matrix TRACE -o m.png|m.svg|m.csv
+ *   dfsched-viz modules TRACE [--csv FILE]
+ *
+ * TRACE is the Chrome/Perfetto JSON of dfplay/dfbench --trace or dfdec
+ * trace-file.  Exit status: 0 done, 1 the work failed (unreadable trace,
+ * unwritable output), 2 bad command line. */
+#include "dfsched_trace.h"
+#include "viz.h"
+
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_USAGE 2
+
+static const char usage[] =
+    "Usage: dfsched-viz COMMAND TRACE [OPTION...]\n"
+    "\n"
+    "Pictures and tables of a dfsched trace (dfplay/dfbench --trace, dfdec trace-file).\n"
+    "\n"
+    "Commands:\n"
+    "  graph TRACE -o g.dot [--frames A-B] [--svg g.svg]\n"
+    "      the task graph of frames A-B (default: the first 2) as Graphviz DOT; -o g.svg or\n"
+    "      --svg also runs `dot -Tsvg` when Graphviz is installed\n"
+    "  matrix TRACE -o m.png|m.svg|m.csv\n"
+    "      bytes produced on worker i and read on worker j, with the measured cost per byte,\n"
+    "      as a heat map or CSV\n"
+    "  modules TRACE [--csv FILE]\n"
+    "      per-module task times with local vs. stolen/remote inputs\n"
+    "\n"
+    "`dfsched-viz COMMAND --help` lists a command's options.\n";
+
+typedef struct Opts {
+    char *output, *frames, *svg, *csv;
+} Opts;
+
+/* "A-B" or "A" (frame numbers, A <= B). */
+static bool parse_frames(const char *s, int64_t *a, int64_t *b)
+{
+    char *end;
+    long long x = strtoll(s, &end, 10), y = x;
+    if (end == s || x < 0)
+        return false;
+    if (*end == '-') {
+        const char *s2 = end + 1;
+        y = strtoll(s2, &end, 10);
+        if (end == s2)
+            return false;
+    }
+    if (*end || y < x)
+        return false;
+    *a = x;
+    *b = y;
+    return true;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    const size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int run_graph(const DfTrace *t, const Opts *o, DfError *err)
+{
+    DfVizGraphOpts g = {.first_frame = -1, .last_frame = -1};
+    if (o->frames && !parse_frames(o->frames, &g.first_frame, &g.last_frame)) {
+        fprintf(stderr, "dfsched-viz: bad --frames \"%s\" (A-B or A, frame numbers)\n", o->frames);
+        return EXIT_USAGE;
+    }
+    /* -o g.svg: the DOT goes next to it as g.dot. */
+    gchar *dot_path = NULL;
+    if (ends_with(o->output, ".svg"))
+        dot_path = g_strdup_printf("%.*s.dot", (int)(strlen(o->output) - 4), o->output);
+    else
+        dot_path = g_strdup(o->output);
+    g.dot_path = dot_path;
+    g.svg_path = o->svg ? o->svg : ends_with(o->output, ".svg") ? o->output : NULL;
+    /* The SVG path is checked only when dot can write it: without Graphviz
+     * graph.c warns and leaves no empty file behind. */
+    gchar *dot = g.svg_path ? g_find_program_in_path("dot") : NULL;
+    int rc = 0;
+    if (df_viz_check_output(g.dot_path, err) < 0 ||
+        (dot && df_viz_check_output(g.svg_path, err) < 0) || df_viz_graph(t, &g, stdout, err) < 0)
+        rc = 1;
+    g_free(dot);
+    g_free(dot_path);
+    return rc;
+}
+
+static int run_matrix(const DfTrace *t, const Opts *o, DfError *err)
+{
+    if (!ends_with(o->output, ".png") && !ends_with(o->output, ".svg") &&
+        !ends_with(o->output, ".csv")) {
+        fprintf(stderr, "dfsched-viz: %s: the output must end in .png, .svg or .csv\n", o->output);
+        return EXIT_USAGE;
+    }
+    if (df_viz_check_output(o->output, err) < 0)
+        return 1;
+    DfVizMatrix m;
+    if (df_viz_matrix_compute(t, &m, err) < 0)
+        return 1;
+    int rc = 0;
+    if (df_viz_matrix_write(&m, o->output, err) < 0) {
+        rc = 1;
+    } else {
+        df_viz_matrix_print(&m, stdout);
+        printf("dfsched-viz: wrote %s\n", o->output);
+    }
+    df_viz_matrix_free(&m);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    const bool is_graph = strcmp(cmd, "graph") == 0, is_matrix = strcmp(cmd, "matrix") == 0,
+               is_modules = strcmp(cmd, "modules") == 0;
+    if (!is_graph && !is_matrix && !is_modules) {
+        fprintf(stderr,
+                "dfsched-viz: unknown command \"%s\" (graph, matrix or modules; see --help)\n",
+                cmd);
+        return EXIT_USAGE;
+    }
+    Opts o = {0};
+    GOptionEntry graph_entries[] = {
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
+         "DOT file to write (required; FILE.svg writes FILE.dot and the SVG)", "FILE"},
+        {"frames", 'f', 0, G_OPTION_ARG_STRING, &o.frames,
+         "Frames to draw, inclusive (default: the first 2)", "A-B"},
+        {"svg", 0, 0, G_OPTION_ARG_FILENAME, &o.svg,
+         "Also render the DOT to this SVG with `dot -Tsvg` (when Graphviz is installed)", "FILE"},
+        {NULL},
+    };
+    GOptionEntry matrix_entries[] = {
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
+         "Heat map (.png, .svg) or table (.csv) to write (required)", "FILE"},
+        {NULL},
+    };
+    GOptionEntry modules_entries[] = {
+        {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv, "Also write the table as CSV", "FILE"},
+        {NULL},
+    };
+    gchar *param = g_strdup_printf("%s TRACE", cmd);
+    GOptionContext *ctx = g_option_context_new(param);
+    g_free(param);
+    g_option_context_add_main_entries(ctx,
+                                      is_graph    ? graph_entries
+                                      : is_matrix ? matrix_entries
+                                                  : modules_entries,
+                                      NULL);
+    if (is_graph)
+        g_option_context_set_summary(
+            ctx, "The task graph of some frames as Graphviz DOT: one node per task, coloured by "
+                 "worker;\nedges producer -> consumer, width 0.5 + 5.5 log(1+bytes)/log(1+max) "
+                 "pt.");
+    else if (is_matrix)
+        g_option_context_set_summary(
+            ctx, "Bytes produced on worker i and read on worker j, and the measured cost per "
+                 "remote byte\n(median duration of a module's runs with remote inputs minus "
+                 "that with local ones,\ndivided by the remote bytes; n/a where too few runs).  "
+                 "The heat map is 800 x 640.");
+    else
+        g_option_context_set_summary(
+            ctx, "Per module: tasks, total and median time, time of runs with local inputs vs. "
+                 "stolen\nor remote ones, share stolen.");
+
+    int rc = EXIT_USAGE;
+    DfTrace trace = {0};
+    bool have_trace = false;
+    DfError err = {0};
+    GError *gerr = NULL;
+    /* GOption sees "COMMAND ARGS...", the command in the program name's place. */
+    int sub_argc = argc - 1;
+    char **sub_argv = argv + 1;
+    if (!g_option_context_parse(ctx, &sub_argc, &sub_argv, &gerr)) {
+        fprintf(stderr, "dfsched-viz %s: %s\n", cmd, gerr->message);
+        g_error_free(gerr);
+        goto cleanup;
+    }
+    if (sub_argc != 2) {
+        fprintf(stderr, "dfsched-viz %s: %s (see dfsched-viz %s --help)\n", cmd,
+                sub_argc < 2 ? "TRACE is missing" : "only one TRACE, please", cmd);
+        goto cleanup;
+    }
+    if ((is_graph || is_matrix) && !o.output) {
+        fprintf(stderr, "dfsched-viz %s: -o FILE is required\n", cmd);
+        goto cleanup;
+    }
+    rc = 1;
+    if (df_trace_read_json(sub_argv[1], &trace, &err) < 0) {
+        fprintf(stderr, "dfsched-viz: %s\n", err.msg);
+        goto cleanup;
+    }
+    have_trace = true;
+    if (trace.n_events == 0)
+        fprintf(stderr, "dfsched-viz: warning: %s holds no task\n", sub_argv[1]);
+    if (is_graph)
+        rc = run_graph(&trace, &o, &err);
+    else if (is_matrix)
+        rc = run_matrix(&trace, &o, &err);
+    else
+        rc = df_viz_modules(&trace, stdout, o.csv, &err) < 0 ? 1 : 0;
+    if (rc == 1)
+        fprintf(stderr, "dfsched-viz: %s\n", err.msg);
+cleanup:
+    if (have_trace)
+        df_trace_free(&trace);
+    g_option_context_free(ctx);
+    g_free(o.output);
+    g_free(o.frames);
+    g_free(o.svg);
+    g_free(o.csv);
+    return rc;
+}

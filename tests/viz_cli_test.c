@@ -1,0 +1,312 @@
+/* dfsched-viz end to end on a trace recorded by the real scheduler: the
+ * outputs' structure (DOT that dot accepts, one node per task, an image of
+ * the documented size, one CSV row per worker, every module in the table)
+ * and clear failures on bad input.  Never how the pictures look. */
+#include "bench_util.h"
+#include "dfsched_trace.h"
+#include "dftest.h"
+#include "trace_util.h"
+
+#include <cairo.h>
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The heat map's documented size (apps/dfsched-viz/viz.h). */
+#define MATRIX_W 800
+#define MATRIX_H 640
+
+typedef struct Ctx {
+    const char *viz;
+    char dir[64];
+    char trace[128];
+} Ctx;
+
+static bool setup(Ctx *c)
+{
+    c->viz = getenv("DFSCHED_VIZ");
+    if (!c->viz)
+        return false;
+    snprintf(c->dir, sizeof(c->dir), "/tmp/dfviz-test-XXXXXX");
+    if (!mkdtemp(c->dir))
+        return false;
+    snprintf(c->trace, sizeof(c->trace), "%s/t.json", c->dir);
+    return df_test_record_trace(c->trace) == 0;
+}
+
+static void teardown(const Ctx *c)
+{
+    gchar *cmd = g_strdup_printf("rm -rf '%s'", c->dir);
+    DF_EXPECT(system(cmd) == 0);
+    g_free(cmd);
+}
+
+static gchar *path_in(const Ctx *c, const char *name)
+{
+    return g_strdup_printf("%s/%s", c->dir, name);
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++)
+        n += *p == '\n';
+    return n;
+}
+
+/* Task node statements: lines "    t<digits> [" (graph.c names tasks t<id>;
+ * sources s<k> and legend entries are not tasks). */
+static int count_task_nodes(const char *dot)
+{
+    int n = 0;
+    gchar **lines = g_strsplit(dot, "\n", -1);
+    for (int i = 0; lines[i]; i++) {
+        const char *p = lines[i];
+        while (*p == ' ')
+            p++;
+        if (*p != 't' || !g_ascii_isdigit(p[1]))
+            continue;
+        p++;
+        while (g_ascii_isdigit(*p))
+            p++;
+        n += strncmp(p, " [", 2) == 0;
+    }
+    g_strfreev(lines);
+    return n;
+}
+
+/* `dot -Tsvg` accepts the file (true when Graphviz is missing: skipped). */
+static bool dot_accepts(const char *dot_path, const char *svg_path, char **why)
+{
+    gchar *dot = g_find_program_in_path("dot");
+    if (!dot)
+        return true;
+    const char *argv[] = {dot, "-Tsvg", dot_path, "-o", svg_path, NULL};
+    DfRun r = df_test_run(argv, NULL);
+    bool ok = r.spawned && r.status == 0;
+    *why = g_strdup(r.err ? r.err : "");
+    df_run_clear(&r);
+    g_free(dot);
+    return ok;
+}
+
+DF_TEST(VizCli, GraphIsValidDotWithOneNodePerTask)
+{
+    Ctx c;
+    if (!getenv("DFSCHED_VIZ"))
+        DF_SKIP("DFSCHED_VIZ not set (run through meson test)");
+    DF_ASSERT(setup(&c));
+    gchar *dotf = path_in(&c, "g.dot"), *svgf = path_in(&c, "check.svg");
+
+    /* Default: the first 2 frames. */
+    const char *argv[] = {c.viz, "graph", c.trace, "-o", dotf, NULL};
+    DfRun r = df_test_run(argv, NULL);
+    DF_ASSERT(r.spawned);
+    DF_EXPECT_MSG(r.status == 0, "graph exited %d: %s", r.status, r.err);
+    df_run_clear(&r);
+    gchar *text = NULL;
+    DF_ASSERT(g_file_get_contents(dotf, &text, NULL, NULL));
+    DF_EXPECT(g_str_has_prefix(text, "// dfsched-viz") && strstr(text, "digraph"));
+    DF_EXPECT_EQ_INT(count_task_nodes(text), 2 * DF_TEST_TRACE_TASKS_PER_FRAME);
+    DF_EXPECT(strstr(text, "penwidth=") && strstr(text, "->"));
+    DF_EXPECT(strstr(text, "legend_w0") && strstr(text, "legend_w1"));
+    DF_EXPECT(strstr(text, "cluster_f0") && strstr(text, "cluster_f1") &&
+              !strstr(text, "cluster_f2"));
+    g_free(text);
+    char *why = NULL;
+    DF_EXPECT_MSG(dot_accepts(dotf, svgf, &why), "dot rejects %s: %s", dotf, why);
+    g_free(why);
+
+    /* A range of 3 frames, and -o FILE.svg: FILE.dot next to it, plus the
+     * SVG when Graphviz is installed. */
+    gchar *svg_out = path_in(&c, "r.svg"), *dot_out = path_in(&c, "r.dot");
+    const char *argv2[] = {c.viz, "graph", c.trace, "--frames", "3-5", "-o", svg_out, NULL};
+    r = df_test_run(argv2, NULL);
+    DF_EXPECT_MSG(r.status == 0, "graph --frames exited %d: %s", r.status, r.err);
+    df_run_clear(&r);
+    DF_ASSERT(g_file_get_contents(dot_out, &text, NULL, NULL));
+    DF_EXPECT_EQ_INT(count_task_nodes(text), 3 * DF_TEST_TRACE_TASKS_PER_FRAME);
+    g_free(text);
+    gchar *dot = g_find_program_in_path("dot");
+    if (dot) {
+        DF_ASSERT(g_file_get_contents(svg_out, &text, NULL, NULL));
+        DF_EXPECT(strstr(text, "<svg") != NULL);
+        g_free(text);
+    }
+    g_free(dot);
+
+    /* Frames the trace does not have. */
+    const char *argv3[] = {c.viz, "graph", c.trace, "--frames", "500-600", "-o", dotf, NULL};
+    r = df_test_run(argv3, NULL);
+    DF_EXPECT(r.status != 0 && strstr(r.err, "no tasks in frames 500-600"));
+    df_run_clear(&r);
+    const char *argv4[] = {c.viz, "graph", c.trace, "--frames", "5-3", "-o", dotf, NULL};
+    r = df_test_run(argv4, NULL);
+    DF_EXPECT(r.status != 0 && strstr(r.err, "--frames"));
+    df_run_clear(&r);
+
+    g_free(svg_out);
+    g_free(dot_out);
+    g_free(dotf);
+    g_free(svgf);
+    teardown(&c);
+}
+
+DF_TEST(VizCli, MatrixImageSizeAndCsvRows)
+{
+    Ctx c;
+    if (!getenv("DFSCHED_VIZ"))
+        DF_SKIP("DFSCHED_VIZ not set (run through meson test)");
+    DF_ASSERT(setup(&c));
+    gchar *png = path_in(&c, "m.png"), *svg = path_in(&c, "m.svg"), *csv = path_in(&c, "m.csv");
+
+    const char *argv[] = {c.viz, "matrix", c.trace, "-o", png, NULL};
+    DfRun r = df_test_run(argv, NULL);
+    DF_ASSERT(r.spawned);
+    DF_EXPECT_MSG(r.status == 0, "matrix exited %d: %s", r.status, r.err);
+    DF_EXPECT(strstr(r.out, "local share") != NULL);
+    df_run_clear(&r);
+    cairo_surface_t *img = cairo_image_surface_create_from_png(png);
+    DF_EXPECT(cairo_surface_status(img) == CAIRO_STATUS_SUCCESS);
+    DF_EXPECT_EQ_INT(cairo_image_surface_get_width(img), MATRIX_W);
+    DF_EXPECT_EQ_INT(cairo_image_surface_get_height(img), MATRIX_H);
+    cairo_surface_destroy(img);
+
+    const char *argv2[] = {c.viz, "matrix", c.trace, "-o", svg, NULL};
+    r = df_test_run(argv2, NULL);
+    DF_EXPECT_MSG(r.status == 0, "matrix .svg exited %d: %s", r.status, r.err);
+    df_run_clear(&r);
+    gchar *text = NULL;
+    DF_ASSERT(g_file_get_contents(svg, &text, NULL, NULL));
+    DF_EXPECT(strstr(text, "<svg") && strstr(text, "width=\"800"));
+    g_free(text);
+
+    const char *argv3[] = {c.viz, "matrix", c.trace, "-o", csv, NULL};
+    r = df_test_run(argv3, NULL);
+    DF_EXPECT_MSG(r.status == 0, "matrix .csv exited %d: %s", r.status, r.err);
+    df_run_clear(&r);
+    DF_ASSERT(g_file_get_contents(csv, &text, NULL, NULL));
+    DF_EXPECT_EQ_INT(count_lines(text), DF_TEST_TRACE_WORKERS + 1);
+    DF_EXPECT(g_str_has_prefix(text, "producer,bytes_to_w0,bytes_to_w1,"));
+    /* Every row: producer, N byte counts, N costs. */
+    gchar **lines = g_strsplit(text, "\n", -1);
+    uint64_t sum = 0;
+    for (int i = 0; lines[i] && *lines[i]; i++) {
+        gchar **f = g_strsplit(lines[i], ",", -1);
+        DF_EXPECT_EQ_INT(g_strv_length(f), 1 + 2 * DF_TEST_TRACE_WORKERS);
+        for (int j = 1; i > 0 && f[j] && j <= DF_TEST_TRACE_WORKERS; j++)
+            sum += g_ascii_strtoull(f[j], NULL, 10);
+        g_strfreev(f);
+    }
+    g_strfreev(lines);
+    g_free(text);
+    /* The matrix holds every input byte the trace records on a worker (the
+     * last bands may finish after the trace was written: count, not
+     * assume 4 x 100000 a frame). */
+    DfTrace t;
+    DF_ASSERT(df_trace_read_json(c.trace, &t, NULL) == 0);
+    uint64_t want = 0;
+    for (size_t i = 0; i < t.n_inputs; i++)
+        if (t.inputs[i].worker >= 0 && t.inputs[i].worker < t.n_workers)
+            want += t.inputs[i].bytes;
+    df_trace_free(&t);
+    DF_EXPECT(want > 0);
+    DF_EXPECT_EQ_INT(sum, want);
+
+    /* Not an image or CSV name; an output that cannot be written. */
+    const char *argv4[] = {c.viz, "matrix", c.trace, "-o", "m.txt", NULL};
+    r = df_test_run(argv4, NULL);
+    DF_EXPECT(r.status != 0 && strstr(r.err, ".png, .svg or .csv"));
+    df_run_clear(&r);
+    const char *argv5[] = {c.viz, "matrix", c.trace, "-o", "/nonexistent/dir/m.png", NULL};
+    r = df_test_run(argv5, NULL);
+    DF_EXPECT(r.status != 0 && strstr(r.err, "cannot write /nonexistent/dir/m.png"));
+    df_run_clear(&r);
+
+    g_free(png);
+    g_free(svg);
+    g_free(csv);
+    teardown(&c);
+}
+
+DF_TEST(VizCli, ModulesTableListsEveryModule)
+{
+    Ctx c;
+    if (!getenv("DFSCHED_VIZ"))
+        DF_SKIP("DFSCHED_VIZ not set (run through meson test)");
+    DF_ASSERT(setup(&c));
+    DfTrace t;
+    DF_ASSERT(df_trace_read_json(c.trace, &t, NULL) == 0);
+    DF_ASSERT(t.n_modules >= 3);
+    gchar *csv = path_in(&c, "mod.csv");
+    const char *argv[] = {c.viz, "modules", c.trace, "--csv", csv, NULL};
+    DfRun r = df_test_run(argv, NULL);
+    DF_ASSERT(r.spawned);
+    DF_EXPECT_MSG(r.status == 0, "modules exited %d: %s", r.status, r.err);
+    /* One table row per module: a line starting with its name. */
+    gchar **lines = g_strsplit(r.out, "\n", -1);
+    for (int m = 0; m < t.n_modules; m++) {
+        bool found = false;
+        for (int i = 0; lines[i] && !found; i++) {
+            const size_t k = strlen(t.module_names[m]);
+            found = strncmp(lines[i], t.module_names[m], k) == 0 && lines[i][k] == ' ';
+        }
+        DF_EXPECT_MSG(found, "module %s missing from:\n%s", t.module_names[m], r.out);
+    }
+    g_strfreev(lines);
+    df_run_clear(&r);
+    gchar *text = NULL;
+    DF_ASSERT(g_file_get_contents(csv, &text, NULL, NULL));
+    DF_EXPECT_EQ_INT(count_lines(text), 1 + t.n_modules);
+    DF_EXPECT(g_str_has_prefix(text, "module,tasks,"));
+    g_free(text);
+    g_free(csv);
+    df_trace_free(&t);
+    teardown(&c);
+}
+
+DF_TEST(VizCli, BadInputsFailClearly)
+{
+    const char *viz = getenv("DFSCHED_VIZ");
+    if (!viz)
+        DF_SKIP("DFSCHED_VIZ not set (run through meson test)");
+    char dir[] = "/tmp/dfviz-bad-XXXXXX";
+    DF_ASSERT(mkdtemp(dir));
+    gchar *junk = g_strdup_printf("%s/junk.json", dir), *other = g_strdup_printf("%s/o.json", dir);
+    DF_ASSERT(g_file_set_contents(junk, "not json {", -1, NULL));
+    DF_ASSERT(g_file_set_contents(other, "{\"traceEvents\": []}", -1, NULL));
+    struct {
+        const char *argv[8];
+        const char *msg; /* expected in stderr */
+    } cases[] = {
+        {{viz, "modules", "/nonexistent/t.json", NULL}, "/nonexistent/t.json"},
+        {{viz, "modules", junk, NULL}, "cannot read trace"},
+        {{viz, "matrix", other, "-o", "x.csv", NULL}, "not a dfsched trace"},
+        {{viz, "plot", junk, NULL}, "unknown command \"plot\""},
+        {{viz, "graph", junk, NULL}, "-o FILE is required"},
+        {{viz, "modules", NULL}, "TRACE is missing"},
+        {{viz, "modules", "--bogus", junk, NULL}, "bogus"},
+        {{viz, NULL}, "Usage"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        DfRun r = df_test_run(cases[i].argv, NULL);
+        DF_EXPECT(r.spawned);
+        DF_EXPECT_MSG(r.status != 0 && r.status != -1 && r.err && strstr(r.err, cases[i].msg),
+                      "case %zu: status %d, stderr: %s", i, r.status, r.err ? r.err : "");
+        df_run_clear(&r);
+    }
+    const char *help[] = {viz, "--help", NULL};
+    DfRun r = df_test_run(help, NULL);
+    DF_EXPECT(r.status == 0 && strstr(r.out, "graph") && strstr(r.out, "matrix") &&
+              strstr(r.out, "modules"));
+    df_run_clear(&r);
+    const char *help2[] = {viz, "graph", "--help", NULL};
+    r = df_test_run(help2, NULL);
+    DF_EXPECT(r.status == 0 && strstr(r.out, "--frames"));
+    df_run_clear(&r);
+    g_free(junk);
+    g_free(other);
+    gchar *cmd = g_strdup_printf("rm -rf '%s'", dir);
+    DF_EXPECT(system(cmd) == 0);
+    g_free(cmd);
+}
