@@ -27,8 +27,6 @@ typedef struct DfClip {
 int df_clip_load(const char *path, DfClip *clip, char *err, size_t err_len);
 void df_clip_free(DfClip *clip);
 
-/* "1,2,4" or "1-4" (or a mix) into a new array; the count or -1. */
-int df_parse_int_list(const char *spec, int max, int **out);
 
 /* Confine the calling thread to the CPUs of `n` workers (the first n cores,
  * all PUs when n exceeds them), so that threads it creates from now on —

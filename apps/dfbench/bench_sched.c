@@ -18,13 +18,13 @@
 #include <string.h>
 #include <time.h>
 
-#define DEFAULT_TASKS 100000
-#define QUICK_TASKS 20000
+#define DEFAULT_TASKS  100000
+#define QUICK_TASKS    20000
 #define DEFAULT_FRAMES 200
-#define QUICK_FRAMES 40
+#define QUICK_FRAMES   40
 #define DEFAULT_REPEAT 5
-#define DEFAULT_WIDTH 16
-#define MAX_WORKERS 4096
+#define DEFAULT_WIDTH  16
+#define MAX_WORKERS    4096
 
 static const char *const case_names[DF_N_CASES] = {"empty", "fanout", "chain", "frames"};
 
@@ -62,55 +62,6 @@ static const DfBenchPeer peers[] = {
 #define N_PEERS ((int)(sizeof(peers) / sizeof(peers[0])))
 
 /* -------------------------------------------------------------- options */
-
-static bool parse_int(const char *s, long min, long max, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-/* "1,2,4" or "1-4" or a mix.  Returns the count or -1. */
-static int parse_workers(const char *spec, int **out)
-{
-    gchar **parts = g_strsplit(spec, ",", -1);
-    GArray *v = g_array_new(FALSE, FALSE, sizeof(int));
-    int ret = -1;
-    for (int i = 0; parts[i]; i++) {
-        gchar *item = g_strstrip(parts[i]);
-        char *dash = strchr(item, '-');
-        long lo, hi;
-        if (dash) {
-            *dash = '\0';
-            if (!parse_int(item, 1, MAX_WORKERS, &lo) || !parse_int(dash + 1, lo, MAX_WORKERS, &hi))
-                goto out;
-        } else if (parse_int(item, 1, MAX_WORKERS, &lo)) {
-            hi = lo;
-        } else {
-            goto out;
-        }
-        for (long w = lo; w <= hi; w++) {
-            int x = (int)w;
-            bool dup = false;
-            for (guint k = 0; k < v->len; k++)
-                dup |= g_array_index(v, int, k) == x;
-            if (!dup)
-                g_array_append_val(v, x);
-        }
-    }
-    if (v->len == 0)
-        goto out;
-    ret = (int)v->len;
-    *out = g_memdup2(v->data, sizeof(int) * v->len);
-out:
-    g_array_free(v, TRUE);
-    g_strfreev(parts);
-    return ret;
-}
 
 static int find_name(const char *const *names, int n, const char *s)
 {
@@ -264,7 +215,8 @@ static int parse_options(DfBench *b, int argc, char **argv)
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_set_prgname("dfbench sched");
-    GOptionContext *ctx = g_option_context_new("- dfsched overhead and locality vs OpenMP and oneTBB");
+    GOptionContext *ctx =
+        g_option_context_new("- dfsched overhead and locality vs OpenMP and oneTBB");
     g_option_context_set_summary(
         ctx,
         "Measures the cost of a task on dfsched for every policy and worker count, next to\n"
@@ -305,7 +257,8 @@ static int parse_options(DfBench *b, int argc, char **argv)
     }
     if (o->tasks < 0 || o->batch < 0 || o->frames < 0 || o->width < 0 || o->repeat < 0 ||
         o->poll_us < -1) {
-        fprintf(stderr, "dfbench sched: negative sizes make no sense (--poll-us takes -1 or more)\n");
+        fprintf(stderr,
+                "dfbench sched: negative sizes make no sense (--poll-us takes -1 or more)\n");
         status = DF_BENCH_USAGE;
         goto out;
     }
@@ -318,7 +271,7 @@ static int parse_options(DfBench *b, int argc, char **argv)
     if (!o->repeat)
         o->repeat = DEFAULT_REPEAT;
     if (o->workers) {
-        b->n_workers = parse_workers(o->workers, &b->workers);
+        b->n_workers = df_parse_int_list(o->workers, MAX_WORKERS, &b->workers);
         if (b->n_workers < 0) {
             fprintf(stderr, "dfbench sched: bad --workers \"%s\" (e.g. 1,2,4 or 1-4, at most %d)\n",
                     o->workers, MAX_WORKERS);
@@ -462,7 +415,8 @@ static void run_all(DfBench *b)
     int steps = 0;
     for (int i = 0; i < n_instances; i++)
         for (int k = 0; k < b->n_cases; k++)
-            steps += df_bench_config_at(b, i % b->n_impls, b->cases[k], i / b->n_impls)->impl != NULL;
+            steps +=
+                df_bench_config_at(b, i % b->n_impls, b->cases[k], i / b->n_impls)->impl != NULL;
     DfProgress prog;
     df_progress_begin(&prog, steps * b->o.repeat);
     df_report_loadavg(b->load_start);

@@ -7,6 +7,10 @@
  * check out, 2 usage error. */
 enum { DF_BENCH_OK = 0, DF_BENCH_FAILED = 1, DF_BENCH_USAGE = 2 };
 
+/* "1,2,4" or "1-4" (or a mix) of values in 1..max into a new array
+ * (g_free), duplicates dropped; the count or -1. */
+int df_parse_int_list(const char *spec, int max, int **out);
+
 /* dfbench sched: scheduler overhead and locality (bench_sched.c). */
 int df_bench_sched_main(int argc, char **argv);
 
