@@ -799,18 +799,6 @@ static void print_table(const DfDecBench *b)
         }
 }
 
-static void json_array(JsonBuilder *jb, const char *name, const double *v, int n)
-{
-    json_builder_set_member_name(jb, name);
-    json_builder_begin_array(jb);
-    for (int i = 0; i < n; i++)
-        if (isnan(v[i]))
-            json_builder_add_null_value(jb);
-        else
-            json_builder_add_double_value(jb, v[i]);
-    json_builder_end_array(jb);
-}
-
 static void json_speedup_body(JsonBuilder *jb, const DfDecBench *b, const DfSpeedup *sp)
 {
     json_builder_set_member_name(jb, "input");
@@ -823,10 +811,10 @@ static void json_speedup_body(JsonBuilder *jb, const DfDecBench *b, const DfSpee
     for (int i = 0; i < sp->n; i++)
         json_builder_add_int_value(jb, sp->workers[i]);
     json_builder_end_array(jb);
-    json_array(jb, "speedup", sp->s, sp->n);
+    df_json_double_array(jb, "speedup", sp->s, sp->n);
     df_json_double(jb, "amdahl_s", sp->amdahl_s);
-    json_array(jb, "karp_flatt", sp->kf, sp->n);
-    json_array(jb, "gustafson", sp->gustafson, sp->n);
+    df_json_double_array(jb, "karp_flatt", sp->kf, sp->n);
+    df_json_double_array(jb, "gustafson", sp->gustafson, sp->n);
 }
 
 static bool write_json(const DfDecBench *b)
@@ -897,7 +885,7 @@ static bool write_json(const DfDecBench *b)
         df_json_double(jb, "fps_median", fps.median);
         df_json_double(jb, "fps_min", fps.min);
         df_json_double(jb, "fps_max", fps.max);
-        json_array(jb, "fps_samples", cf->fps, cf->n);
+        df_json_double_array(jb, "fps_samples", cf->fps, cf->n);
         df_json_double(jb, "speedup", fps.median / baseline_fps(b, cf->input));
         /* Measured only by dfmedia (its own counters). */
         df_json_double(jb, "latency_p50_ms", df_summarize(cf->p50, cf->n).median);

@@ -71,9 +71,9 @@ void df_bench_sched_print_header(const DfBench *b)
 
 void df_bench_sched_print_table(DfBench *b)
 {
-    static const char *const headers[] = {"case", "workers", "impl",   "ns/task",  "min",
-                                          "max",  "cpu ns",  "n",      "local",    "stolen",
-                                          "frames/s", "GB/s", "note"};
+    static const char *const headers[] = {"case",     "workers", "impl", "ns/task", "min",
+                                          "max",      "cpu ns",  "n",    "local",   "stolen",
+                                          "frames/s", "GB/s",    "note"};
     DfTable *t = df_table_new(13, headers, "lrlrrrrrrrrrl");
     for (int k = 0; k < b->n_cases; k++) {
         if (k)
@@ -97,8 +97,19 @@ void df_bench_sched_print_table(DfBench *b)
                 df_fmt_num(fps, sizeof(fps), r.fps.median, 0);
                 df_fmt_num(gbps, sizeof(gbps), r.gbps.median, 2);
                 note_of(cf, note, sizeof(note));
-                const char *cells[] = {df_case_name(cf->c), workers, cf->impl->name, med, mn, mx,
-                                       cpu, n, share, stolen, fps, gbps, note};
+                const char *cells[] = {df_case_name(cf->c),
+                                       workers,
+                                       cf->impl->name,
+                                       med,
+                                       mn,
+                                       mx,
+                                       cpu,
+                                       n,
+                                       share,
+                                       stolen,
+                                       fps,
+                                       gbps,
+                                       note};
                 df_table_row(t, cells);
             }
     }
@@ -147,30 +158,53 @@ GArray *df_bench_sched_goals(DfBench *b)
         const DfBenchConfig *omp = find_config(b, "openmp", DF_CASE_EMPTY, w);
         if (cl) {
             double v = median_of(cl->ns, cl->n);
-            DfBenchGoal g = {"empty <= 50 ns/task", cl->workers, cl->oversubscribed, cl->impl->name, v,
-                      NULL, 50.0, v <= 50.0};
+            DfBenchGoal g = {"empty <= 50 ns/task",
+                             cl->workers,
+                             cl->oversubscribed,
+                             cl->impl->name,
+                             v,
+                             NULL,
+                             50.0,
+                             v <= 50.0};
             g_array_append_val(goals, g);
         }
         if (cl && omp) {
             double v = median_of(cl->ns, cl->n), ref = median_of(omp->ns, omp->n);
-            DfBenchGoal g = {"empty no slower than OpenMP tasks", cl->workers, cl->oversubscribed,
-                      cl->impl->name, v, "openmp", ref, v <= ref};
+            DfBenchGoal g = {"empty no slower than OpenMP tasks",
+                             cl->workers,
+                             cl->oversubscribed,
+                             cl->impl->name,
+                             v,
+                             "openmp",
+                             ref,
+                             v <= ref};
             g_array_append_val(goals, g);
         }
         const DfBenchConfig *fcl = find_config(b, "dfsched/cost-local", DF_CASE_FRAMES, w);
         const DfBenchConfig *fst = find_config(b, "dfsched/steal", DF_CASE_FRAMES, w);
         if (fcl) {
             double v = median_of(fcl->share, fcl->n);
-            DfBenchGoal g = {"frames local_byte_share >= 0.9", fcl->workers, fcl->oversubscribed,
-                      fcl->impl->name, v, NULL, 0.9, v >= 0.9};
+            DfBenchGoal g = {"frames local_byte_share >= 0.9",
+                             fcl->workers,
+                             fcl->oversubscribed,
+                             fcl->impl->name,
+                             v,
+                             NULL,
+                             0.9,
+                             v >= 0.9};
             g_array_append_val(goals, g);
         }
         if (fst) {
             /* steal is the locality-blind baseline: about 1/N is expected. */
             double v = median_of(fst->share, fst->n);
-            DfBenchGoal g = {"frames local_byte_share ~1/N (steal)", fst->workers,
-                      fst->oversubscribed, fst->impl->name, v, NULL, 1.0 / fst->workers,
-                      fabs(v - 1.0 / fst->workers) <= 0.15};
+            DfBenchGoal g = {"frames local_byte_share ~1/N (steal)",
+                             fst->workers,
+                             fst->oversubscribed,
+                             fst->impl->name,
+                             v,
+                             NULL,
+                             1.0 / fst->workers,
+                             fabs(v - 1.0 / fst->workers) <= 0.15};
             g_array_append_val(goals, g);
         }
     }
@@ -197,9 +231,10 @@ void df_bench_sched_print_goals(GArray *goals)
             ref[0] = '\0';
         snprintf(workers, sizeof(workers), "%d worker%s%s", g->workers, g->workers == 1 ? "" : "s",
                  g->oversubscribed ? " (oversub.)" : "");
-        const char *verdict = strstr(g->goal, "1/N") ? "" : isnan(g->value) ? "n/a"
-                                                     : g->met                ? "met"
-                                                                             : "MISSED";
+        const char *verdict = strstr(g->goal, "1/N") ? ""
+                              : isnan(g->value)      ? "n/a"
+                              : g->met               ? "met"
+                                                     : "MISSED";
         printf("  %-36s %-22s %-20s %10s %-22s %s\n", g->goal, workers, g->impl, v, ref, verdict);
     }
 }
@@ -216,18 +251,6 @@ static void json_summary(JsonBuilder *jb, const char *name, const DfSummary *s, 
         snprintf(key, sizeof(key), "%s_max", name);
         df_json_double(jb, key, s->max);
     }
-}
-
-static void json_samples(JsonBuilder *jb, const char *name, const double *v, int n)
-{
-    json_builder_set_member_name(jb, name);
-    json_builder_begin_array(jb);
-    for (int i = 0; i < n; i++)
-        if (isnan(v[i]))
-            json_builder_add_null_value(jb);
-        else
-            json_builder_add_double_value(jb, v[i]);
-    json_builder_end_array(jb);
 }
 
 static void json_result(JsonBuilder *jb, const DfBenchConfig *cf)
@@ -249,7 +272,7 @@ static void json_result(JsonBuilder *jb, const DfBenchConfig *cf)
     json_builder_add_int_value(jb, cf->n);
     json_summary(jb, "ns_per_task", &r.ns, true);
     json_summary(jb, "cpu_ns_per_task", &r.cpu, true);
-    json_samples(jb, "ns_per_task_samples", cf->ns, cf->n);
+    df_json_double_array(jb, "ns_per_task_samples", cf->ns, cf->n);
     /* Measured only where the scheduler saw input bytes. */
     json_summary(jb, "local_byte_share", &r.share, cf->impl->policy != NULL);
     df_json_double(jb, "stolen_share", r.stolen.median);
@@ -370,11 +393,23 @@ bool df_bench_sched_write_json(DfBench *b, GArray *goals)
 
 bool df_bench_sched_write_csv(DfBench *b)
 {
-    static const char *const headers[] = {
-        "impl",         "case",             "workers",          "oversubscribed", "tasks",
-        "samples",      "ns_per_task",      "ns_per_task_min",  "ns_per_task_max",
-        "cpu_ns_per_task", "local_byte_share", "stolen_share", "frames_per_s",     "gb_per_s",       "errors",
-        "failures",     "error"};
+    static const char *const headers[] = {"impl",
+                                          "case",
+                                          "workers",
+                                          "oversubscribed",
+                                          "tasks",
+                                          "samples",
+                                          "ns_per_task",
+                                          "ns_per_task_min",
+                                          "ns_per_task_max",
+                                          "cpu_ns_per_task",
+                                          "local_byte_share",
+                                          "stolen_share",
+                                          "frames_per_s",
+                                          "gb_per_s",
+                                          "errors",
+                                          "failures",
+                                          "error"};
     enum { N_COLS = sizeof(headers) / sizeof(headers[0]) };
     DfCsv csv;
     int ret = df_csv_open(&csv, b->o.csv, N_COLS, headers);
@@ -406,10 +441,15 @@ bool df_bench_sched_write_csv(DfBench *b)
                         snprintf(f[6 + j], sizeof(f[6 + j]), "%.4f", opt[j]);
                 snprintf(f[11], sizeof(f[11]), "%llu", (unsigned long long)cf->errors);
                 snprintf(f[12], sizeof(f[12]), "%d", cf->failures);
-                const char *cells[N_COLS] = {cf->impl->name, df_case_name(cf->c), f[0],
-                                             cf->oversubscribed ? "true" : "false", f[1], f[2],
-                                             f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10],
-                                             f[11], f[12], cf->error};
+                const char *cells[N_COLS] = {cf->impl->name, df_case_name(cf->c),
+                                             f[0],           cf->oversubscribed ? "true" : "false",
+                                             f[1],           f[2],
+                                             f[3],           f[4],
+                                             f[5],           f[6],
+                                             f[7],           f[8],
+                                             f[9],           f[10],
+                                             f[11],          f[12],
+                                             cf->error};
                 df_csv_row(&csv, cells);
             }
     ret = df_csv_close(&csv);

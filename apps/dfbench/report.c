@@ -239,6 +239,18 @@ void df_json_double(JsonBuilder *b, const char *name, double v)
         json_builder_add_double_value(b, v);
 }
 
+void df_json_double_array(JsonBuilder *b, const char *name, const double *v, int n)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_begin_array(b);
+    for (int i = 0; i < n; i++)
+        if (isnan(v[i]) || isinf(v[i]))
+            json_builder_add_null_value(b);
+        else
+            json_builder_add_double_value(b, v[i]);
+    json_builder_end_array(b);
+}
+
 gboolean df_json_write(JsonBuilder *b, const char *path, GError **err)
 {
     JsonNode *root = json_builder_get_root(b);

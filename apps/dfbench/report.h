@@ -13,7 +13,7 @@
 /* ----------------------------------------------------------- summaries */
 
 typedef struct DfSummary {
-    int n;         /* samples that were measured (NAN ones are not) */
+    int n;                   /* samples that were measured (NAN ones are not) */
     double min, median, max; /* NAN when n == 0 */
 } DfSummary;
 
@@ -69,6 +69,8 @@ int df_csv_close(DfCsv *c);
 
 /* A double member, null when NAN. */
 void df_json_double(JsonBuilder *b, const char *name, double v);
+/* An array member of `n` doubles, each null when NAN. */
+void df_json_double_array(JsonBuilder *b, const char *name, const double *v, int n);
 /* Write the builder's root, pretty-printed.  Returns TRUE or sets `err`. */
 gboolean df_json_write(JsonBuilder *b, const char *path, GError **err);
 
