@@ -318,30 +318,6 @@ int t_lavc_decode(const TClip *clip, int thread_type, int thread_count, TSums *o
 
 /* ------------------------------------------------------- through dfmedia */
 
-#ifdef __SANITIZE_THREAD__
-/* libavutil is not instrumented and counts AVBuffer references with atomics
- * ThreadSanitizer cannot see: when the last reference is dropped on another
- * thread (libavcodec keeps refs to SEI side data it also attached to our
- * frames), the free looks like a race with every earlier access.  Only
- * that free is suppressed; use-after-free is ASan's to find. */
-const char *__tsan_default_suppressions(void);
-const char *__tsan_default_suppressions(void)
-{
-    /* GLib (dfdec's tests): GMutex, GCond and GQueue-based thread pools
-     * synchronise with futexes and atomics inside uninstrumented libglib. */
-    return "race:av_buffer_unref\n"
-           "race:libglib-2.0.so\n";
-}
-#endif
-
-bool t_under_tsan(void)
-{
-#ifdef __SANITIZE_THREAD__
-    return true;
-#else
-    return false;
-#endif
-}
 
 int t_df_decode(DfSched *s, const TClip *clip, const DfDecoderConfig *cfg_in, TSums *out,
                 DfDecoderStats *stats, char *threading, size_t threading_len)

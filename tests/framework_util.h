@@ -54,9 +54,8 @@ int t_lavc_decode(const TClip *clip, int thread_type, int thread_count, TSums *o
 int t_df_decode(DfSched *s, const TClip *clip, const DfDecoderConfig *cfg, TSums *out,
                 DfDecoderStats *stats, char *threading, size_t threading_len);
 
-/* True in a ThreadSanitizer build: t_df_decode() then never uses frame
- * threading (see there). */
-bool t_under_tsan(void);
+/* t_under_tsan(): t_df_decode() then never uses frame threading. */
+#include "tsan_supp.h"
 
 /* A scheduler or NULL (failure reported to the test). */
 DfSched *t_sched(const char *policy, int n_workers, int poll_us);

@@ -9,6 +9,7 @@
  *
  *   fuzz_element [--mutate N] FILE|DIR...   (DF_GST_PLUGIN: the plugin) */
 #include "fuzz_replay.h"
+#include "tsan_supp.h"
 
 #include <gst/check/gstharness.h>
 #include <gst/gst.h>
@@ -72,8 +73,9 @@ static void run_case(const uint8_t *data, size_t size)
     const int policy = (data[1] & 7) % 5, workers = 1 + ((data[1] >> 3) & 3);
     char launch[256];
     /* Own schedulers now and then, so creation and teardown get fuzzed too. */
-    snprintf(launch, sizeof(launch), "%s ! dfdec policy=%s n-workers=%d shared-scheduler=%s",
-             parsers[codec], policies[policy], workers, (data[1] & 0x80) ? "false" : "true");
+    snprintf(launch, sizeof(launch), "%s ! dfdec policy=%s n-workers=%d shared-scheduler=%s%s",
+             parsers[codec], policies[policy], workers, (data[1] & 0x80) ? "false" : "true",
+             t_under_tsan() ? " threading=slice" : "");
     GstHarness *h = gst_harness_new_parse(launch);
     if (!h)
         return;

@@ -1,0 +1,28 @@
+/* ThreadSanitizer's suppressions for every test program that decodes
+ * (linked into each, so that the runtime finds them), and t_under_tsan(). */
+#include "tsan_supp.h"
+
+#ifdef __SANITIZE_THREAD__
+/* libavutil is not instrumented and counts AVBuffer references with atomics
+ * ThreadSanitizer cannot see: when the last reference is dropped on another
+ * thread (libavcodec keeps refs to SEI side data it also attached to our
+ * frames), the free looks like a race with every earlier access.  Only
+ * that free is suppressed; use-after-free is ASan's to find. */
+const char *__tsan_default_suppressions(void);
+const char *__tsan_default_suppressions(void)
+{
+    /* GLib (dfdec's tests): GMutex, GCond and GQueue-based thread pools
+     * synchronise with futexes and atomics inside uninstrumented libglib. */
+    return "race:av_buffer_unref\n"
+           "race:libglib-2.0.so\n";
+}
+#endif
+
+bool t_under_tsan(void)
+{
+#ifdef __SANITIZE_THREAD__
+    return true;
+#else
+    return false;
+#endif
+}
