@@ -4,6 +4,7 @@
 #include "bench_util.h"
 #include "dftest.h"
 
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <stdio.h>
@@ -254,41 +255,87 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
     g_free(h264);
 }
 
-/* Missing file, bad --workers, unknown peer: a message naming the problem
- * and a non-zero exit, for both subcommands. */
+/* Bad values: exit 2 and one line naming the flag and the value; a missing
+ * or non-media input or an output that cannot be written: exit 1, before any
+ * decode (nothing on stdout), for both subcommands. */
 DF_TEST(BenchDecode, BadInputIsRefused)
 {
     const char *dfbench = df_test_dfbench();
     if (!dfbench)
         DF_SKIP("DFBENCH is not set: run through meson test");
     char *h264 = clip("h264_cabac_slices8.mkv");
+    char dir[] = "/tmp/dfbench-bad-XXXXXX";
+    DF_ASSERT(mkdtemp(dir));
+    gchar *junk = g_strdup_printf("%s/junk.mkv", dir),
+          *empty = g_strdup_printf("%s/empty.mkv", dir);
+    guint8 bytes[4096];
+    for (size_t i = 0; i < sizeof(bytes); i++)
+        bytes[i] = (guint8)(i * 2654435761u >> 13);
+    DF_ASSERT(g_file_set_contents(junk, (const char *)bytes, sizeof(bytes), NULL));
+    DF_ASSERT(g_file_set_contents(empty, "", 0, NULL));
     const struct {
         const char *argv[8];
+        int status;
         const char *says;
     } bad[] = {
-        {{"decode", "--input", "/nonexistent/clip.mkv", NULL}, "/nonexistent/clip.mkv"},
-        {{"decode", "--input", h264, "--workers", "0", NULL}, "--workers"},
-        {{"decode", "--input", h264, "--workers", "1,x", NULL}, "--workers"},
-        {{"decode", "--input", h264, "--peers", "vlc", NULL}, "unknown peer \"vlc\""},
-        {{"decode", "--input", h264, "--policy", "lifo", NULL}, "lifo"},
-        {{"decode", "--input", h264, "--plot", "/tmp/x.pdf", NULL}, ".svg"},
-        {{"decode", NULL}, "--input"},
-        {{"realtime", "--input", "/nonexistent/clip.mkv", NULL}, "/nonexistent/clip.mkv"},
-        {{"realtime", "--input", h264, "--workers", "-3", NULL}, "--workers"},
-        {{"realtime", "--input", h264, "--peers", "vlc", NULL}, "unknown peer \"vlc\""},
-        {{"realtime", "--input", h264, "--fps", "0", NULL}, "--fps"},
+        {{"decode", "--input", "/nonexistent/clip.mkv"}, 1, "/nonexistent/clip.mkv"},
+        {{"decode", "--input", junk}, 1, junk},
+        {{"decode", "--input", empty}, 1, empty},
+        {{"decode", "--input", dir}, 1, dir},
+        {{"decode", "--input", h264, "--workers", "0"}, 2, "bad --workers \"0\""},
+        {{"decode", "--input", h264, "--workers", "1,x"}, 2, "bad --workers \"1,x\""},
+        {{"decode", "--input", h264, "--workers", "1,,2"}, 2, "bad --workers \"1,,2\""},
+        {{"decode", "--input", h264, "--workers", "99999999999999999999"}, 2, "bad --workers"},
+        {{"decode", "--input", h264, "--peers", "vlc"}, 2, "unknown peer \"vlc\""},
+        {{"decode", "--input", h264, "--peers", ""}, 2, "bad --peers \"\""},
+        {{"decode", "--input", h264, "--policy", "lifo"}, 2, "unknown policy \"lifo\""},
+        {{"decode", "--input", h264, "--policy", "fifo,,steal"}, 2, "bad --policy \"fifo,,steal\""},
+        {{"decode", "--input", h264, "--threading", "fast"}, 2, "bad --threading \"fast\""},
+        {{"decode", "--input", h264, "--repeat", "-1"}, 2, "bad --repeat -1"},
+        {{"decode", "--input", h264, "--repeat", "4x"}, 2, "--repeat"},
+        {{"decode", "--input", h264, "--in-flight", "-1"}, 2, "bad --in-flight -1"},
+        {{"decode", "--input", h264, "--poll-us", "-3"}, 2, "bad --poll-us -3"},
+        {{"decode", "--input", h264, "--plot", "/tmp/x.pdf"}, 2, ".svg"},
+        {{"decode", "--input", h264, "--policy", "none", "--trace", "/tmp/t.json"},
+         2,
+         "--trace needs a dfmedia policy"},
+        {{"decode", "--input", h264, "extra"}, 2, "unexpected argument \"extra\""},
+        {{"decode", NULL}, 2, "--input"},
+        {{"decode", "--input", h264, "--json", "/nonexistent/dir/d.json"},
+         1,
+         "--json: cannot write /nonexistent/dir/d.json"},
+        {{"decode", "--input", h264, "--csv", "/proc/x/y"}, 1, "--csv: cannot write /proc/x/y"},
+        {{"decode", "--input", h264, "--plot", "/nonexistent/p.svg"}, 1, "--plot: cannot write"},
+        {{"decode", "--input", h264, "--trace", dir}, 1, "Is a directory"},
+        {{"realtime", "--input", "/nonexistent/clip.mkv"}, 1, "/nonexistent/clip.mkv"},
+        {{"realtime", "--input", junk}, 1, junk},
+        {{"realtime", "--input", h264, "--workers", "-3"}, 2, "bad --workers \"-3\""},
+        {{"realtime", "--input", h264, "--peers", "vlc"}, 2, "unknown peer \"vlc\""},
+        {{"realtime", "--input", h264, "--policy", ""}, 2, "bad --policy \"\""},
+        {{"realtime", "--input", h264, "--fps", "0"}, 2, "bad --fps 0"},
+        {{"realtime", "--input", h264, "--fps", "nan"}, 2, "bad --fps nan"},
+        {{"realtime", "--input", h264, "--duration", "-1"}, 2, "bad --duration -1"},
+        {{"realtime", "--input", h264, "--max-streams", "0"}, 2, "bad --max-streams 0"},
+        {{"realtime", "--input", h264, "--latency-frames", "-1"}, 2, "bad --latency-frames -1"},
+        {{"realtime", "--input", h264, "--csv", "/proc/x/y"}, 1, "--csv: cannot write /proc/x/y"},
+        {{"realtime", "--input", h264, "extra"}, 2, "unexpected argument \"extra\""},
+        {{"nosuch"}, 2, "unknown subcommand \"nosuch\""},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         const char *argv[10] = {dfbench};
         for (int k = 0; bad[i].argv[k]; k++)
             argv[k + 1] = bad[i].argv[k];
         DfRun run = df_test_run(argv, NULL);
-        DF_EXPECT_MSG(run.spawned && run.status != 0 && run.status != -1,
-                      "case %zu (%s %s): exit %d", i, bad[i].argv[0],
-                      bad[i].argv[1] ? bad[i].argv[1] : "", run.status);
+        DF_EXPECT_MSG(run.spawned && run.status == bad[i].status, "case %zu (%s %s): exit %d", i,
+                      bad[i].argv[0], bad[i].argv[1] ? bad[i].argv[1] : "", run.status);
         DF_EXPECT_MSG(run.err && strstr(run.err, bad[i].says), "case %zu: stderr lacks \"%s\": %s",
                       i, bad[i].says, run.err ? run.err : "");
-        DF_EXPECT_MSG(run.err && strstr(run.err, "dfbench"), "case %zu: message not prefixed", i);
+        DF_EXPECT_MSG(run.err && strstr(run.err, ": error: "), "case %zu: not an error line: %s", i,
+                      run.err ? run.err : "");
+        DF_EXPECT_MSG(bad[i].status != 2 || (run.err && strstr(run.err, "--help")),
+                      "case %zu: no hint to --help: %s", i, run.err ? run.err : "");
+        DF_EXPECT_MSG(run.out && !strstr(run.out, "load average"), "case %zu ran: %s", i,
+                      run.out ? run.out : "");
         df_run_clear(&run);
     }
     const char *help[] = {dfbench, "decode", "--help", NULL};
@@ -299,5 +346,10 @@ DF_TEST(BenchDecode, BadInputIsRefused)
     for (size_t i = 0; run.out && i < G_N_ELEMENTS(options); i++)
         DF_EXPECT_MSG(strstr(run.out, options[i]), "--help does not mention %s", options[i]);
     df_run_clear(&run);
+    g_unlink(junk);
+    g_unlink(empty);
+    DF_EXPECT(rmdir(dir) == 0);
+    g_free(junk);
+    g_free(empty);
     g_free(h264);
 }

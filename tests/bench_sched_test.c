@@ -23,7 +23,8 @@ static bool has_number(JsonObject *o, const char *name)
 {
     JsonNode *n = json_object_get_member(o, name);
     return n && JSON_NODE_HOLDS_VALUE(n) &&
-           (json_node_get_value_type(n) == G_TYPE_DOUBLE || json_node_get_value_type(n) == G_TYPE_INT64);
+           (json_node_get_value_type(n) == G_TYPE_DOUBLE ||
+            json_node_get_value_type(n) == G_TYPE_INT64);
 }
 
 static bool is_null_or_absent(JsonObject *o, const char *name)
@@ -54,7 +55,8 @@ static void check_result(JsonObject *r, GHashTable *seen, int repeat)
     double mx = json_object_get_double_member(r, "ns_per_task_max");
     DF_EXPECT_MSG(mn > 0 && mn <= med && med <= mx, "%s: min %g, median %g, max %g", key, mn, med,
                   mx);
-    DF_EXPECT_MSG(has_number(r, "cpu_ns_per_task") && json_object_get_double_member(r, "cpu_ns_per_task") >= 0,
+    DF_EXPECT_MSG(has_number(r, "cpu_ns_per_task") &&
+                      json_object_get_double_member(r, "cpu_ns_per_task") >= 0,
                   "%s: cpu_ns_per_task", key);
     DF_EXPECT_MSG(json_object_get_int_member(r, "samples") == repeat, "%s: %lld samples", key,
                   (long long)json_object_get_int_member(r, "samples"));
@@ -81,7 +83,8 @@ static void check_result(JsonObject *r, GHashTable *seen, int repeat)
                       "%s: local_byte_share where nothing is measured", key);
     }
     if (strcmp(cs, "frames") == 0) {
-        DF_EXPECT_MSG(has_number(r, "frames_per_s") && json_object_get_double_member(r, "frames_per_s") > 0,
+        DF_EXPECT_MSG(has_number(r, "frames_per_s") &&
+                          json_object_get_double_member(r, "frames_per_s") > 0,
                       "%s: frames_per_s", key);
         DF_EXPECT_MSG(has_number(r, "gb_per_s") && json_object_get_double_member(r, "gb_per_s") > 0,
                       "%s: gb_per_s", key);
@@ -99,9 +102,9 @@ DF_TEST(BenchSched, QuickRunWritesTheDocumentedJson)
     DF_ASSERT_MSG(fd >= 0, "temporary file: %s", gerr ? gerr->message : "?");
     close(fd);
     const char *peers = built_peers();
-    const char *argv[] = {dfbench, "sched", "--quick", "--tasks", "3000", "--frames", "8",
-                          "--repeat", "2", "--workers", "1,2", "--peers", peers, "--json",
-                          json_path, NULL};
+    const char *argv[] = {dfbench, "sched",    "--quick", "--tasks",   "3000", "--frames",
+                          "8",     "--repeat", "2",       "--workers", "1,2",  "--peers",
+                          peers,   "--json",   json_path, NULL};
     DfRun run = df_test_run(argv, NULL);
     JsonParser *parser = json_parser_new();
     GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -113,7 +116,8 @@ DF_TEST(BenchSched, QuickRunWritesTheDocumentedJson)
     JsonNode *root = json_parser_get_root(parser);
     DF_ASSERT(root && JSON_NODE_HOLDS_OBJECT(root));
     JsonObject *top = json_node_get_object(root);
-    DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(top, "bench", ""), "sched") == 0);
+    DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(top, "bench", ""), "sched") ==
+              0);
 
     JsonObject *machine = json_object_get_object_member(top, "machine");
     DF_ASSERT_MSG(machine, "no machine description");
@@ -123,7 +127,8 @@ DF_TEST(BenchSched, QuickRunWritesTheDocumentedJson)
     DF_EXPECT(json_object_has_member(machine, "cpu_model"));
     JsonObject *runobj = json_object_get_object_member(top, "run");
     DF_ASSERT_MSG(runobj, "no run description");
-    DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(runobj, "mode", ""), "poll") == 0);
+    DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(runobj, "mode", ""), "poll") ==
+              0);
     DF_EXPECT(json_object_get_int_member(runobj, "poll_us") == -1);
 
     JsonArray *results = json_object_get_array_member(top, "results");
@@ -159,32 +164,69 @@ DF_TEST(BenchSched, QuickRunWritesTheDocumentedJson)
     g_free(json_path);
 }
 
+/* Every bad value: exit 2 and one line naming the flag and the value, an
+ * unwritable output: exit 1 before any run (a run would take seconds). */
 DF_TEST(BenchSched, BadOptionsAreUsageErrors)
 {
     const char *dfbench = df_test_dfbench();
     if (!dfbench)
         DF_SKIP("DFBENCH is not set: run through meson test");
-    const char *const bad[][4] = {
-        {"--policy", "nope", NULL},
-        {"--case", "nope", NULL},
-        {"--workers", "0", NULL},
-        {"--peers", "nope", NULL},
-        {"--poll-us", "-2", NULL},
+    char dir[] = "/tmp/dfbench-sched-bad-XXXXXX";
+    DF_ASSERT(mkdtemp(dir));
+    const struct {
+        const char *argv[4];
+        int status;
+        const char *says;
+    } bad[] = {
+        {{"--policy", "nope"}, 2, "unknown policy \"nope\""},
+        {{"--policy", ""}, 2, "bad --policy \"\""},
+        {{"--policy", "fifo,,steal"}, 2, "bad --policy \"fifo,,steal\""},
+        {{"--case", "nope"}, 2, "unknown case \"nope\""},
+        {{"--case", ""}, 2, "bad --case \"\""},
+        {{"--workers", "0"}, 2, "bad --workers \"0\""},
+        {{"--workers", "4x"}, 2, "bad --workers \"4x\""},
+        {{"--workers", "1,,2"}, 2, "bad --workers \"1,,2\""},
+        {{"--workers", "99999999999999999999"}, 2, "bad --workers \"99999999999999999999\""},
+        {{"--workers", "4-2"}, 2, "bad --workers \"4-2\""},
+        {{"--peers", "nope"}, 2, "unknown peer \"nope\""},
+        {{"--peers", "none,,none"}, 2, "bad --peers"},
+        {{"--poll-us", "-2"}, 2, "bad --poll-us -2"},
+        {{"--tasks", "-1"}, 2, "bad --tasks -1"},
+        {{"--tasks", "99999999999999999999"}, 2, "--tasks"},
+        {{"--repeat", "4x"}, 2, "--repeat"},
+        {{"--frames", "-5"}, 2, "bad --frames -5"},
+        {{"--width", "-1"}, 2, "bad --width -1"},
+        {{"--json"}, 2, "--json"},
+        {{"--nosuchflag"}, 2, "nosuchflag"},
+        {{"extra"}, 2, "unexpected argument \"extra\""},
+        {{"--json", "/nonexistent/dir/s.json"}, 1, "--json: cannot write /nonexistent/dir/s.json"},
+        {{"--json", "/proc/x/y"}, 1, "cannot write /proc/x/y"},
+        {{"--csv", dir}, 1, "Is a directory"},
+        {{"--csv", ""}, 1, "empty output file name"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
-        const char *argv[] = {dfbench, "sched", bad[i][0], bad[i][1], NULL};
+        const char *argv[8] = {dfbench, "sched"};
+        for (int k = 0; k < 4 && bad[i].argv[k]; k++)
+            argv[k + 2] = bad[i].argv[k];
         DfRun run = df_test_run(argv, NULL);
-        DF_EXPECT_MSG(run.status == 2, "%s %s: exit %d", bad[i][0], bad[i][1], run.status);
-        DF_EXPECT_MSG(run.err && strstr(run.err, "dfbench sched"), "%s %s: no message", bad[i][0],
-                      bad[i][1]);
+        DF_EXPECT_MSG(run.spawned && run.status == bad[i].status, "case %zu (%s %s): exit %d", i,
+                      bad[i].argv[0], bad[i].argv[1] ? bad[i].argv[1] : "", run.status);
+        DF_EXPECT_MSG(run.err && strstr(run.err, "dfbench sched: error: ") &&
+                          strstr(run.err, bad[i].says),
+                      "case %zu: stderr lacks \"%s\": %s", i, bad[i].says, run.err ? run.err : "");
+        DF_EXPECT_MSG(bad[i].status != 2 || (run.err && strstr(run.err, "--help")),
+                      "case %zu: no hint to --help: %s", i, run.err ? run.err : "");
+        /* Refused before the runs: no table on stdout. */
+        DF_EXPECT_MSG(run.out && !strstr(run.out, "load average"), "case %zu ran: %s", i,
+                      run.out ? run.out : "");
         df_run_clear(&run);
     }
+    DF_EXPECT(rmdir(dir) == 0);
     const char *help[] = {dfbench, "sched", "--help", NULL};
     DfRun run = df_test_run(help, NULL);
     DF_EXPECT_EQ_INT(run.status, 0);
-    static const char *const options[] = {"--workers", "--policy", "--case",  "--peers",
-                                          "--tasks",   "--repeat", "--json",  "--quick",
-                                          "--poll-us"};
+    static const char *const options[] = {"--workers", "--policy", "--case",  "--peers",  "--tasks",
+                                          "--repeat",  "--json",   "--quick", "--poll-us"};
     for (size_t i = 0; run.out && i < G_N_ELEMENTS(options); i++)
         DF_EXPECT_MSG(strstr(run.out, options[i]), "--help does not mention %s", options[i]);
     df_run_clear(&run);
@@ -200,16 +242,18 @@ DF_TEST(BenchSched, ParkingModeRuns)
     int fd = g_file_open_tmp("dfbench-park-XXXXXX.json", &json_path, NULL);
     DF_ASSERT(fd >= 0);
     close(fd);
-    const char *argv[] = {dfbench, "sched", "--case", "empty,chain", "--policy", "cost-local",
-                          "--peers", "none", "--poll-us", "20", "--tasks", "2000", "--repeat",
-                          "1", "--workers", "2", "--json", json_path, NULL};
+    const char *argv[] = {dfbench,      "sched",   "--case",   "empty,chain", "--policy",
+                          "cost-local", "--peers", "none",     "--poll-us",   "20",
+                          "--tasks",    "2000",    "--repeat", "1",           "--workers",
+                          "2",          "--json",  json_path,  NULL};
     DfRun run = df_test_run(argv, NULL);
     DF_EXPECT_MSG(run.status == 0, "exit %d: %s", run.status, run.err ? run.err : "");
     JsonParser *parser = json_parser_new();
     if (json_parser_load_from_file(parser, json_path, NULL)) {
         JsonObject *top = json_node_get_object(json_parser_get_root(parser));
         JsonObject *ro = json_object_get_object_member(top, "run");
-        DF_EXPECT(ro && g_strcmp0(json_object_get_string_member_with_default(ro, "mode", ""), "park") == 0);
+        DF_EXPECT(ro && g_strcmp0(json_object_get_string_member_with_default(ro, "mode", ""),
+                                  "park") == 0);
         DF_EXPECT(ro && json_object_get_int_member(ro, "poll_us") == 20);
     } else {
         DF_EXPECT_MSG(false, "no JSON written");

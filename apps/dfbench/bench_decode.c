@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROG "dfbench decode"
+
 #define DEFAULT_REPEAT 5
 #define MAX_WORKERS    1024
 /* Trace events kept per worker for --trace: a 1080p frame makes about 20
@@ -111,7 +113,15 @@ static GPtrArray *parse_policies(const char *spec, GError **err)
     gchar **parts = g_strsplit(spec ? spec : "all", ",", -1);
     for (int i = 0; parts[i]; i++) {
         const char *want = g_strstrip(parts[i]);
-        if (!*want || strcmp(want, "none") == 0)
+        if (!*want) {
+            /* "fifo,,steal" is a typo, not a request for nothing (that is none). */
+            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "bad --policy \"%s\": empty item (none selects no policy)", spec);
+            g_ptr_array_free(out, TRUE);
+            out = NULL;
+            break;
+        }
+        if (strcmp(want, "none") == 0)
             continue;
         bool found = false;
         for (int p = 0; names[p]; p++)
@@ -124,7 +134,8 @@ static GPtrArray *parse_policies(const char *spec, GError **err)
             for (int p = 0; names[p]; p++)
                 g_string_append_printf(list, "%s%s", p ? ", " : "", names[p]);
             g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "unknown policy \"%s\" (one of: all, %s, none)", want, list->str);
+                        "bad --policy: unknown policy \"%s\" (one of: all, %s, none)", want,
+                        list->str);
             g_string_free(list, TRUE);
             g_ptr_array_free(out, TRUE);
             out = NULL;
@@ -157,38 +168,49 @@ static bool parse_impls(DfDecBench *b, GError **err)
                             ",", -1);
     for (int i = 0; ok && pe[i]; i++) {
         const char *want = g_strstrip(pe[i]);
-        if (!*want || strcmp(want, "none") == 0)
+        if (!*want) {
+            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "bad --peers \"%s\": empty item (none selects no peer)", b->o.peers);
+            ok = false;
+            break;
+        }
+        if (strcmp(want, "none") == 0)
             continue;
         int k = 0;
         while (k < N_KNOWN_PEERS && strcmp(known_peers[k], want) != 0)
             k++;
         if (k == N_KNOWN_PEERS) {
-            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "unknown peer \"%s\" (ffmpeg-slice, ffmpeg-frame, avdec, dfdec or none)",
-                        want);
+            g_set_error(
+                err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "bad --peers: unknown peer \"%s\" (ffmpeg-slice, ffmpeg-frame, avdec, dfdec "
+                "or none)",
+                want);
             ok = false;
         } else if (k == 0) {
             add_impl(v, "ffmpeg-slice", DF_IMPL_LAVC, FF_THREAD_SLICE, NULL, false);
         } else if (k == 1) {
             add_impl(v, "ffmpeg-frame", DF_IMPL_LAVC, FF_THREAD_FRAME, NULL, false);
         } else if (!df_gst_built()) {
-            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "peer \"%s\" needs GStreamer, which was missing when meson configured "
-                        "dfbench",
-                        want);
+            g_set_error(
+                err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "bad --peers: peer \"%s\" needs GStreamer, which was missing when meson configured "
+                "dfbench",
+                want);
             ok = false;
         } else if (k == 2) {
             if (df_gst_have("parsebin") && df_gst_have("fakesink"))
                 add_impl(v, "avdec", DF_IMPL_AVDEC, 0, NULL, false);
             else
-                fprintf(stderr, "dfbench decode: skipping avdec: GStreamer's parsebin or fakesink "
-                                "is not installed\n");
+                fprintf(stderr,
+                        "dfbench decode: warning: skipping avdec: GStreamer's parsebin or fakesink "
+                        "is not installed\n");
         } else if (!df_gst_have("dfdec")) {
             /* Not an error: the element comes from another part of the
              * project and may not be built yet. */
-            fprintf(stderr, "dfbench decode: skipping dfdec: no loadable GStreamer element "
-                            "\"dfdec\" (set GST_PLUGIN_PATH to the elements/ directory of the "
-                            "build dfbench belongs to)\n");
+            fprintf(stderr,
+                    "dfbench decode: warning: skipping dfdec: no loadable GStreamer element "
+                    "\"dfdec\" (set GST_PLUGIN_PATH to the elements/ directory of the "
+                    "build dfbench belongs to)\n");
         } else {
             for (guint p = 0; p < pol->len; p++) {
                 char name[48];
@@ -278,40 +300,46 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
     GError *err = NULL;
     int status = DF_BENCH_OK;
     if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-        fprintf(stderr, "dfbench decode: %s\n", err->message);
-        status = DF_BENCH_USAGE;
+        status = df_cli_usage(PROG, "%s", err->message);
         goto cleanup;
     }
     if (argc > 1) {
-        fprintf(stderr, "dfbench decode: unexpected argument \"%s\" (see --help)\n", argv[1]);
-        status = DF_BENCH_USAGE;
+        status = df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
         goto cleanup;
     }
     if (!o->inputs || !o->inputs[0]) {
-        fprintf(stderr, "dfbench decode: no --input FILE given (see --help)\n");
-        status = DF_BENCH_USAGE;
+        status = df_cli_usage(PROG, "no --input FILE given");
         goto cleanup;
     }
-    if (o->repeat < 0 || o->poll_us < -2 || o->thread_count < 0 || o->in_flight < 0) {
-        fprintf(stderr, "dfbench decode: negative --repeat, --thread-count or --in-flight, or "
-                        "--poll-us below -1\n");
-        status = DF_BENCH_USAGE;
-        goto cleanup;
-    }
+    /* Each bad value by name: a list of every rule hides which one broke. */
+    const struct {
+        const char *flag;
+        int value, min;
+        const char *zero;
+    } mins[] = {
+        {"--repeat", o->repeat, 0, "0: the default"},
+        {"--thread-count", o->thread_count, 0, "0: dfmedia's choice"},
+        {"--in-flight", o->in_flight, 0, "0: dfmedia's"},
+        {"--poll-us", o->poll_us, -2, "-1: poll mode"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(mins); i++)
+        if (mins[i].value < mins[i].min) {
+            status = df_cli_usage(PROG, "bad %s %d (%d or more; %s)", mins[i].flag, mins[i].value,
+                                  mins[i].min == -2 ? -1 : mins[i].min, mins[i].zero);
+            goto cleanup;
+        }
     if (!o->repeat)
         o->repeat = DEFAULT_REPEAT;
     if (o->threading && df_threading_parse(o->threading, &b->threading) < 0) {
-        fprintf(stderr, "dfbench decode: bad --threading \"%s\" (auto, slice, frame, none)\n",
-                o->threading);
-        status = DF_BENCH_USAGE;
+        status =
+            df_cli_usage(PROG, "bad --threading \"%s\" (auto, slice, frame, none)", o->threading);
         goto cleanup;
     }
     if (o->workers) {
-        b->n_workers = df_parse_int_list(o->workers, MAX_WORKERS, &b->workers);
+        b->n_workers = df_cli_parse_int_list(o->workers, MAX_WORKERS, &b->workers);
         if (b->n_workers < 0) {
-            fprintf(stderr, "dfbench decode: bad --workers \"%s\" (e.g. 1,2,4 or 1-4, 1 to %d)\n",
-                    o->workers, MAX_WORKERS);
-            status = DF_BENCH_USAGE;
+            status = df_cli_usage(PROG, "bad --workers \"%s\" (e.g. 1,2,4 or 1-4, 1 to %d)",
+                                  o->workers, MAX_WORKERS);
             goto cleanup;
         }
     } else {
@@ -320,24 +348,41 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         for (int i = 0; i < b->n_workers; i++)
             b->workers[i] = i + 1;
     }
-    if (!parse_impls(b, &err)) {
-        fprintf(stderr, "dfbench decode: %s\n", err ? err->message : "nothing to run");
-        status = DF_BENCH_USAGE;
-        goto cleanup;
-    }
-    if (o->plot) {
-        const char *dot = strrchr(o->plot, '.');
-        if (!dot || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".png") != 0)) {
-            fprintf(stderr, "dfbench decode: --plot %s: use a .svg or .png name\n", o->plot);
-            status = DF_BENCH_USAGE;
+    const struct {
+        const char *flag;
+        char *value;
+    } lists[] = {{"--policy", o->policy}, {"--peers", o->peers}};
+    for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
+        if (lists[i].value && !*g_strstrip(lists[i].value)) {
+            status = df_cli_usage(PROG, "bad %s \"\": an empty list", lists[i].flag);
             goto cleanup;
         }
+    if (!parse_impls(b, &err)) {
+        status = df_cli_usage(PROG, "%s", err ? err->message : "nothing to run");
+        goto cleanup;
     }
-    if (o->trace) {
-        DfError derr = {0};
-        if (df_trace_check_path(o->trace, &derr) < 0) {
-            fprintf(stderr, "dfbench decode: --trace: %s\n", derr.msg);
-            status = DF_BENCH_USAGE;
+    bool have_dfmedia = false;
+    for (int i = 0; i < b->n_impls; i++)
+        have_dfmedia |= b->impls[i].kind == DF_IMPL_DFMEDIA;
+    if (o->trace && !have_dfmedia) {
+        /* write_trace() runs on a dfmedia policy: say so before the runs. */
+        status = df_cli_usage(PROG, "--trace needs a dfmedia policy (--policy is \"%s\")",
+                              o->policy ? o->policy : "");
+        goto cleanup;
+    }
+    static const char *const plot_suffixes[] = {".svg", ".png", NULL};
+    if (o->plot && !df_cli_has_suffix(o->plot, plot_suffixes)) {
+        status = df_cli_usage(PROG, "bad --plot \"%s\": use a .svg or .png name", o->plot);
+        goto cleanup;
+    }
+    /* The outputs are written after minutes of runs: refuse them now. */
+    const struct {
+        const char *flag, *path;
+    } outs[] = {{"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}, {"--trace", o->trace}};
+    for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
+        char msg[512];
+        if (outs[i].path && !df_cli_check_output(outs[i].path, msg, sizeof(msg))) {
+            status = df_cli_fail(PROG, "%s: %s", outs[i].flag, msg);
             goto cleanup;
         }
     }
@@ -349,8 +394,7 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
     for (int i = 0; i < n_inputs; i++) {
         char msg[512];
         if (df_clip_load(o->inputs[i], &b->clips[i], msg, sizeof(msg)) < 0) {
-            fprintf(stderr, "dfbench decode: %s\n", msg);
-            status = DF_BENCH_FAILED;
+            status = df_cli_fail(PROG, "%s", msg);
             goto cleanup;
         }
         b->n_clips++;
@@ -935,7 +979,7 @@ static bool write_json(const DfDecBench *b)
     GError *err = NULL;
     const bool ok = df_json_write(jb, b->o.json, &err);
     if (!ok) {
-        fprintf(stderr, "dfbench decode: cannot write %s: %s\n", b->o.json, err->message);
+        fprintf(stderr, "dfbench decode: error: cannot write %s: %s\n", b->o.json, err->message);
         g_error_free(err);
     }
     g_object_unref(jb);
@@ -952,7 +996,7 @@ static bool write_csv(const DfDecBench *b)
     DfCsv csv;
     int ret = df_csv_open(&csv, b->o.csv, N_COLS, headers);
     if (ret < 0) {
-        fprintf(stderr, "dfbench decode: cannot write %s: %s\n", b->o.csv, g_strerror(-ret));
+        fprintf(stderr, "dfbench decode: error: cannot write %s: %s\n", b->o.csv, g_strerror(-ret));
         return false;
     }
     for (guint k = 0; k < b->configs->len; k++) {
@@ -993,7 +1037,7 @@ static bool write_csv(const DfDecBench *b)
     }
     ret = df_csv_close(&csv);
     if (ret < 0)
-        fprintf(stderr, "dfbench decode: error writing %s: %s\n", b->o.csv, g_strerror(-ret));
+        fprintf(stderr, "dfbench decode: error: cannot write %s: %s\n", b->o.csv, g_strerror(-ret));
     return ret == 0;
 }
 
@@ -1042,7 +1086,7 @@ static bool write_plot(const DfDecBench *b)
     char err[256];
     const int ret = df_plot_write(b->o.plot, "workers (cores)", false, panels, 2, err, sizeof(err));
     if (ret < 0)
-        fprintf(stderr, "dfbench decode: %s\n", err);
+        fprintf(stderr, "dfbench decode: error: %s\n", err);
     g_strfreev(labels);
     g_free(fps);
     g_free(spd);
@@ -1060,7 +1104,8 @@ static bool write_trace(const DfDecBench *b)
         if (b->impls[i].kind == DF_IMPL_DFMEDIA)
             impl = i;
     if (impl < 0) {
-        fprintf(stderr, "dfbench decode: --trace needs a dfmedia policy (--policy is none)\n");
+        fprintf(stderr,
+                "dfbench decode: error: --trace needs a dfmedia policy (--policy is none)\n");
         return false;
     }
     int workers = 1;
@@ -1073,17 +1118,17 @@ static bool write_trace(const DfDecBench *b)
     df_affinity_save(&saved);
     df_bench_confine(&b->map, workers);
     if (new_sched(b, b->impls[impl].policy, workers, TRACE_CAPACITY, &s, &err) < 0) {
-        fprintf(stderr, "dfbench decode: --trace: %s\n", err.msg);
+        fprintf(stderr, "dfbench decode: error: --trace: %s\n", err.msg);
         goto cleanup;
     }
     DfSample smp = {.fps = NAN};
     run_df(b, s, &b->clips[0], &smp);
     if (smp.error[0]) {
-        fprintf(stderr, "dfbench decode: --trace run: %s\n", smp.error);
+        fprintf(stderr, "dfbench decode: error: --trace run: %s\n", smp.error);
         goto cleanup;
     }
     if (df_sched_trace_write(s, b->o.trace, &err) < 0) {
-        fprintf(stderr, "dfbench decode: cannot write trace %s: %s\n", b->o.trace, err.msg);
+        fprintf(stderr, "dfbench decode: error: cannot write trace %s: %s\n", b->o.trace, err.msg);
         goto cleanup;
     }
     printf("trace of %s on %s, %d worker%s: %s\n", b->clips[0].name, b->impls[impl].name, workers,
@@ -1103,7 +1148,8 @@ int df_bench_decode_main(int argc, char **argv)
     DfDecBench b = {0};
     int ret = df_cpu_map_init(&b.map);
     if (ret < 0) {
-        fprintf(stderr, "dfbench decode: cannot read the CPU topology: %s\n", g_strerror(-ret));
+        fprintf(stderr, "dfbench decode: error: cannot read the CPU topology: %s\n",
+                g_strerror(-ret));
         return DF_BENCH_FAILED;
     }
     /* libavcodec's warnings would break the progress line and the table. */
@@ -1131,7 +1177,7 @@ int df_bench_decode_main(int argc, char **argv)
         if (g_array_index(b.configs, DfDecConfig, i).failures)
             status = DF_BENCH_FAILED;
     if (status == DF_BENCH_FAILED)
-        fprintf(stderr, "dfbench decode: some runs or outputs failed (see above)\n");
+        fprintf(stderr, "dfbench decode: error: some runs or outputs failed (see above)\n");
 cleanup:
     configs_free(&b);
     for (int i = 0; i < b.n_clips; i++)

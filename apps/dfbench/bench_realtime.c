@@ -45,6 +45,8 @@
 #include <string.h>
 #include <time.h>
 
+#define PROG "dfbench realtime"
+
 #define MAX_WORKERS         1024
 #define DEFAULT_MAX_STREAMS 64
 #define POLL_NS             1000000 /* longest sleep between frame polls */
@@ -458,33 +460,53 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     GError *err = NULL;
     int status = DF_BENCH_OK;
     if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-        fprintf(stderr, "dfbench realtime: %s\n", err->message);
-        status = DF_BENCH_USAGE;
+        status = df_cli_usage(PROG, "%s", err->message);
         goto cleanup;
     }
     if (argc > 1) {
-        fprintf(stderr, "dfbench realtime: unexpected argument \"%s\" (see --help)\n", argv[1]);
-        status = DF_BENCH_USAGE;
+        status = df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
         goto cleanup;
     }
     if (!o->input) {
-        fprintf(stderr, "dfbench realtime: no --input FILE given (see --help)\n");
-        status = DF_BENCH_USAGE;
+        status = df_cli_usage(PROG, "no --input FILE given");
         goto cleanup;
     }
-    if (!(o->fps > 0 && o->fps <= 1000) || !(o->duration > 0 && o->duration <= 3600) ||
-        o->latency_frames < 0 || o->max_streams < 1 || o->max_streams > 4096 || o->poll_us < -2) {
-        fprintf(stderr, "dfbench realtime: --fps must be in (0, 1000], --duration in (0, 3600], "
-                        "--latency-frames >= 0, --max-streams 1 to 4096, --poll-us >= -1\n");
-        status = DF_BENCH_USAGE;
+    /* Each bad value by name; the negated tests also refuse NaN. */
+    if (!(o->fps > 0 && o->fps <= 1000)) {
+        status = df_cli_usage(PROG, "bad --fps %g (more than 0, at most 1000)", o->fps);
         goto cleanup;
     }
+    if (!(o->duration > 0 && o->duration <= 3600)) {
+        status = df_cli_usage(PROG, "bad --duration %g (seconds, more than 0, at most 3600)",
+                              o->duration);
+        goto cleanup;
+    }
+    if (o->latency_frames < 0) {
+        status = df_cli_usage(PROG, "bad --latency-frames %d (0 or more)", o->latency_frames);
+        goto cleanup;
+    }
+    if (o->max_streams < 1 || o->max_streams > 4096) {
+        status = df_cli_usage(PROG, "bad --max-streams %d (1 to 4096)", o->max_streams);
+        goto cleanup;
+    }
+    if (o->poll_us < -2) {
+        status = df_cli_usage(PROG, "bad --poll-us %d (-1 or more; -1: poll mode)", o->poll_us);
+        goto cleanup;
+    }
+    const struct {
+        const char *flag;
+        char *value;
+    } lists[] = {{"--policy", o->policy}, {"--peers", o->peers}};
+    for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
+        if (lists[i].value && !*g_strstrip(lists[i].value)) {
+            status = df_cli_usage(PROG, "bad %s \"\": an empty list", lists[i].flag);
+            goto cleanup;
+        }
     if (o->workers) {
-        rt->n_workers = df_parse_int_list(o->workers, MAX_WORKERS, &rt->workers);
+        rt->n_workers = df_cli_parse_int_list(o->workers, MAX_WORKERS, &rt->workers);
         if (rt->n_workers < 0) {
-            fprintf(stderr, "dfbench realtime: bad --workers \"%s\" (e.g. 1,2 or 1-4, 1 to %d)\n",
-                    o->workers, MAX_WORKERS);
-            status = DF_BENCH_USAGE;
+            status = df_cli_usage(PROG, "bad --workers \"%s\" (e.g. 1,2 or 1-4, 1 to %d)",
+                                  o->workers, MAX_WORKERS);
             goto cleanup;
         }
     } else {
@@ -498,7 +520,12 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     gchar **pol = g_strsplit(o->policy ? o->policy : "cost-local", ",", -1);
     for (int i = 0; status == DF_BENCH_OK && pol[i]; i++) {
         const char *want = g_strstrip(pol[i]);
-        if (!*want || strcmp(want, "none") == 0)
+        if (!*want) {
+            status = df_cli_usage(PROG, "bad --policy \"%s\": empty item (none selects no policy)",
+                                  o->policy);
+            break;
+        }
+        if (strcmp(want, "none") == 0)
             continue;
         bool found = false;
         for (int p = 0; names[p]; p++)
@@ -507,12 +534,12 @@ static int parse_options(DfRt *rt, int argc, char **argv)
                 found = true;
             }
         if (!found) {
-            fprintf(stderr,
-                    "dfbench realtime: unknown policy \"%s\" (all, none or dfsched's: ", want);
+            GString *list = g_string_new(NULL);
             for (int p = 0; names[p]; p++)
-                fprintf(stderr, "%s%s", p ? ", " : "", names[p]);
-            fprintf(stderr, ")\n");
-            status = DF_BENCH_USAGE;
+                g_string_append_printf(list, "%s%s", p ? ", " : "", names[p]);
+            status = df_cli_usage(PROG, "bad --policy: unknown policy \"%s\" (all, none or %s)",
+                                  want, list->str);
+            g_string_free(list, TRUE);
         }
     }
     g_strfreev(pol);
@@ -521,18 +548,24 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     gchar **pe = g_strsplit(o->peers ? o->peers : df_gst_built() ? "avdec" : "none", ",", -1);
     for (int i = 0; status == DF_BENCH_OK && pe[i]; i++) {
         const char *want = g_strstrip(pe[i]);
-        if (!*want || strcmp(want, "none") == 0)
+        if (!*want) {
+            status = df_cli_usage(PROG, "bad --peers \"%s\": empty item (none selects no peer)",
+                                  o->peers);
+            break;
+        }
+        if (strcmp(want, "none") == 0)
             continue;
         if (strcmp(want, "avdec") != 0) {
-            fprintf(stderr, "dfbench realtime: unknown peer \"%s\" (avdec or none)\n", want);
-            status = DF_BENCH_USAGE;
+            status = df_cli_usage(PROG, "bad --peers: unknown peer \"%s\" (avdec or none)", want);
         } else if (!df_gst_built()) {
-            fprintf(stderr, "dfbench realtime: peer avdec needs GStreamer, which was missing when "
-                            "meson configured dfbench\n");
-            status = DF_BENCH_USAGE;
+            status =
+                df_cli_usage(PROG, "bad --peers: peer avdec needs GStreamer, which was missing "
+                                   "when meson configured dfbench");
         } else if (!df_gst_have("parsebin") || !df_gst_have("fakesink")) {
-            fprintf(stderr, "dfbench realtime: skipping avdec: GStreamer's parsebin or fakesink is "
-                            "not installed\n");
+            fprintf(
+                stderr,
+                "dfbench realtime: warning: skipping avdec: GStreamer's parsebin or fakesink is "
+                "not installed\n");
         } else {
             rt->avdec = true;
         }
@@ -541,22 +574,28 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     if (status != DF_BENCH_OK)
         goto cleanup;
     if (rt->policies->len == 0 && !rt->avdec) {
-        fprintf(stderr, "dfbench realtime: nothing to run: no policy and no peer\n");
-        status = DF_BENCH_USAGE;
+        status = df_cli_usage(PROG, "nothing to run: no policy and no peer");
         goto cleanup;
     }
-    if (o->plot) {
-        const char *dot = strrchr(o->plot, '.');
-        if (!dot || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".png") != 0)) {
-            fprintf(stderr, "dfbench realtime: --plot %s: use a .svg or .png name\n", o->plot);
-            status = DF_BENCH_USAGE;
+    static const char *const plot_suffixes[] = {".svg", ".png", NULL};
+    if (o->plot && !df_cli_has_suffix(o->plot, plot_suffixes)) {
+        status = df_cli_usage(PROG, "bad --plot \"%s\": use a .svg or .png name", o->plot);
+        goto cleanup;
+    }
+    /* The outputs are written after the trials: refuse them now. */
+    const struct {
+        const char *flag, *path;
+    } outs[] = {{"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}};
+    for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
+        char msg[512];
+        if (outs[i].path && !df_cli_check_output(outs[i].path, msg, sizeof(msg))) {
+            status = df_cli_fail(PROG, "%s: %s", outs[i].flag, msg);
             goto cleanup;
         }
     }
     char msg[512];
     if (df_clip_load(o->input, &rt->clip, msg, sizeof(msg)) < 0) {
-        fprintf(stderr, "dfbench realtime: %s\n", msg);
-        status = DF_BENCH_FAILED;
+        status = df_cli_fail(PROG, "%s", msg);
         goto cleanup;
     }
     rt->budget_frames = rt->clip.par->video_delay + o->latency_frames;
@@ -700,7 +739,7 @@ static bool write_json(const DfRt *rt)
     GError *err = NULL;
     const bool ok = df_json_write(jb, rt->o.json, &err);
     if (!ok) {
-        fprintf(stderr, "dfbench realtime: cannot write %s: %s\n", rt->o.json, err->message);
+        fprintf(stderr, "dfbench realtime: error: cannot write %s: %s\n", rt->o.json, err->message);
         g_error_free(err);
     }
     g_object_unref(jb);
@@ -716,7 +755,8 @@ static bool write_csv(const DfRt *rt)
     DfCsv csv;
     int ret = df_csv_open(&csv, rt->o.csv, N_COLS, headers);
     if (ret < 0) {
-        fprintf(stderr, "dfbench realtime: cannot write %s: %s\n", rt->o.csv, g_strerror(-ret));
+        fprintf(stderr, "dfbench realtime: error: cannot write %s: %s\n", rt->o.csv,
+                g_strerror(-ret));
         return false;
     }
     const double px = (double)rt->clip.par->width * rt->clip.par->height * rt->o.fps;
@@ -748,7 +788,8 @@ static bool write_csv(const DfRt *rt)
     }
     ret = df_csv_close(&csv);
     if (ret < 0)
-        fprintf(stderr, "dfbench realtime: error writing %s: %s\n", rt->o.csv, g_strerror(-ret));
+        fprintf(stderr, "dfbench realtime: error: cannot write %s: %s\n", rt->o.csv,
+                g_strerror(-ret));
     return ret == 0;
 }
 
@@ -783,7 +824,7 @@ static bool write_plot(const DfRt *rt)
     const int ret =
         df_plot_write(rt->o.plot, "workers (cores)", false, &panel, 1, err, sizeof(err));
     if (ret < 0)
-        fprintf(stderr, "dfbench realtime: %s\n", err);
+        fprintf(stderr, "dfbench realtime: error: %s\n", err);
     g_free(series);
     g_free(x);
     g_free(y);
@@ -806,7 +847,8 @@ int df_bench_realtime_main(int argc, char **argv)
     DfRt rt = {0};
     int ret = df_cpu_map_init(&rt.map);
     if (ret < 0) {
-        fprintf(stderr, "dfbench realtime: cannot read the CPU topology: %s\n", g_strerror(-ret));
+        fprintf(stderr, "dfbench realtime: error: cannot read the CPU topology: %s\n",
+                g_strerror(-ret));
         return DF_BENCH_FAILED;
     }
     av_log_set_level(AV_LOG_ERROR);
@@ -854,7 +896,7 @@ int df_bench_realtime_main(int argc, char **argv)
         if (g_array_index(rt.results, DfRtResult, i).failed)
             status = DF_BENCH_FAILED;
     if (status == DF_BENCH_FAILED)
-        fprintf(stderr, "dfbench realtime: some trials or outputs failed (see above)\n");
+        fprintf(stderr, "dfbench realtime: error: some trials or outputs failed (see above)\n");
 cleanup:
     if (rt.results) {
         for (guint i = 0; i < rt.results->len; i++)

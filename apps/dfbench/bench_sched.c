@@ -25,6 +25,7 @@
 #define DEFAULT_REPEAT 5
 #define DEFAULT_WIDTH  16
 #define MAX_WORKERS    4096
+#define PROG           "dfbench sched"
 
 static const char *const case_names[DF_N_CASES] = {"empty", "fanout", "chain", "frames"};
 
@@ -81,8 +82,10 @@ static bool parse_cases(DfBench *b, GError **err)
         for (int i = 0; parts[i]; i++) {
             int c = find_name(case_names, DF_N_CASES, g_strstrip(parts[i]));
             if (c < 0) {
-                g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                            "unknown case \"%s\" (one of: empty, fanout, chain, frames)", parts[i]);
+                g_set_error(
+                    err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "bad --case: unknown case \"%s\" (one of: empty, fanout, chain, frames)",
+                    parts[i]);
                 g_strfreev(parts);
                 return false;
             }
@@ -116,7 +119,14 @@ static bool parse_impls(DfBench *b, GError **err)
     bool ok = true;
     for (int i = 0; ok && pol[i]; i++) {
         const char *want = g_strstrip(pol[i]);
-        if (!*want || strcmp(want, "none") == 0)
+        if (!*want) {
+            /* "" or "fifo,,steal": a typo, not a request for nothing (that is none). */
+            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "bad --policy \"%s\": empty item (none selects no policy)", b->o.policy);
+            ok = false;
+            break;
+        }
+        if (strcmp(want, "none") == 0)
             continue;
         for (int p = 0; p < n_pol; p++) {
             if (strcmp(want, "all") != 0 && strcmp(want, names[p]) != 0)
@@ -130,7 +140,8 @@ static bool parse_impls(DfBench *b, GError **err)
             for (int p = 0; p < n_pol; p++)
                 g_string_append_printf(list, "%s%s", p ? ", " : "", names[p]);
             g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "unknown policy \"%s\" (one of: all, %s, none)", want, list->str);
+                        "bad --policy: unknown policy \"%s\" (one of: all, %s, none)", want,
+                        list->str);
             g_string_free(list, TRUE);
             ok = false;
         }
@@ -144,17 +155,25 @@ static bool parse_impls(DfBench *b, GError **err)
     g_string_free(all_peers, TRUE);
     for (int i = 0; ok && pe[i]; i++) {
         const char *want = g_strstrip(pe[i]);
-        if (!*want || strcmp(want, "none") == 0)
+        if (!*want) {
+            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "bad --peers \"%s\": empty item (none selects no peer)", b->o.peers);
+            ok = false;
+            break;
+        }
+        if (strcmp(want, "none") == 0)
             continue;
         const DfBenchPeer *peer = find_peer(want);
         if (!peer) {
             bool known = strcmp(want, "omp") == 0 || strcmp(want, "openmp") == 0 ||
                          strcmp(want, "tbb") == 0 || strcmp(want, "onetbb") == 0;
-            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        known ? "peer \"%s\" was not built (its library was missing when meson "
-                                "configured dfbench)"
-                              : "unknown peer \"%s\" (omp, tbb or none)",
-                        want);
+            g_set_error(
+                err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                known
+                    ? "bad --peers: peer \"%s\" was not built (its library was missing when meson "
+                      "configured dfbench)"
+                    : "bad --peers: unknown peer \"%s\" (omp, tbb or none)",
+                want);
             ok = false;
             break;
         }
@@ -246,22 +265,28 @@ static int parse_options(DfBench *b, int argc, char **argv)
     GError *err = NULL;
     int status = DF_BENCH_OK;
     if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-        fprintf(stderr, "dfbench sched: %s\n", err->message);
-        status = DF_BENCH_USAGE;
+        status = df_cli_usage(PROG, "%s", err->message);
         goto out;
     }
     if (argc > 1) {
-        fprintf(stderr, "dfbench sched: unexpected argument \"%s\" (see --help)\n", argv[1]);
-        status = DF_BENCH_USAGE;
+        status = df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
         goto out;
     }
-    if (o->tasks < 0 || o->batch < 0 || o->frames < 0 || o->width < 0 || o->repeat < 0 ||
-        o->poll_us < -1) {
-        fprintf(stderr,
-                "dfbench sched: negative sizes make no sense (--poll-us takes -1 or more)\n");
-        status = DF_BENCH_USAGE;
-        goto out;
-    }
+    /* Each bad value by name: a list of every rule hides which one broke. */
+    const struct {
+        const char *flag;
+        long long value, min;
+    } mins[] = {
+        {"--tasks", o->tasks, 0}, {"--batch", o->batch, 0},   {"--frames", o->frames, 0},
+        {"--width", o->width, 0}, {"--repeat", o->repeat, 0}, {"--poll-us", o->poll_us, -1},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(mins); i++)
+        if (mins[i].value < mins[i].min) {
+            status = df_cli_usage(PROG, "bad %s %lld (%lld or more%s)", mins[i].flag, mins[i].value,
+                                  mins[i].min,
+                                  mins[i].min == 0 ? "; 0: the default" : "; -1: poll mode");
+            goto out;
+        }
     if (!o->tasks)
         o->tasks = o->quick ? QUICK_TASKS : DEFAULT_TASKS;
     if (!o->frames)
@@ -271,11 +296,10 @@ static int parse_options(DfBench *b, int argc, char **argv)
     if (!o->repeat)
         o->repeat = DEFAULT_REPEAT;
     if (o->workers) {
-        b->n_workers = df_parse_int_list(o->workers, MAX_WORKERS, &b->workers);
+        b->n_workers = df_cli_parse_int_list(o->workers, MAX_WORKERS, &b->workers);
         if (b->n_workers < 0) {
-            fprintf(stderr, "dfbench sched: bad --workers \"%s\" (e.g. 1,2,4 or 1-4, at most %d)\n",
-                    o->workers, MAX_WORKERS);
-            status = DF_BENCH_USAGE;
+            status = df_cli_usage(PROG, "bad --workers \"%s\" (e.g. 1,2,4 or 1-4, 1 to %d)",
+                                  o->workers, MAX_WORKERS);
             goto out;
         }
     } else {
@@ -284,10 +308,27 @@ static int parse_options(DfBench *b, int argc, char **argv)
         for (int i = 0; i < b->n_workers; i++)
             b->workers[i] = i + 1;
     }
+    const struct {
+        const char *flag;
+        char *value;
+    } lists[] = {{"--policy", o->policy}, {"--case", o->cases}, {"--peers", o->peers}};
+    for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
+        if (lists[i].value && !*g_strstrip(lists[i].value)) {
+            status = df_cli_usage(PROG, "bad %s \"\": an empty list", lists[i].flag);
+            goto out;
+        }
     if (!parse_cases(b, &err) || !parse_impls(b, &err)) {
-        fprintf(stderr, "dfbench sched: %s\n", err ? err->message : "nothing to run");
-        status = DF_BENCH_USAGE;
+        status = df_cli_usage(PROG, "%s", err ? err->message : "nothing to run");
         goto out;
+    }
+    /* The outputs are written after minutes of runs: refuse them now. */
+    const char *const outs[] = {o->json, o->csv};
+    for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
+        char msg[512];
+        if (outs[i] && !df_cli_check_output(outs[i], msg, sizeof(msg))) {
+            status = df_cli_fail(PROG, "%s %s", i == 0 ? "--json:" : "--csv:", msg);
+            goto out;
+        }
     }
     b->params = (DfCaseParams){
         .tasks = (uint64_t)o->tasks,
@@ -442,7 +483,8 @@ int df_bench_sched_main(int argc, char **argv)
     GArray *goals = NULL;
     int ret = df_cpu_map_init(&b.map);
     if (ret < 0) {
-        fprintf(stderr, "dfbench sched: cannot read the CPU topology: %s\n", g_strerror(-ret));
+        fprintf(stderr, "dfbench sched: error: cannot read the CPU topology: %s\n",
+                g_strerror(-ret));
         return DF_BENCH_FAILED;
     }
     status = parse_options(&b, argc, argv);
@@ -467,7 +509,8 @@ int df_bench_sched_main(int argc, char **argv)
         if (b.configs[i].impl && (b.configs[i].errors || b.configs[i].failures))
             status = DF_BENCH_FAILED;
     if (status == DF_BENCH_FAILED)
-        fprintf(stderr, "dfbench sched: some runs failed or gave wrong results (see the table)\n");
+        fprintf(stderr,
+                "dfbench sched: error: some runs failed or gave wrong results (see the table)\n");
 out:
     if (goals)
         g_array_free(goals, TRUE);

@@ -384,7 +384,7 @@ bool df_bench_sched_write_json(DfBench *b, GArray *goals)
     GError *err = NULL;
     bool ok = df_json_write(jb, b->o.json, &err);
     if (!ok) {
-        fprintf(stderr, "dfbench sched: cannot write %s: %s\n", b->o.json, err->message);
+        fprintf(stderr, "dfbench sched: error: cannot write %s: %s\n", b->o.json, err->message);
         g_error_free(err);
     }
     g_object_unref(jb);
@@ -414,7 +414,7 @@ bool df_bench_sched_write_csv(DfBench *b)
     DfCsv csv;
     int ret = df_csv_open(&csv, b->o.csv, N_COLS, headers);
     if (ret < 0) {
-        fprintf(stderr, "dfbench sched: cannot write %s: %s\n", b->o.csv, g_strerror(-ret));
+        fprintf(stderr, "dfbench sched: error: cannot write %s: %s\n", b->o.csv, g_strerror(-ret));
         return false;
     }
     for (int k = 0; k < b->n_cases; k++)
@@ -454,6 +454,6 @@ bool df_bench_sched_write_csv(DfBench *b)
             }
     ret = df_csv_close(&csv);
     if (ret < 0)
-        fprintf(stderr, "dfbench sched: error writing %s: %s\n", b->o.csv, g_strerror(-ret));
+        fprintf(stderr, "dfbench sched: error: error writing %s: %s\n", b->o.csv, g_strerror(-ret));
     return ret == 0;
 }

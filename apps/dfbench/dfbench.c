@@ -39,7 +39,7 @@ int main(int argc, char **argv)
     const char *prog = slash ? slash + 1 : argv[0];
     if (argc < 2) {
         usage(stderr, prog);
-        return DF_BENCH_USAGE;
+        return df_cli_usage(prog, "no subcommand given");
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
@@ -49,7 +49,5 @@ int main(int argc, char **argv)
     for (int i = 0; i < N_SUBCOMMANDS; i++)
         if (strcmp(argv[1], subcommands[i].name) == 0)
             return subcommands[i].main(argc - 1, argv + 1);
-    fprintf(stderr, "%s: unknown subcommand \"%s\"\n\n", prog, argv[1]);
-    usage(stderr, prog);
-    return DF_BENCH_USAGE;
+    return df_cli_usage(prog, "unknown subcommand \"%s\"", argv[1]);
 }

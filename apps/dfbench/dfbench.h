@@ -3,13 +3,11 @@
 #ifndef DF_BENCH_H
 #define DF_BENCH_H
 
-/* Exit status of a subcommand: 0 fine, 1 a run failed or a result did not
- * check out, 2 usage error. */
-enum { DF_BENCH_OK = 0, DF_BENCH_FAILED = 1, DF_BENCH_USAGE = 2 };
+#include "cli.h"
 
-/* "1,2,4" or "1-4" (or a mix) of values in 1..max into a new array
- * (g_free), duplicates dropped; the count or -1. */
-int df_parse_int_list(const char *spec, int max, int **out);
+/* Exit status of a subcommand: 0 fine, 1 a run failed or a result did not
+ * check out, 2 usage error (the statuses of every app, cli.h). */
+enum { DF_BENCH_OK = DF_CLI_OK, DF_BENCH_FAILED = DF_CLI_FAILED, DF_BENCH_USAGE = DF_CLI_USAGE };
 
 /* dfbench sched: scheduler overhead and locality (bench_sched.c). */
 int df_bench_sched_main(int argc, char **argv);

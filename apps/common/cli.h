@@ -1,0 +1,40 @@
+/* What every app's command line shares: exit statuses, the two kinds of
+ * error line, strict numbers and lists, and checking an output path before
+ * the work that will fill it (libdfapp_cli.a, apps/meson.build). */
+#ifndef DF_CLI_H
+#define DF_CLI_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Exit status of every app: 0 done, 1 the work failed (an input missing,
+ * unreadable or malformed, an output that cannot be written), 2 a bad
+ * command line. */
+enum { DF_CLI_OK = 0, DF_CLI_FAILED = 1, DF_CLI_USAGE = 2 };
+
+/* "PROG: error: MESSAGE (see 'PROG --help')" on one stderr line; returns
+ * DF_CLI_USAGE.  PROG may hold a subcommand ("dfbench sched"). */
+int df_cli_usage(const char *prog, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/* "PROG: error: MESSAGE" on one stderr line; returns DF_CLI_FAILED. */
+int df_cli_fail(const char *prog, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/* The decimal integer S in min..max, the whole string (no sign-only, no
+ * trailing garbage such as "4x", no overflow). */
+bool df_cli_parse_long(const char *s, long min, long max, long *out);
+
+/* "1,2,4" or "1-4" (or a mix) of values in 1..max into a new array
+ * (g_free), duplicates dropped; the count, or -1 for an empty list, an
+ * empty item ("1,,2") or a value out of range. */
+int df_cli_parse_int_list(const char *spec, int max, int **out);
+
+/* Whether PATH can be written as a file, checked without truncating an
+ * existing one and without leaving a new one behind: for outputs written
+ * after a long run.  On failure `msg` says why ("cannot write PATH: ..."). */
+bool df_cli_check_output(const char *path, char *msg, size_t len);
+
+/* PATH ends in one of the NULL-terminated suffixes (".svg", ...). */
+bool df_cli_has_suffix(const char *path, const char *const *suffixes);
+
+#endif
