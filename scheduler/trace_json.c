@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int set_err(DfError *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int set_err(DfError *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int set_err(DfError *err, int code, const char *fmt, ...)
 {
     if (err) {
@@ -290,6 +291,60 @@ static gboolean get_bool(JsonObject *o, const char *k)
     return n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_boolean(n);
 }
 
+/* The getters below return NULL or the default for a member (or element)
+ * of another type than asked: a file is user input, and json-glib's own
+ * getters answer a wrong type with a critical warning and NULL strings
+ * that strcmp() would crash on. */
+static double get_double(JsonObject *o, const char *k, double dflt)
+{
+    JsonNode *n = json_object_get_member(o, k);
+    return n && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_double(n) : dflt;
+}
+
+static const char *get_string(JsonObject *o, const char *k, const char *dflt)
+{
+    JsonNode *n = o ? json_object_get_member(o, k) : NULL;
+    const char *v = n && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_string(n) : NULL;
+    return v ? v : dflt;
+}
+
+static JsonArray *get_array(JsonObject *o, const char *k)
+{
+    JsonNode *n = o ? json_object_get_member(o, k) : NULL;
+    return n && JSON_NODE_HOLDS_ARRAY(n) ? json_node_get_array(n) : NULL;
+}
+
+static JsonObject *get_object(JsonObject *o, const char *k)
+{
+    JsonNode *n = o ? json_object_get_member(o, k) : NULL;
+    return n && JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
+}
+
+static JsonObject *elem_object(JsonArray *a, guint i)
+{
+    JsonNode *n = json_array_get_element(a, i);
+    return n && JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
+}
+
+static JsonArray *elem_array(JsonArray *a, guint i)
+{
+    JsonNode *n = json_array_get_element(a, i);
+    return n && JSON_NODE_HOLDS_ARRAY(n) ? json_node_get_array(n) : NULL;
+}
+
+static gint64 elem_int(JsonArray *a, guint i)
+{
+    JsonNode *n = json_array_get_element(a, i);
+    return n && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_int(n) : 0;
+}
+
+static const char *elem_string(JsonArray *a, guint i, const char *dflt)
+{
+    JsonNode *n = json_array_get_element(a, i);
+    const char *v = n && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_string(n) : NULL;
+    return v ? v : dflt;
+}
+
 int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
 {
     memset(t, 0, sizeof(*t));
@@ -303,43 +358,35 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
     }
     JsonNode *root = json_parser_get_root(p);
     JsonObject *ro = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-    JsonArray *events = ro && json_object_has_member(ro, "traceEvents")
-                            ? json_object_get_array_member(ro, "traceEvents")
-                            : NULL;
-    JsonObject *other = ro && json_object_has_member(ro, "otherData")
-                            ? json_object_get_object_member(ro, "otherData")
-                            : NULL;
-    JsonObject *meta = other && json_object_has_member(other, "dfsched")
-                           ? json_object_get_object_member(other, "dfsched")
-                           : NULL;
+    JsonArray *events = get_array(ro, "traceEvents");
+    JsonObject *meta = get_object(get_object(ro, "otherData"), "dfsched");
     if (!events || !meta) {
         ret = set_err(err, -EINVAL, "%s is not a dfsched trace (no traceEvents/otherData.dfsched)",
                       path);
         goto out;
     }
-    t->n_workers = (int)get_int(meta, "n_workers", 0);
+    /* Range-checked before the cast: 2^32 + 2 must not read as 2. */
+    const gint64 n_workers = get_int(meta, "n_workers", 0);
+    t->n_workers = n_workers > 0 && n_workers <= 65536 ? (int)n_workers : 0;
     t->dropped = (uint64_t)get_int(meta, "dropped", 0);
     if (t->n_workers <= 0 || t->n_workers > 65536) {
         ret = set_err(err, -EINVAL, "%s: bad worker count", path);
         goto out;
     }
-    JsonArray *mods = json_object_has_member(meta, "modules")
-                          ? json_object_get_array_member(meta, "modules")
-                          : NULL;
+    JsonArray *mods = get_array(meta, "modules");
     for (guint m = 0; mods && m < json_array_get_length(mods); m++)
-        module_index(t, json_array_get_string_element(mods, m));
+        module_index(t, elem_string(mods, m, "task"));
     size_t nn = (size_t)t->n_workers * (size_t)t->n_workers;
     t->trcost = calloc(nn, sizeof(uint32_t));
     t->levels = calloc(nn, 1);
     const char *mats[2] = {"trcost", "levels"};
     for (int k = 0; k < 2; k++) {
-        JsonArray *rows = json_object_has_member(meta, mats[k])
-                              ? json_object_get_array_member(meta, mats[k])
-                              : NULL;
+        JsonArray *rows = get_array(meta, mats[k]);
         for (guint a = 0; rows && a < json_array_get_length(rows) && a < (guint)t->n_workers; a++) {
-            JsonArray *row = json_array_get_array_element(rows, a);
-            for (guint c = 0; row && c < json_array_get_length(row) && c < (guint)t->n_workers; c++) {
-                gint64 v = json_array_get_int_element(row, c);
+            JsonArray *row = elem_array(rows, a);
+            for (guint c = 0; row && c < json_array_get_length(row) && c < (guint)t->n_workers;
+                 c++) {
+                gint64 v = elem_int(row, c);
                 if (k == 0)
                     t->trcost[a * (size_t)t->n_workers + c] = (uint32_t)v;
                 else
@@ -350,13 +397,10 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
     guint n = json_array_get_length(events);
     size_t ni = 0;
     for (guint i = 0; i < n; i++) {
-        JsonObject *e = json_array_get_object_element(events, i);
-        const char *ph = e ? json_object_get_string_member_with_default(e, "ph", "") : "";
-        JsonObject *args = e && json_object_has_member(e, "args")
-                               ? json_object_get_object_member(e, "args")
-                               : NULL;
-        if (strcmp(ph, "X") == 0 && args && json_object_has_member(args, "inputs"))
-            ni += json_array_get_length(json_object_get_array_member(args, "inputs"));
+        JsonObject *e = elem_object(events, i);
+        JsonArray *ins = get_array(get_object(e, "args"), "inputs");
+        if (strcmp(get_string(e, "ph", ""), "X") == 0 && ins)
+            ni += json_array_get_length(ins);
     }
     t->events = calloc(n ? n : 1, sizeof(DfTraceEvent));
     t->waits = calloc(n ? n : 1, sizeof(DfTraceWait));
@@ -366,11 +410,10 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
         goto out;
     }
     for (guint i = 0; i < n; i++) {
-        JsonObject *e = json_array_get_object_element(events, i);
-        const char *ph = e ? json_object_get_string_member_with_default(e, "ph", "") : "";
-        if (strcmp(ph, "X") != 0 || !json_object_has_member(e, "args"))
+        JsonObject *e = elem_object(events, i);
+        JsonObject *args = get_object(e, "args");
+        if (strcmp(get_string(e, "ph", ""), "X") != 0 || !args)
             continue;
-        JsonObject *args = json_object_get_object_member(e, "args");
         if (json_object_has_member(args, "waiter")) {
             DfTraceWait *wt = &t->waits[t->n_waits++];
             wt->node_id = (uint64_t)get_int(args, "waiter", 0);
@@ -382,7 +425,7 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
         }
         DfTraceEvent *ev = &t->events[t->n_events++];
         ev->node_id = (uint64_t)get_int(args, "node", 0);
-        ev->module = module_index(t, json_object_get_string_member_with_default(args, "module", "task"));
+        ev->module = module_index(t, get_string(args, "module", "task"));
         ev->index = (int32_t)get_int(args, "index", 0);
         ev->tag = get_int(args, "frame", -1);
         ev->worker = (int32_t)get_int(e, "tid", 0);
@@ -398,22 +441,24 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
                     (get_bool(args, "skipped") ? DF_TRACE_SKIPPED : 0);
         ev->deadline = DF_NO_DEADLINE;
         if (json_object_has_member(args, "deadline_slack_us"))
-            ev->deadline = ev->end_ns + (int64_t)(json_object_get_double_member(args, "deadline_slack_us") * 1000.0);
+            ev->deadline =
+                ev->end_ns + (int64_t)(get_double(args, "deadline_slack_us", 0) * 1000.0);
         ev->first_input = (uint32_t)t->n_inputs;
-        JsonArray *ins = json_object_has_member(args, "inputs")
-                             ? json_object_get_array_member(args, "inputs")
-                             : NULL;
+        JsonArray *ins = get_array(args, "inputs");
         for (guint k = 0; ins && k < json_array_get_length(ins); k++) {
-            JsonObject *in = json_array_get_object_element(ins, k);
+            JsonObject *in = elem_object(ins, k);
+            if (!in)
+                continue;
             DfTraceInput *ti = &t->inputs[t->n_inputs++];
             ti->pred_id = (uint64_t)get_int(in, "pred", 0);
             ti->worker = (int32_t)get_int(in, "worker", -1);
-            ti->module = module_index(t, json_object_get_string_member_with_default(in, "module", "task"));
+            ti->module = module_index(t, get_string(in, "module", "task"));
             ti->bytes = (uint64_t)get_int(in, "bytes", 0);
         }
         ev->n_inputs = (uint32_t)t->n_inputs - ev->first_input;
         if (ev->worker < 0 || ev->worker >= t->n_workers) {
-            ret = set_err(err, -EINVAL, "%s: event on worker %d of %d", path, ev->worker, t->n_workers);
+            ret = set_err(err, -EINVAL, "%s: event on worker %d of %d", path, ev->worker,
+                          t->n_workers);
             goto out;
         }
     }
