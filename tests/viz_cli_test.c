@@ -270,33 +270,87 @@ DF_TEST(VizCli, BadInputsFailClearly)
     const char *viz = getenv("DFSCHED_VIZ");
     if (!viz)
         DF_SKIP("DFSCHED_VIZ not set (run through meson test)");
-    char dir[] = "/tmp/dfviz-bad-XXXXXX";
-    DF_ASSERT(mkdtemp(dir));
-    gchar *junk = g_strdup_printf("%s/junk.json", dir), *other = g_strdup_printf("%s/o.json", dir);
+    Ctx c;
+    DF_ASSERT(setup(&c));
+    const char *dir = c.dir, *good = c.trace;
+    gchar *junk = path_in(&c, "junk.json"), *other = path_in(&c, "o.json");
+    gchar *empty = path_in(&c, "empty.json"), *bytes = path_in(&c, "bytes.json");
+    gchar *trunc = path_in(&c, "trunc.json"), *shape = path_in(&c, "shape.json");
+    gchar *shape2 = path_in(&c, "shape2.json"), *dot = path_in(&c, "g.dot");
     DF_ASSERT(g_file_set_contents(junk, "not json {", -1, NULL));
     DF_ASSERT(g_file_set_contents(other, "{\"traceEvents\": []}", -1, NULL));
+    DF_ASSERT(g_file_set_contents(empty, "", 0, NULL));
+    char raw[2048];
+    for (size_t i = 0; i < sizeof(raw); i++)
+        raw[i] = (char)(i * 2654435761u >> 11);
+    DF_ASSERT(g_file_set_contents(bytes, raw, sizeof(raw), NULL));
+    gchar *text = NULL;
+    gsize len = 0;
+    DF_ASSERT(g_file_get_contents(good, &text, &len, NULL));
+    DF_ASSERT(g_file_set_contents(trunc, text, (gssize)(len / 2), NULL));
+    g_free(text);
+    /* Valid JSON of the wrong shape: members of other types than a trace's. */
+    DF_ASSERT(g_file_set_contents(shape, "{\"traceEvents\": 5, \"otherData\": []}", -1, NULL));
+    DF_ASSERT(g_file_set_contents(
+        shape2,
+        "{\"traceEvents\": [1, \"x\", null, {\"ph\": 5}, {\"ph\": \"X\", \"args\": 5},"
+        " {\"ph\": \"X\", \"tid\": 0, \"args\": {\"module\": 7, \"deadline_slack_us\": \"x\","
+        " \"inputs\": [1, {\"module\": []}]}}],"
+        " \"otherData\": {\"dfsched\": {\"n_workers\": 2, \"modules\": [5, null],"
+        " \"trcost\": 7, \"levels\": [[1, \"x\"], 5]}}}",
+        -1, NULL));
     struct {
         const char *argv[8];
+        int status;
         const char *msg; /* expected in stderr */
     } cases[] = {
-        {{viz, "modules", "/nonexistent/t.json", NULL}, "/nonexistent/t.json"},
-        {{viz, "modules", junk, NULL}, "cannot read trace"},
-        {{viz, "matrix", other, "-o", "x.csv", NULL}, "not a dfsched trace"},
-        {{viz, "plot", junk, NULL}, "unknown command \"plot\""},
-        {{viz, "graph", junk, NULL}, "-o FILE is required"},
-        {{viz, "modules", NULL}, "TRACE is missing"},
-        {{viz, "modules", "--bogus", junk, NULL}, "bogus"},
-        {{viz, NULL}, "Usage"},
+        {{viz, "modules", "/nonexistent/t.json", NULL}, 1, "/nonexistent/t.json"},
+        {{viz, "modules", junk, NULL}, 1, "cannot read trace"},
+        {{viz, "modules", empty, NULL}, 1, "not a dfsched trace"},
+        {{viz, "modules", bytes, NULL}, 1, "cannot read trace"},
+        {{viz, "modules", trunc, NULL}, 1, "cannot read trace"},
+        {{viz, "modules", shape, NULL}, 1, "not a dfsched trace"},
+        {{viz, "modules", dir, NULL}, 1, "cannot read trace"},
+        {{viz, "matrix", other, "-o", "x.csv", NULL}, 1, "not a dfsched trace"},
+        {{viz, "plot", junk, NULL}, 2, "unknown command \"plot\""},
+        {{viz, "graph", junk, NULL}, 2, "-o FILE is required"},
+        {{viz, "graph", good, "-o", "", NULL}, 2, "bad -o \"\""},
+        {{viz, "graph", good, "-o", dot, "--frames", "99999999999999999999", NULL},
+         2,
+         "bad --frames \"99999999999999999999\""},
+        {{viz, "graph", good, "-o", dot, "--frames", "4x", NULL}, 2, "bad --frames \"4x\""},
+        {{viz, "graph", good, "-o", dot, "--frames", "-1", NULL}, 2, "bad --frames \"-1\""},
+        {{viz, "graph", good, "-o", dot, "--frames", "", NULL}, 2, "bad --frames \"\""},
+        {{viz, "graph", good, "-o", "/proc/x/y.dot", NULL}, 1, "cannot write /proc/x/y.dot"},
+        {{viz, "graph", good, "-o", dir, NULL}, 1, "Is a directory"},
+        {{viz, "graph", good, "-o", dot, "--svg", "/nonexistent/g.svg", NULL},
+         1,
+         "--svg: cannot write /nonexistent/g.svg"},
+        {{viz, "matrix", good, "-o", "m.txt", NULL}, 2, ".png, .svg or .csv"},
+        {{viz, "modules", good, "--csv", "/proc/x/y", NULL}, 1, "--csv: cannot write /proc/x/y"},
+        {{viz, "modules", NULL}, 2, "TRACE is missing"},
+        {{viz, "modules", good, "extra", NULL}, 2, "unexpected argument \"extra\""},
+        {{viz, "modules", "--bogus", junk, NULL}, 2, "bogus"},
+        {{viz, NULL}, 2, "Usage"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         DfRun r = df_test_run(cases[i].argv, NULL);
         DF_EXPECT(r.spawned);
-        DF_EXPECT_MSG(r.status != 0 && r.status != -1 && r.err && strstr(r.err, cases[i].msg),
-                      "case %zu: status %d, stderr: %s", i, r.status, r.err ? r.err : "");
+        DF_EXPECT_MSG(r.status == cases[i].status && r.err && strstr(r.err, cases[i].msg),
+                      "case %zu: status %d (expected %d), stderr: %s", i, r.status, cases[i].status,
+                      r.err ? r.err : "");
+        DF_EXPECT_MSG(r.err && !strstr(r.err, "CRITICAL") && !strstr(r.err, "Sanitizer"),
+                      "case %zu: stderr: %s", i, r.err ? r.err : "");
         df_run_clear(&r);
     }
+    /* The wrong types inside a trace are skipped: the rest reads. */
+    const char *ok_argv[] = {viz, "modules", shape2, NULL};
+    DfRun r = df_test_run(ok_argv, NULL);
+    DF_EXPECT_MSG(r.status == 0 && r.err && !strstr(r.err, "CRITICAL"), "shape2: %d %s", r.status,
+                  r.err ? r.err : "");
+    df_run_clear(&r);
     const char *help[] = {viz, "--help", NULL};
-    DfRun r = df_test_run(help, NULL);
+    r = df_test_run(help, NULL);
     DF_EXPECT(r.status == 0 && strstr(r.out, "graph") && strstr(r.out, "matrix") &&
               strstr(r.out, "modules"));
     df_run_clear(&r);
@@ -306,7 +360,11 @@ DF_TEST(VizCli, BadInputsFailClearly)
     df_run_clear(&r);
     g_free(junk);
     g_free(other);
-    gchar *cmd = g_strdup_printf("rm -rf '%s'", dir);
-    DF_EXPECT(system(cmd) == 0);
-    g_free(cmd);
+    g_free(empty);
+    g_free(bytes);
+    g_free(trunc);
+    g_free(shape);
+    g_free(shape2);
+    g_free(dot);
+    teardown(&c);
 }

@@ -10,12 +10,15 @@
 #include "dfsched_trace.h"
 #include "viz.h"
 
+#include "cli.h"
+
+#include <errno.h>
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE DF_CLI_USAGE
 
 static const char usage[] =
     "Usage: dfsched-viz COMMAND TRACE [OPTION...]\n"
@@ -42,13 +45,15 @@ typedef struct Opts {
 static bool parse_frames(const char *s, int64_t *a, int64_t *b)
 {
     char *end;
+    /* errno: 99999999999999999999 saturates instead of failing. */
+    errno = 0;
     long long x = strtoll(s, &end, 10), y = x;
-    if (end == s || x < 0)
+    if (errno || end == s || x < 0)
         return false;
     if (*end == '-') {
         const char *s2 = end + 1;
         y = strtoll(s2, &end, 10);
-        if (end == s2)
+        if (errno || end == s2)
             return false;
     }
     if (*end || y < x)
@@ -67,10 +72,9 @@ static bool ends_with(const char *s, const char *suffix)
 static int run_graph(const DfTrace *t, const Opts *o, DfError *err)
 {
     DfVizGraphOpts g = {.first_frame = -1, .last_frame = -1};
-    if (o->frames && !parse_frames(o->frames, &g.first_frame, &g.last_frame)) {
-        fprintf(stderr, "dfsched-viz: bad --frames \"%s\" (A-B or A, frame numbers)\n", o->frames);
-        return EXIT_USAGE;
-    }
+    if (o->frames && !parse_frames(o->frames, &g.first_frame, &g.last_frame))
+        return df_cli_usage("dfsched-viz graph", "bad --frames \"%s\" (A-B or A, frame numbers)",
+                            o->frames);
     /* -o g.svg: the DOT goes next to it as g.dot. */
     gchar *dot_path = NULL;
     if (ends_with(o->output, ".svg"))
@@ -93,11 +97,6 @@ static int run_graph(const DfTrace *t, const Opts *o, DfError *err)
 
 static int run_matrix(const DfTrace *t, const Opts *o, DfError *err)
 {
-    if (!ends_with(o->output, ".png") && !ends_with(o->output, ".svg") &&
-        !ends_with(o->output, ".csv")) {
-        fprintf(stderr, "dfsched-viz: %s: the output must end in .png, .svg or .csv\n", o->output);
-        return EXIT_USAGE;
-    }
     if (df_viz_check_output(o->output, err) < 0)
         return 1;
     DfVizMatrix m;
@@ -128,10 +127,8 @@ int main(int argc, char **argv)
     const bool is_graph = strcmp(cmd, "graph") == 0, is_matrix = strcmp(cmd, "matrix") == 0,
                is_modules = strcmp(cmd, "modules") == 0;
     if (!is_graph && !is_matrix && !is_modules) {
-        fprintf(stderr,
-                "dfsched-viz: unknown command \"%s\" (graph, matrix or modules; see --help)\n",
-                cmd);
-        return EXIT_USAGE;
+        return df_cli_usage("dfsched-viz", "unknown command \"%s\" (graph, matrix or modules)",
+                            cmd);
     }
     Opts o = {0};
     GOptionEntry graph_entries[] = {
@@ -184,28 +181,59 @@ int main(int argc, char **argv)
     /* GOption sees "COMMAND ARGS...", the command in the program name's place. */
     int sub_argc = argc - 1;
     char **sub_argv = argv + 1;
+    gchar *prog = g_strdup_printf("dfsched-viz %s", cmd);
     if (!g_option_context_parse(ctx, &sub_argc, &sub_argv, &gerr)) {
-        fprintf(stderr, "dfsched-viz %s: %s\n", cmd, gerr->message);
+        df_cli_usage(prog, "%s", gerr->message);
         g_error_free(gerr);
         goto cleanup;
     }
     if (sub_argc != 2) {
-        fprintf(stderr, "dfsched-viz %s: %s (see dfsched-viz %s --help)\n", cmd,
-                sub_argc < 2 ? "TRACE is missing" : "only one TRACE, please", cmd);
+        if (sub_argc < 2)
+            df_cli_usage(prog, "TRACE is missing");
+        else
+            df_cli_usage(prog, "unexpected argument \"%s\" (only one TRACE)", sub_argv[2]);
         goto cleanup;
     }
     if ((is_graph || is_matrix) && !o.output) {
-        fprintf(stderr, "dfsched-viz %s: -o FILE is required\n", cmd);
+        df_cli_usage(prog, "-o FILE is required");
+        goto cleanup;
+    }
+    static const char *const matrix_suffixes[] = {".png", ".svg", ".csv", NULL};
+    if (is_matrix && !df_cli_has_suffix(o.output, matrix_suffixes)) {
+        df_cli_usage(prog, "bad -o \"%s\": the output must end in .png, .svg or .csv", o.output);
+        goto cleanup;
+    }
+    if (o.output && !*o.output) {
+        df_cli_usage(prog, "bad -o \"\": an empty file name");
         goto cleanup;
     }
     rc = 1;
+    /* Outputs before the trace, which may take seconds to read; graph -o
+     * g.svg writes g.dot next to it. */
+    gchar *dot_out = o.output && is_graph && ends_with(o.output, ".svg")
+                         ? g_strdup_printf("%.*s.dot", (int)(strlen(o.output) - 4), o.output)
+                         : NULL;
+    const struct {
+        const char *flag, *path;
+    } outs[] = {{"-o", dot_out ? dot_out : o.output}, {"--svg", o.svg}, {"--csv", o.csv}};
+    bool outs_ok = true;
+    for (size_t i = 0; outs_ok && i < G_N_ELEMENTS(outs); i++) {
+        char msg[512];
+        if (outs[i].path && !df_cli_check_output(outs[i].path, msg, sizeof(msg))) {
+            df_cli_fail(prog, "%s: %s", outs[i].flag, msg);
+            outs_ok = false;
+        }
+    }
+    g_free(dot_out);
+    if (!outs_ok)
+        goto cleanup;
     if (df_trace_read_json(sub_argv[1], &trace, &err) < 0) {
-        fprintf(stderr, "dfsched-viz: %s\n", err.msg);
+        df_cli_fail(prog, "%s", err.msg);
         goto cleanup;
     }
     have_trace = true;
     if (trace.n_events == 0)
-        fprintf(stderr, "dfsched-viz: warning: %s holds no task\n", sub_argv[1]);
+        fprintf(stderr, "%s: warning: %s holds no task\n", prog, sub_argv[1]);
     if (is_graph)
         rc = run_graph(&trace, &o, &err);
     else if (is_matrix)
@@ -213,8 +241,9 @@ int main(int argc, char **argv)
     else
         rc = df_viz_modules(&trace, stdout, o.csv, &err) < 0 ? 1 : 0;
     if (rc == 1)
-        fprintf(stderr, "dfsched-viz: %s\n", err.msg);
+        df_cli_fail(prog, "%s", err.msg);
 cleanup:
+    g_free(prog);
     if (have_trace)
         df_trace_free(&trace);
     g_option_context_free(ctx);
