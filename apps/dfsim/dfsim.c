@@ -10,6 +10,7 @@
  * dfbench decode figures. */
 #include "../dfbench/plot.h"
 #include "../dfbench/report.h"
+#include "cli.h"
 #include "dfsched_trace.h"
 #include "sim.h"
 
@@ -28,26 +29,26 @@ typedef struct Opts {
     double explore;
 } Opts;
 
-static int parse_int_list(const char *s, int *out, int max, const char *what, GError **err)
+#define PROG        "dfsim"
+#define MAX_WORKERS 4096
+#define MAX_VALUES  64
+
+/* A --workers or --streams list ("1,2,16" or "1-4") into out[MAX_VALUES]. */
+static int parse_list(const char *flag, const char *spec, int max, int *out)
 {
-    int n = 0;
-    gchar **parts = g_strsplit(s, ",", -1);
-    for (int i = 0; parts[i]; i++) {
-        char *end;
-        long v = strtol(parts[i], &end, 10);
-        if (!*parts[i] || *end || v < 1 || v > 1 << 20 || n == max) {
-            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "bad %s list \"%s\" (positive integers, comma-separated)", what, s);
-            g_strfreev(parts);
-            return -1;
-        }
-        out[n++] = (int)v;
-    }
-    g_strfreev(parts);
-    if (!n) {
-        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "empty %s list", what);
+    int *v = NULL;
+    const int n = df_cli_parse_int_list(spec, max, &v);
+    if (n < 0) {
+        df_cli_usage(PROG, "bad %s \"%s\" (e.g. 1,2,16 or 1-4, 1 to %d)", flag, spec, max);
         return -1;
     }
+    if (n > MAX_VALUES) {
+        df_cli_usage(PROG, "bad %s \"%s\": at most %d values", flag, spec, MAX_VALUES);
+        g_free(v);
+        return -1;
+    }
+    memcpy(out, v, sizeof(int) * (size_t)n);
+    g_free(v);
     return n;
 }
 
@@ -63,11 +64,12 @@ static int parse_npb(const char *s, double *npb, GError **err)
             if (strcmp(kv[0], df_level_name((DfLevel)l)) == 0)
                 lev = l;
         char *end = NULL;
-        double v = kv[0] && kv[1] ? strtod(kv[1], &end) : -1;
-        if (lev < 0 || !kv[1] || *end || v < 0) {
+        double v = kv[0] && kv[1] && *kv[1] ? strtod(kv[1], &end) : -1;
+        /* isfinite: strtod takes "inf", "nan" and 1e999. */
+        if (lev < 0 || !kv[1] || !end || *end || !isfinite(v) || v < 0) {
             g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "bad --ns-per-byte entry \"%s\" (LEVEL=NS with LEVEL one of self, pu, l2, "
-                        "l3, numa, machine)",
+                        "bad --ns-per-byte entry \"%s\" (LEVEL=NS, NS >= 0, LEVEL one of self, "
+                        "pu, l2, l3, numa, machine)",
                         parts[i]);
             ret = -1;
         } else {
@@ -90,17 +92,23 @@ typedef struct Row {
 static double measured_fps(JsonArray *results, const char *impl, int workers, const char *input)
 {
     for (guint i = 0; i < json_array_get_length(results); i++) {
-        JsonObject *o = json_array_get_object_element(results, i);
-        if (!o || !json_object_has_member(o, "impl") || !json_object_has_member(o, "workers"))
+        /* The file is user input: a member of another type is no match
+         * (json-glib's getters would warn and hand strcmp() a NULL). */
+        JsonNode *on = json_array_get_element(results, i);
+        JsonObject *o = JSON_NODE_HOLDS_OBJECT(on) ? json_node_get_object(on) : NULL;
+        JsonNode *in = o ? json_object_get_member(o, "impl") : NULL;
+        JsonNode *wn = o ? json_object_get_member(o, "workers") : NULL;
+        JsonNode *pn = o ? json_object_get_member(o, "input") : NULL;
+        JsonNode *fn = o ? json_object_get_member(o, "fps_median") : NULL;
+        const char *name = in && JSON_NODE_HOLDS_VALUE(in) ? json_node_get_string(in) : NULL;
+        const char *inp = pn && JSON_NODE_HOLDS_VALUE(pn) ? json_node_get_string(pn) : NULL;
+        if (!name || !wn || !JSON_NODE_HOLDS_VALUE(wn) || strcmp(name, impl) != 0 ||
+            json_node_get_int(wn) != workers)
             continue;
-        if (strcmp(json_object_get_string_member(o, "impl"), impl) != 0 ||
-            json_object_get_int_member(o, "workers") != workers)
+        if (input && inp && !strstr(inp, input))
             continue;
-        if (input && json_object_has_member(o, "input") &&
-            !strstr(json_object_get_string_member(o, "input"), input))
-            continue;
-        if (json_object_has_member(o, "fps_median"))
-            return json_object_get_double_member(o, "fps_median");
+        if (fn && JSON_NODE_HOLDS_VALUE(fn))
+            return json_node_get_double(fn);
     }
     return NAN;
 }
@@ -140,9 +148,10 @@ int main(int argc, char **argv)
     GOptionContext *ctx = g_option_context_new("- replay a dfsched trace on a synthetic topology");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(
-        ctx, "Transfer cost defaults (ns per byte): self 0, pu 0.005, l2 0.01, l3 0.04, numa 0.08,\n"
-             "machine 0.15.  The recorded durations lose the transfer cost the recording paid at\n"
-             "the same rates, so that only the replay's placement is charged.\n");
+        ctx,
+        "Transfer cost defaults (ns per byte): self 0, pu 0.005, l2 0.01, l3 0.04, numa 0.08,\n"
+        "machine 0.15.  The recorded durations lose the transfer cost the recording paid at\n"
+        "the same rates, so that only the replay's placement is charged.\n");
     GError *gerr = NULL;
     int rc = 1;
     Row *rows = NULL;
@@ -150,68 +159,149 @@ int main(int argc, char **argv)
     DfTrace trace = {0};
     SimGraph *graph = NULL;
     JsonParser *vparser = NULL;
+    JsonArray *vresults = NULL;
+    gchar **pols = NULL;
+    DfError err = {0};
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        fprintf(stderr, "dfsim: %s\n", gerr->message);
+        rc = df_cli_usage(PROG, "%s", gerr->message);
+        goto out;
+    }
+    if (argc > 1) {
+        rc = df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
         goto out;
     }
     if (!o.trace) {
-        fprintf(stderr, "dfsim: --trace FILE is required (see --help)\n");
+        rc = df_cli_usage(PROG, "--trace FILE is required");
         goto out;
     }
-    int workers[64], streams[64];
-    int n_workers = parse_int_list(o.workers ? o.workers : "1,2", workers, 64, "worker", &gerr);
-    int n_streams = n_workers > 0 ? parse_int_list(o.streams ? o.streams : "1", streams, 64,
-                                                   "stream", &gerr)
-                                  : -1;
+    int workers[MAX_VALUES], streams[MAX_VALUES];
+    int n_workers = parse_list("--workers", o.workers ? o.workers : "1,2", MAX_WORKERS, workers);
+    if (n_workers < 0) {
+        rc = DF_CLI_USAGE;
+        goto out;
+    }
+    int n_streams = parse_list("--streams", o.streams ? o.streams : "1", MAX_WORKERS, streams);
+    if (n_streams < 0) {
+        rc = DF_CLI_USAGE;
+        goto out;
+    }
     SimConfig base;
     sim_config_init(&base);
-    if (n_workers < 0 || n_streams < 0 ||
-        (o.ns_per_byte && parse_npb(o.ns_per_byte, base.ns_per_byte, &gerr) < 0)) {
-        fprintf(stderr, "dfsim: %s\n", gerr->message);
+    if (o.ns_per_byte && !*o.ns_per_byte) {
+        rc = df_cli_usage(PROG, "bad --ns-per-byte \"\": an empty list");
         goto out;
     }
-    for (int i = 0; i < n_workers; i++)
-        if (workers[i] > 4096) {
-            fprintf(stderr, "dfsim: at most 4096 workers\n");
-            goto out;
-        }
+    if (o.ns_per_byte && parse_npb(o.ns_per_byte, base.ns_per_byte, &gerr) < 0) {
+        rc = df_cli_usage(PROG, "%s", gerr->message);
+        goto out;
+    }
+    /* -1 is "not given" for both; any other value below the minimum is a
+     * mistake, not a request for the default. */
+    if (o.task_overhead_ns < -1) {
+        rc = df_cli_usage(PROG, "bad --task-overhead-ns %d (0 or more)", o.task_overhead_ns);
+        goto out;
+    }
+    if (o.poll_ns == 0 || o.poll_ns < -1) {
+        rc = df_cli_usage(PROG, "bad --poll-ns %d (more than 0)", o.poll_ns);
+        goto out;
+    }
+    if (o.window < 0) {
+        rc = df_cli_usage(PROG, "bad --window %d (0 or more; 0: as recorded)", o.window);
+        goto out;
+    }
+    /* Negated: NaN fails every comparison. */
+    if (!(o.explore >= 0 && o.explore <= 0.5)) {
+        rc = df_cli_usage(PROG, "bad --explore %g (0 to 0.5)", o.explore);
+        goto out;
+    }
     if (o.task_overhead_ns >= 0)
         base.task_overhead_ns = o.task_overhead_ns;
     if (o.poll_ns > 0)
         base.poll_ns = o.poll_ns;
-    if (o.window < 0 || o.explore < 0 || o.explore > 0.5) {
-        fprintf(stderr, "dfsim: --window must be >= 0 and --explore within 0..0.5\n");
-        goto out;
-    }
     base.window = o.window;
     base.explore_rate = o.explore;
     base.topology = o.topology && *o.topology ? o.topology : NULL;
+    if (base.topology && sim_check_topology(&base, &err) < 0) {
+        rc = df_cli_usage(PROG, "bad --topology: %s", err.msg);
+        goto out;
+    }
 
-    gchar **pols = g_strsplit(o.policies ? o.policies : "cost-local,steal", ",", -1);
-    if (pols[0] && strcmp(pols[0], "all") == 0) {
+    if (o.policies && !*g_strstrip(o.policies)) {
+        rc = df_cli_usage(PROG, "bad --policy \"\": an empty list");
+        goto out;
+    }
+    pols = g_strsplit(o.policies ? o.policies : "cost-local,steal", ",", -1);
+    if (pols[0] && strcmp(g_strstrip(pols[0]), "all") == 0 && !pols[1]) {
         g_strfreev(pols);
         pols = g_strdupv((gchar **)df_policy_names());
     }
     for (int i = 0; pols[i]; i++) {
         bool known = false;
+        const char *want = g_strstrip(pols[i]);
+        if (!*want) {
+            rc = df_cli_usage(PROG, "bad --policy \"%s\": empty item", o.policies);
+            goto out;
+        }
         for (const char *const *n = df_policy_names(); *n; n++)
-            known |= strcmp(*n, pols[i]) == 0;
+            known |= strcmp(*n, want) == 0;
         if (!known) {
-            fprintf(stderr, "dfsim: unknown policy \"%s\"\n", pols[i]);
-            g_strfreev(pols);
+            GString *list = g_string_new(NULL);
+            for (const char *const *n = df_policy_names(); *n; n++)
+                g_string_append_printf(list, "%s%s", list->len ? ", " : "", *n);
+            rc = df_cli_usage(PROG, "bad --policy: unknown policy \"%s\" (all or %s)", want,
+                              list->str);
+            g_string_free(list, TRUE);
             goto out;
         }
     }
+    static const char *const plot_suffixes[] = {".svg", ".png", NULL};
+    if (o.plot && !df_cli_has_suffix(o.plot, plot_suffixes)) {
+        rc = df_cli_usage(PROG, "bad --plot \"%s\": use a .svg or .png name", o.plot);
+        goto out;
+    }
+    /* The outputs before the replays, which may run for minutes. */
+    const struct {
+        const char *flag, *path;
+    } outs[] = {{"--json", o.json}, {"--csv", o.csv}, {"--plot", o.plot}};
+    for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
+        char msg[512];
+        if (outs[i].path && !*outs[i].path) {
+            rc = df_cli_usage(PROG, "bad %s \"\": an empty file name", outs[i].flag);
+            goto out;
+        }
+        if (outs[i].path && !df_cli_check_output(outs[i].path, msg, sizeof(msg))) {
+            rc = df_cli_fail(PROG, "%s: %s", outs[i].flag, msg);
+            goto out;
+        }
+    }
+    /* The measured figures too: a bad file fails before the replays. */
+    if (o.validate) {
+        vparser = json_parser_new();
+        if (!json_parser_load_from_file(vparser, o.validate, &gerr)) {
+            rc = df_cli_fail(PROG, "--validate: cannot read %s: %s", o.validate, gerr->message);
+            goto out;
+        }
+        JsonNode *vroot = json_parser_get_root(vparser);
+        JsonObject *vr =
+            vroot && JSON_NODE_HOLDS_OBJECT(vroot) ? json_node_get_object(vroot) : NULL;
+        JsonNode *vn = vr ? json_object_get_member(vr, "results") : NULL;
+        vresults = vn && JSON_NODE_HOLDS_ARRAY(vn) ? json_node_get_array(vn) : NULL;
+        if (!vresults) {
+            rc = df_cli_fail(PROG,
+                             "--validate: %s has no \"results\" array (not dfbench decode "
+                             "JSON)",
+                             o.validate);
+            goto out;
+        }
+    }
+    rc = DF_CLI_FAILED;
 
-    DfError err = {0};
     if (df_trace_read_json(o.trace, &trace, &err) < 0) {
-        fprintf(stderr, "dfsim: %s\n", err.msg);
-        g_strfreev(pols);
+        df_cli_fail(PROG, "%s", err.msg);
         goto out;
     }
     if (sim_graph_from_trace(&trace, base.ns_per_byte, &graph, &err) < 0) {
-        fprintf(stderr, "dfsim: %s\n", err.msg);
-        g_strfreev(pols);
+        df_cli_fail(PROG, "%s", err.msg);
         goto out;
     }
     if (sim_graph_frames(graph) == 0)
@@ -237,8 +327,7 @@ int main(int argc, char **argv)
                 r->streams = streams[si];
                 if (sim_run(graph, &c, &r->r, &err) < 0) {
                     df_progress_end(&prog);
-                    fprintf(stderr, "dfsim: %s, %d workers: %s\n", pols[p], workers[wi], err.msg);
-                    g_strfreev(pols);
+                    df_cli_fail(PROG, "%s, %d workers: %s", pols[p], workers[wi], err.msg);
                     goto out;
                 }
                 if (workers[wi] == 1)
@@ -252,8 +341,8 @@ int main(int argc, char **argv)
     printf("dfsim: %s, %zu tasks, %d frames, window %d, topology %s\n", o.trace,
            sim_graph_tasks(graph), sim_graph_frames(graph), sim_graph_window(graph),
            base.topology ? base.topology : "this machine");
-    const char *hdr[] = {"policy", "workers", "streams", "fps", "fps/stream", "speed-up",
-                         "idle %", "local %", "cross-L3+ MB"};
+    const char *hdr[] = {"policy",   "workers", "streams", "fps",         "fps/stream",
+                         "speed-up", "idle %",  "local %", "cross-L3+ MB"};
     DfTable *tab = df_table_new(9, hdr, "lrrrrrrrr");
     for (int i = 0; i < n_rows; i++) {
         const Row *r = &rows[i];
@@ -281,21 +370,7 @@ int main(int argc, char **argv)
     JsonBuilder *vb = NULL;
     bool all_ok = true;
     if (o.validate) {
-        vparser = json_parser_new();
-        if (!json_parser_load_from_file(vparser, o.validate, &gerr)) {
-            fprintf(stderr, "dfsim: cannot read %s: %s\n", o.validate, gerr->message);
-            g_strfreev(pols);
-            goto out;
-        }
-        JsonObject *vr = json_node_get_object(json_parser_get_root(vparser));
-        JsonArray *results = vr && json_object_has_member(vr, "results")
-                                 ? json_object_get_array_member(vr, "results")
-                                 : NULL;
-        if (!results) {
-            fprintf(stderr, "dfsim: %s has no \"results\" array\n", o.validate);
-            g_strfreev(pols);
-            goto out;
-        }
+        JsonArray *results = vresults;
         vb = json_builder_new();
         json_builder_begin_object(vb);
         json_builder_set_member_name(vb, "source");
@@ -413,8 +488,7 @@ int main(int argc, char **argv)
         gboolean ok = df_json_write(b, o.json, &gerr);
         g_object_unref(b);
         if (!ok) {
-            fprintf(stderr, "dfsim: %s\n", gerr->message);
-            g_strfreev(pols);
+            df_cli_fail(PROG, "--json: %s", gerr->message);
             goto out;
         }
     }
@@ -422,13 +496,13 @@ int main(int argc, char **argv)
         g_object_unref(vb);
 
     if (o.csv) {
-        const char *ch[] = {"impl", "workers", "streams", "fps", "fps_per_stream", "speedup",
-                            "idle_share", "local_byte_share", "bytes_self", "bytes_pu",
-                            "bytes_l2", "bytes_l3", "bytes_numa", "bytes_machine"};
+        const char *ch[] = {"impl",           "workers",      "streams",    "fps",
+                            "fps_per_stream", "speedup",      "idle_share", "local_byte_share",
+                            "bytes_self",     "bytes_pu",     "bytes_l2",   "bytes_l3",
+                            "bytes_numa",     "bytes_machine"};
         DfCsv csvf;
         if (df_csv_open(&csvf, o.csv, 14, ch) < 0) {
-            fprintf(stderr, "dfsim: cannot write %s: %s\n", o.csv, strerror(errno));
-            g_strfreev(pols);
+            df_cli_fail(PROG, "--csv: cannot write %s: %s", o.csv, strerror(errno));
             goto out;
         }
         for (int i = 0; i < n_rows; i++) {
@@ -450,8 +524,7 @@ int main(int argc, char **argv)
             df_csv_row(&csvf, cells);
         }
         if (df_csv_close(&csvf) < 0) {
-            fprintf(stderr, "dfsim: cannot write %s\n", o.csv);
-            g_strfreev(pols);
+            df_cli_fail(PROG, "--csv: cannot write %s", o.csv);
             goto out;
         }
     }
@@ -460,7 +533,8 @@ int main(int argc, char **argv)
         int n_series = n_pol * n_streams;
         DfPlotSeries *fps_s = calloc((size_t)n_series, sizeof(DfPlotSeries));
         DfPlotSeries *sp_s = calloc((size_t)n_series, sizeof(DfPlotSeries));
-        double *xs = calloc((size_t)n_rows, sizeof(double)), *yf = calloc((size_t)n_rows, sizeof(double)),
+        double *xs = calloc((size_t)n_rows, sizeof(double)),
+               *yf = calloc((size_t)n_rows, sizeof(double)),
                *ys = calloc((size_t)n_rows, sizeof(double));
         char(*labels)[64] = calloc((size_t)n_series, 64);
         for (int i = 0; i < n_rows; i++) {
@@ -490,14 +564,15 @@ int main(int argc, char **argv)
         free(ys);
         free(labels);
         if (pr < 0) {
-            fprintf(stderr, "dfsim: %s\n", perr);
-            g_strfreev(pols);
+            df_cli_fail(PROG, "--plot: %s", perr);
             goto out;
         }
     }
-    g_strfreev(pols);
-    rc = o.validate && !all_ok ? 2 : 0;
+    /* A projection outside 10 % is a result that did not check out (1),
+     * not a bad command line (2). */
+    rc = o.validate && !all_ok ? DF_CLI_FAILED : DF_CLI_OK;
 out:
+    g_strfreev(pols);
     if (vparser)
         g_object_unref(vparser);
     if (gerr)

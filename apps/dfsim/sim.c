@@ -25,7 +25,7 @@
 #include <string.h>
 
 typedef struct SimIn {
-    int pred;      /* node index, -1: produced outside the graph */
+    int pred; /* node index, -1: produced outside the graph */
     int module;
     uint64_t bytes;
     int32_t rec_worker;
@@ -59,7 +59,7 @@ struct SimGraph {
     /* CSR lists */
     int *succ_first, *succ; /* consumer node, input slot packed */
     int *succ_slot;
-    int *child_first, *child;  /* children sorted by created_seg */
+    int *child_first, *child; /* children sorted by created_seg */
     int *startsucc_first, *startsucc;
     int *ext; /* external nodes by creation time */
     int n_ext;
@@ -152,22 +152,26 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
             }
             sn->group = GPOINTER_TO_INT(v) - 1;
         }
-        sn->parent = e->parent_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &e->parent_id)) - 1 : -1;
-        sn->start_pred =
-            e->start_pred_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &e->start_pred_id)) - 1 : -1;
+        sn->parent =
+            e->parent_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &e->parent_id)) - 1 : -1;
+        sn->start_pred = e->start_pred_id
+                             ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &e->start_pred_id)) - 1
+                             : -1;
         /* Inputs, and the transfer time the recording paid for them. */
         double paid = 0;
         sn->first_in = in_at;
         for (uint32_t k = 0; k < e->n_inputs; k++) {
             const DfTraceInput *ti = &t->inputs[e->first_input + k];
             SimIn *si = &g->ins[in_at++];
-            si->pred = ti->pred_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &ti->pred_id)) - 1 : -1;
+            si->pred =
+                ti->pred_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &ti->pred_id)) - 1 : -1;
             si->module = ti->module;
             si->bytes = ti->bytes;
             si->rec_worker = ti->worker;
             if (ti->worker >= 0 && ti->worker < t->n_workers && rec_npb && t->levels)
                 paid += (double)ti->bytes *
-                        rec_npb[t->levels[(size_t)ti->worker * (size_t)t->n_workers + (size_t)e->worker]];
+                        rec_npb[t->levels[(size_t)ti->worker * (size_t)t->n_workers +
+                                          (size_t)e->worker]];
         }
         sn->n_in = in_at - sn->first_in;
         /* Segments: self time between the waits. */
@@ -181,8 +185,8 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
                 v = GINT_TO_POINTER(++g->n_groups);
                 g_hash_table_insert(groups, (gpointer)&w->group_id, v);
             }
-            g->segs[seg_at++] = (SimSeg){w->start_ns > cursor ? w->start_ns - cursor : 0,
-                                         GPOINTER_TO_INT(v) - 1};
+            g->segs[seg_at++] =
+                (SimSeg){w->start_ns > cursor ? w->start_ns - cursor : 0, GPOINTER_TO_INT(v) - 1};
             cursor = w->end_ns;
         }
         g->segs[seg_at++] = (SimSeg){e->end_ns > cursor ? e->end_ns - cursor : 0, -1};
@@ -399,9 +403,9 @@ typedef struct Worker {
     int status;
     Frame *stack;
     int depth, cap;
-    uint64_t epoch;   /* invalidates queued events of an earlier status */
+    uint64_t epoch; /* invalidates queued events of an earlier status */
     bool poll_queued;
-    int64_t since;    /* status change, for idle time */
+    int64_t since;      /* status change, for idle time */
     int64_t spin_until; /* an idle worker spins (polls) until then, then parks */
 } Worker;
 
@@ -521,7 +525,8 @@ static int64_t notice_delay(Sim *s, int w)
     if (!spinning(s, w))
         return s->cfg->wake_ns;
     /* Somewhere in its poll period. */
-    return 1 + (int64_t)(df_rand_next(&s->rng) % (uint64_t)(s->cfg->poll_ns > 0 ? s->cfg->poll_ns : 1));
+    return 1 +
+           (int64_t)(df_rand_next(&s->rng) % (uint64_t)(s->cfg->poll_ns > 0 ? s->cfg->poll_ns : 1));
 }
 
 static void make_ready(Sim *s, int self, int gi)
@@ -592,7 +597,9 @@ static void begin_segment(Sim *s, int w, int64_t extra)
     if (wk->status != W_RUNNING)
         set_status(s, w, W_RUNNING);
     heap_push(s, (Event){.t = s->now + extra + s->g->segs[sn->first_seg + f->seg].ns,
-                         .type = EV_SEG_END, .worker = w, .epoch = wk->epoch});
+                         .type = EV_SEG_END,
+                         .worker = w,
+                         .epoch = wk->epoch});
 }
 
 static void start_node(Sim *s, int w, DfNode *n)
@@ -732,7 +739,9 @@ static void on_seg_end(Sim *s, int w)
     set_status(s, w, W_IDLE);
     complete_node(s, w, gi);
     if (wk->status != W_RUNNING)
-        heap_push(s, (Event){.t = s->now + s->cfg->complete_ns, .type = EV_NEXT, .worker = w,
+        heap_push(s, (Event){.t = s->now + s->cfg->complete_ns,
+                             .type = EV_NEXT,
+                             .worker = w,
                              .epoch = wk->epoch});
 }
 
@@ -744,7 +753,11 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         return df_set_error(err, -EINVAL, "unknown policy \"%s\"", cfg->policy);
     if (cfg->n_workers < 1 || cfg->streams < 1)
         return df_set_error(err, -EINVAL, "need at least one worker and one stream");
-    Sim s = {.g = g, .cfg = cfg, .nw = cfg->n_workers, .ops = ops, .res = res,
+    Sim s = {.g = g,
+             .cfg = cfg,
+             .nw = cfg->n_workers,
+             .ops = ops,
+             .res = res,
              .rng = cfg->seed ? cfg->seed : 0x2545f4914f6cdd1dull};
     int ret = df_topo_model(&s.topo, cfg->topology, cfg->n_workers, cfg->cost_model, NULL, err);
     if (ret < 0)
@@ -770,9 +783,14 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         atomic_init(&s.state[v].beat, 0);
         s.w[v].status = W_PARKED;
     }
-    DfPolicyEnv env = {.n_workers = s.nw, .trcost = s.topo.trcost, .levels = s.topo.levels,
-                       .now = sim_clock, .clock_ctx = &s, .seed = cfg->seed,
-                       .explore_rate = cfg->explore_rate, .state = s.state};
+    DfPolicyEnv env = {.n_workers = s.nw,
+                       .trcost = s.topo.trcost,
+                       .levels = s.topo.levels,
+                       .now = sim_clock,
+                       .clock_ctx = &s,
+                       .seed = cfg->seed,
+                       .explore_rate = cfg->explore_rate,
+                       .state = s.state};
     if (ops->create(&env, &s.pol) < 0) {
         ret = df_set_error(err, -ENOMEM, "cannot create policy");
         goto out;
@@ -812,8 +830,11 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
             }
             n->n_inputs++;
             DfInput *in = df_node_input(n, slot);
-            *in = (DfInput){.bytes = si->bytes, .worker = -1, .module = si->module,
-                            .pred_id = si->pred >= 0 ? (uint64_t)(gi - gi % g->n + si->pred) + 1 : 0};
+            *in =
+                (DfInput){.bytes = si->bytes,
+                          .worker = -1,
+                          .module = si->module,
+                          .pred_id = si->pred >= 0 ? (uint64_t)(gi - gi % g->n + si->pred) + 1 : 0};
             n->in_bytes += si->bytes;
             if (si->pred >= 0)
                 s.pending[gi]++;
@@ -888,5 +909,13 @@ out:
     free(s.ext_inflight);
     free(s.heap);
     df_topo_fini(&s.topo);
+    return ret;
+}
+
+int sim_check_topology(const SimConfig *cfg, DfError *err)
+{
+    DfTopo t;
+    int ret = df_topo_model(&t, cfg->topology, 1, cfg->cost_model, NULL, err);
+    df_topo_fini(&t);
     return ret;
 }

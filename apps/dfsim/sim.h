@@ -23,18 +23,18 @@ size_t sim_graph_tasks(const SimGraph *g);
 int sim_graph_window(const SimGraph *g);
 
 typedef struct SimConfig {
-    const char *topology;             /* hwloc synthetic string, NULL: this machine */
+    const char *topology; /* hwloc synthetic string, NULL: this machine */
     int n_workers;
     const char *policy;
     DfCostModel cost_model;
-    double ns_per_byte[DF_N_LEVELS];  /* charged per input byte at each level */
-    int64_t task_overhead_ns;         /* dispatch cost per task */
-    int64_t poll_ns;                  /* an idle worker's poll period */
-    int64_t spin_ns;                  /* idle spin before parking (poll_us) */
-    int64_t wake_ns;                  /* futex wake-up of a parked worker */
-    int64_t complete_ns;              /* finishing a node until the next pop */
-    int streams;                      /* the graph replayed this many times at once */
-    int window;                       /* external submissions in flight per stream (0: recorded) */
+    double ns_per_byte[DF_N_LEVELS]; /* charged per input byte at each level */
+    int64_t task_overhead_ns;        /* dispatch cost per task */
+    int64_t poll_ns;                 /* an idle worker's poll period */
+    int64_t spin_ns;                 /* idle spin before parking (poll_us) */
+    int64_t wake_ns;                 /* futex wake-up of a parked worker */
+    int64_t complete_ns;             /* finishing a node until the next pop */
+    int streams;                     /* the graph replayed this many times at once */
+    int window;                      /* external submissions in flight per stream (0: recorded) */
     double explore_rate;
     uint64_t seed;
 } SimConfig;
@@ -47,17 +47,20 @@ void sim_config_init(SimConfig *cfg);
 
 typedef struct SimResult {
     int64_t makespan_ns;
-    uint64_t frames;                  /* frames of all streams */
+    uint64_t frames; /* frames of all streams */
     double fps;
-    double idle_share;                /* idle worker time / (workers * makespan) */
+    double idle_share; /* idle worker time / (workers * makespan) */
     uint64_t tasks;
     uint64_t stolen;
     uint64_t bytes_level[DF_N_LEVELS];
     double local_byte_share;
-    int64_t transfer_ns;              /* total transfer time charged */
+    int64_t transfer_ns; /* total transfer time charged */
 } SimResult;
 
 /* Run one configuration. */
 int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *out, DfError *err);
+/* Whether `topology` (hwloc synthetic string) loads under `cfg`'s cost
+ * model: checked once before the runs rather than by each of them. */
+int sim_check_topology(const SimConfig *cfg, DfError *err);
 
 #endif
