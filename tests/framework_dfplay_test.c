@@ -166,6 +166,16 @@ DF_TEST(FrameworkDfplay, BadInputOneLine)
     gchar *text = g_build_filename(g_get_tmp_dir(), "dfplay-not-video.txt", NULL);
     g_file_set_contents(text, "this is not a video\n", -1, NULL);
     const char *d = dfplay_path();
+    gchar *bytes = g_build_filename(g_get_tmp_dir(), "dfplay-random.mkv", NULL);
+    gchar *empty = g_build_filename(g_get_tmp_dir(), "dfplay-empty.mkv", NULL);
+    char raw[4096];
+    for (size_t i = 0; i < sizeof(raw); i++)
+        raw[i] = (char)(i * 2654435761u >> 11);
+    g_file_set_contents(bytes, raw, sizeof(raw), NULL);
+    g_file_set_contents(empty, "", 0, NULL);
+    const char *tmp = g_get_tmp_dir();
+    /* Usage errors: 2 and a hint to --help; failures (input missing or not
+     * media, output that cannot be written): 1.  One line either way. */
     struct {
         const char *argv[10];
         int status;
@@ -173,21 +183,36 @@ DF_TEST(FrameworkDfplay, BadInputOneLine)
     } cases[] = {
         {{d, "/nonexistent/clip.mkv", NULL}, 1, "cannot open"},
         {{d, text, NULL}, 1, "cannot open"},
+        {{d, bytes, NULL}, 1, "cannot open"},
+        {{d, empty, NULL}, 1, "cannot open"},
+        {{d, tmp, NULL}, 1, "cannot open"},
         {{d, "--policy", "bogus", clip, NULL}, 2, "--policy bogus"},
+        {{d, "--policy", "", clip, NULL}, 2, "bad --policy \"\""},
         {{d, "--threading", "fast", clip, NULL}, 2, "--threading fast"},
         {{d, "--workers", "-1", clip, NULL}, 2, "--workers"},
         {{d, "--workers", "two", clip, NULL}, 2, "workers"},
+        {{d, "--workers", "4x", clip, NULL}, 2, "“4x” for --workers"},
+        {{d, "--workers", "99999999999999999999", clip, NULL}, 2, "--workers out of range"},
         {{d, "--vo", "sdl9", clip, NULL}, 2, "--vo sdl9"},
+        {{d, "--vo", "", clip, NULL}, 2, "bad --vo \"\""},
         {{d, "--vo", "yuv", clip, NULL}, 2, "needs -o"},
+        {{d, "--vo", "null", "-o", "x.yuv", clip, NULL}, 2, "-o is only for"},
+        {{d, "--vo", "yuv", "-o", "", clip, NULL}, 2, "bad -o \"\""},
         {{d, "--frames", "-3", clip, NULL}, 2, "--frames"},
         {{d, "--nosuchflag", clip, NULL}, 2, "nosuchflag"},
         {{d, clip, clip, NULL}, 2, "one input"},
         {{d, "--loop", "-1", clip, NULL}, 2, "--loop"},
         {{d, "--start", "-2", clip, NULL}, 2, "--start"},
-        {{d, "--trace", "/nonexistent/dir/t.json", clip, NULL}, 2, "--trace"},
+        {{d, "--start", "nan", clip, NULL}, 2, "--start nan"},
+        {{d, "--poll-us", "-5", clip, NULL}, 2, "--poll-us -5"},
+        {{d, "--trace", "", clip, NULL}, 2, "bad --trace \"\""},
+        {{d, "--trace", "/nonexistent/dir/t.json", clip, NULL}, 1, "--trace: cannot write"},
+        {{d, "--trace", "/proc/x/y", clip, NULL}, 1, "--trace: cannot write /proc/x/y"},
+        {{d, "--trace", tmp, clip, NULL}, 1, "Is a directory"},
         {{d, "--vo", "sdl", "--test-keys", "soon:q", clip, NULL}, 1, "--test-keys"},
         {{d, "--filter", "nosuchfilter", clip, NULL}, 1, "filter"},
         {{d, "--vo", "yuv", "-o", "/nonexistent/dir/out.yuv", clip, NULL}, 1, "cannot write"},
+        {{d, "--vo", "framemd5", "-o", tmp, clip, NULL}, 1, "Is a directory"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         Result r;
@@ -199,9 +224,16 @@ DF_TEST(FrameworkDfplay, BadInputOneLine)
                           strstr(r.err, cases[i].says),
                       "case %zu: stderr \"%s\" (expected one line with \"%s\")", i, r.err,
                       cases[i].says);
+        DF_EXPECT_MSG(
+            strstr(r.err, "dfplay: error: ") && (cases[i].status != 2 || strstr(r.err, "--help")),
+            "case %zu: not an error line (with a hint to --help for usage): %s", i, r.err);
         DF_EXPECT_MSG(r.out[0] == 0, "case %zu: stdout \"%s\"", i, r.out);
         result_free(&r);
     }
+    g_unlink(bytes);
+    g_unlink(empty);
+    g_free(bytes);
+    g_free(empty);
     g_unlink(text);
     g_free(text);
     g_free(clip);

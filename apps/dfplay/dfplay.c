@@ -1,12 +1,14 @@
 /* dfplay: play a video file through dfmedia, on an SDL2 window (--vo sdl,
  * play_sdl.c) or headless (--vo null, framemd5, yuv). */
 #include "dfplay.h"
+#include "cli.h"
 #include "dfsched_trace.h"
 
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <libavformat/avformat.h>
 #include <libavutil/time.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +19,10 @@ void df_player_fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("dfplay: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    gchar *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
+    df_cli_fail("dfplay", "%s", msg);
+    g_free(msg);
 }
 
 static const char *err_str(int ret, char *buf, size_t len)
@@ -79,7 +81,7 @@ static int parse_options(int argc, char **argv, Options *o)
     gboolean ok = g_option_context_parse(ctx, &argc, &argv, &error);
     g_option_context_free(ctx);
     if (!ok) {
-        df_player_fail("%s (see --help)", error->message);
+        df_cli_usage("dfplay", "%s", error->message);
         g_error_free(error);
         return -1;
     }
@@ -91,34 +93,40 @@ static int parse_options(int argc, char **argv, Options *o)
     if (!o->vo)
         o->vo = g_strdup(g_getenv("DISPLAY") || g_getenv("WAYLAND_DISPLAY") ? "sdl" : "null");
     if (o->inputs && o->inputs[0] && o->inputs[1]) {
-        df_player_fail("give one input file (see --help)");
+        df_cli_usage("dfplay", "unexpected argument \"%s\" (give one input file)", o->inputs[1]);
         return -1;
     }
-    if (o->loop < 0) {
-        df_player_fail("--loop %d: expected a count >= 0 (0: until quit)", o->loop);
-        return -1;
-    }
-    if (o->start < 0) {
-        df_player_fail("--start %g: expected seconds >= 0", o->start);
-        return -1;
-    }
-    if (o->trace) {
-        DfError terr = {0};
-        if (df_trace_check_path(o->trace, &terr) < 0) {
-            df_player_fail("--trace: %s", terr.msg);
+    const struct {
+        const char *flag, *value;
+    } names[] = {{"--policy", o->policy}, {"--threading", o->threading}, {"--vo", o->vo}};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+        if (!*names[i].value) {
+            df_cli_usage("dfplay", "bad %s \"\": an empty name", names[i].flag);
             return -1;
         }
+    if (o->loop < 0) {
+        df_cli_usage("dfplay", "--loop %d: expected a count >= 0 (0: until quit)", o->loop);
+        return -1;
+    }
+    /* Negated: NaN fails every comparison. */
+    if (!(o->start >= 0 && isfinite(o->start))) {
+        df_cli_usage("dfplay", "--start %g: expected seconds >= 0", o->start);
+        return -1;
+    }
+    if (o->trace && !*o->trace) {
+        df_cli_usage("dfplay", "bad --trace \"\": an empty file name");
+        return -1;
     }
     if (o->workers < 0 || o->workers > 1024) {
-        df_player_fail("--workers %d: expected 0..1024", o->workers);
+        df_cli_usage("dfplay", "--workers %d: expected 0..1024", o->workers);
         return -1;
     }
     if (o->frames < 0) {
-        df_player_fail("--frames %" G_GINT64_FORMAT ": expected a count >= 0", o->frames);
+        df_cli_usage("dfplay", "--frames %" G_GINT64_FORMAT ": expected a count >= 0", o->frames);
         return -1;
     }
     if (o->poll_us < -1) {
-        df_player_fail("--poll-us %d: expected -1 or more", o->poll_us);
+        df_cli_usage("dfplay", "--poll-us %d: expected -1 or more", o->poll_us);
         return -1;
     }
     bool known = false;
@@ -128,27 +136,48 @@ static int parse_options(int argc, char **argv, Options *o)
         GString *s = g_string_new(NULL);
         for (const char *const *p = df_policy_names(); *p; p++)
             g_string_append_printf(s, "%s%s", s->len ? ", " : "", *p);
-        df_player_fail("--policy %s: unknown (expected %s)", o->policy, s->str);
+        df_cli_usage("dfplay", "--policy %s: unknown (expected %s)", o->policy, s->str);
         g_string_free(s, TRUE);
         return -1;
     }
     DfThreading t;
     if (df_threading_parse(o->threading, &t) < 0) {
-        df_player_fail("--threading %s: unknown (expected auto, slice, frame or none)",
-                       o->threading);
+        df_cli_usage("dfplay", "--threading %s: unknown (expected auto, slice, frame or none)",
+                     o->threading);
         return -1;
     }
     const DfVoClass *cls = df_vo_find(o->vo);
     if (!cls) {
-        df_player_fail("--vo %s: unknown (expected %s)", o->vo, df_vo_names());
+        df_cli_usage("dfplay", "--vo %s: unknown (expected %s)", o->vo, df_vo_names());
         return -1;
     }
     if (cls->needs_output && !o->output) {
-        df_player_fail("--vo %s needs -o FILE (- for stdout)", cls->name);
+        df_cli_usage("dfplay", "--vo %s needs -o FILE (- for stdout)", cls->name);
         return -1;
     }
     if (!cls->open && o->output) {
-        df_player_fail("-o is only for outputs that write a file (framemd5, yuv)");
+        df_cli_usage("dfplay", "-o is only for outputs that write a file (framemd5, yuv)");
+        return -1;
+    }
+    if (o->output && !*o->output) {
+        df_cli_usage("dfplay", "bad -o \"\": an empty file name (- for stdout)");
+        return -1;
+    }
+    return 0;
+}
+
+/* Outputs before the input is opened and decoded: a path that cannot be
+ * written is a failure (1), not a bad command line. */
+static int check_outputs(const Options *o)
+{
+    char msg[512];
+    if (o->output && strcmp(o->output, "-") != 0 &&
+        !df_cli_check_output(o->output, msg, sizeof(msg))) {
+        df_player_fail("-o: %s", msg);
+        return -1;
+    }
+    if (o->trace && !df_cli_check_output(o->trace, msg, sizeof(msg))) {
+        df_player_fail("--trace: %s", msg);
         return -1;
     }
     return 0;
@@ -432,6 +461,8 @@ int main(int argc, char **argv)
     if (parse_options(argc, argv, &o) < 0)
         goto done;
     status = 1;
+    if (check_outputs(&o) < 0)
+        goto done;
     av_log_set_level(o.verbose ? AV_LOG_VERBOSE : AV_LOG_QUIET);
     gchar *clip = o.inputs && o.inputs[0] ? g_strdup(o.inputs[0]) : default_clip();
     if (!clip || open_input(&p, clip) < 0) {
