@@ -15,8 +15,9 @@
 extern "C" {
 #endif
 
-/* Check that `path` can be written (creates or truncates it), so that a bad
- * path is reported when tracing is asked for, not at the end. */
+/* Check that `path` can be written, so that a bad path is reported when
+ * tracing is asked for, not at the end.  An existing file is not truncated
+ * and a new one not left behind. */
 int df_trace_check_path(const char *path, DfError *err);
 
 /* Write a collected trace to `path`. */

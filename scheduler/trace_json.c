@@ -2,10 +2,13 @@
 #include "dfsched_trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int set_err(DfError *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -25,10 +28,22 @@ int df_trace_check_path(const char *path, DfError *err)
 {
     if (!path || !*path)
         return set_err(err, -EINVAL, "empty trace file name");
-    FILE *f = fopen(path, "w");
-    if (!f)
+    struct stat st;
+    int fd;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return set_err(err, -EISDIR, "cannot write trace file %s: %s", path, strerror(EISDIR));
+        /* Not truncated: a stream that never starts keeps the old trace. */
+        fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    } else {
+        /* Created and removed: no empty trace is left when no stream runs. */
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            unlink(path);
+    }
+    if (fd < 0)
         return set_err(err, -errno, "cannot write trace file %s: %s", path, strerror(errno));
-    fclose(f);
+    close(fd);
     return 0;
 }
 
