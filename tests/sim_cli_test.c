@@ -150,6 +150,7 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", trace, "--ns-per-byte", "l3"}, 2, "bad --ns-per-byte entry \"l3\""},
         {{"--trace", trace, "--ns-per-byte", "l3=inf"}, 2, "bad --ns-per-byte entry \"l3=inf\""},
         {{"--trace", trace, "--ns-per-byte", ""}, 2, "bad --ns-per-byte \"\""},
+        {{"--trace", trace, "--ns-per-byte", "machine=1e300"}, 2, "entry \"machine=1e300\""},
         {{"--trace", trace, "--plot", "p.pdf"}, 2, "bad --plot \"p.pdf\""},
         {{"--trace", trace, "--json", ""}, 2, "bad --json \"\""},
         {{"--trace", "/nonexistent/t.json"}, 1, "/nonexistent/t.json"},

@@ -32,6 +32,9 @@ typedef struct Opts {
 #define PROG        "dfsim"
 #define MAX_WORKERS 4096
 #define MAX_VALUES  64
+/* 1 us a byte is already absurd; far larger costs overflow the simulated
+ * clock (int64 ns) when converted. */
+#define MAX_NS_PER_BYTE 1000.0
 
 /* A --workers or --streams list ("1,2,16" or "1-4") into out[MAX_VALUES]. */
 static int parse_list(const char *flag, const char *spec, int max, int *out)
@@ -66,10 +69,10 @@ static int parse_npb(const char *s, double *npb, GError **err)
         char *end = NULL;
         double v = kv[0] && kv[1] && *kv[1] ? strtod(kv[1], &end) : -1;
         /* isfinite: strtod takes "inf", "nan" and 1e999. */
-        if (lev < 0 || !kv[1] || !end || *end || !isfinite(v) || v < 0) {
+        if (lev < 0 || !kv[1] || !end || *end || !isfinite(v) || v < 0 || v > MAX_NS_PER_BYTE) {
             g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "bad --ns-per-byte entry \"%s\" (LEVEL=NS, NS >= 0, LEVEL one of self, "
-                        "pu, l2, l3, numa, machine)",
+                        "bad --ns-per-byte entry \"%s\" (LEVEL=NS, NS 0 to 1000, LEVEL one of "
+                        "self, pu, l2, l3, numa, machine)",
                         parts[i]);
             ret = -1;
         } else {
