@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fputs(usage, stderr);
-        return EXIT_USAGE;
+        return df_cli_usage("dfsched-viz", "no command given");
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
