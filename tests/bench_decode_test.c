@@ -307,6 +307,7 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"decode", "--input", h264, "--csv", "/proc/x/y"}, 1, "--csv: cannot write /proc/x/y"},
         {{"decode", "--input", h264, "--plot", "/nonexistent/p.svg"}, 1, "--plot: cannot write"},
         {{"decode", "--input", h264, "--trace", dir}, 1, "Is a directory"},
+        {{"decode", "--input", h264, "--json", ""}, 2, "bad --json \"\""},
         {{"realtime", "--input", "/nonexistent/clip.mkv"}, 1, "/nonexistent/clip.mkv"},
         {{"realtime", "--input", junk}, 1, junk},
         {{"realtime", "--input", h264, "--workers", "-3"}, 2, "bad --workers \"-3\""},

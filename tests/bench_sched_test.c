@@ -202,7 +202,7 @@ DF_TEST(BenchSched, BadOptionsAreUsageErrors)
         {{"--json", "/nonexistent/dir/s.json"}, 1, "--json: cannot write /nonexistent/dir/s.json"},
         {{"--json", "/proc/x/y"}, 1, "cannot write /proc/x/y"},
         {{"--csv", dir}, 1, "Is a directory"},
-        {{"--csv", ""}, 1, "empty output file name"},
+        {{"--csv", ""}, 2, "bad --csv \"\""},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         const char *argv[8] = {dfbench, "sched"};

@@ -588,6 +588,10 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     } outs[] = {{"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}};
     for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
         char msg[512];
+        if (outs[i].path && !*outs[i].path) {
+            status = df_cli_usage(PROG, "bad %s \"\": an empty file name", outs[i].flag);
+            goto cleanup;
+        }
         if (outs[i].path && !df_cli_check_output(outs[i].path, msg, sizeof(msg))) {
             status = df_cli_fail(PROG, "%s: %s", outs[i].flag, msg);
             goto cleanup;

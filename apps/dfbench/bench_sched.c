@@ -325,6 +325,11 @@ static int parse_options(DfBench *b, int argc, char **argv)
     const char *const outs[] = {o->json, o->csv};
     for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
         char msg[512];
+        if (outs[i] && !*outs[i]) {
+            status =
+                df_cli_usage(PROG, "bad %s \"\": an empty file name", i == 0 ? "--json" : "--csv");
+            goto out;
+        }
         if (outs[i] && !df_cli_check_output(outs[i], msg, sizeof(msg))) {
             status = df_cli_fail(PROG, "%s %s", i == 0 ? "--json:" : "--csv:", msg);
             goto out;
