@@ -360,6 +360,13 @@ static const char *elem_string(JsonArray *a, guint i, const char *dflt)
     return v ? v : dflt;
 }
 
+/* Any clock's reading (2^61 ns is 73 years): readers take differences
+ * of two times, which then cannot overflow. */
+static bool time_ok(int64_t ns)
+{
+    return ns >= -((int64_t)1 << 61) && ns <= (int64_t)1 << 61;
+}
+
 int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
 {
     memset(t, 0, sizeof(*t));
@@ -436,6 +443,10 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
             wt->worker = (int32_t)get_int(e, "tid", 0);
             wt->start_ns = get_int(args, "start_ns", 0);
             wt->end_ns = get_int(args, "end_ns", wt->start_ns);
+            if (!time_ok(wt->start_ns) || !time_ok(wt->end_ns)) {
+                ret = set_err(err, -EINVAL, "%s: event %u: a time beyond +-2^61 ns", path, i);
+                goto out;
+            }
             continue;
         }
         DfTraceEvent *ev = &t->events[t->n_events++];
@@ -471,6 +482,11 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
             ti->bytes = (uint64_t)get_int(in, "bytes", 0);
         }
         ev->n_inputs = (uint32_t)t->n_inputs - ev->first_input;
+        if (!time_ok(ev->start_ns) || !time_ok(ev->end_ns) || !time_ok(ev->created_ns) ||
+            !time_ok(ev->ready_ns)) {
+            ret = set_err(err, -EINVAL, "%s: event %u: a time beyond +-2^61 ns", path, i);
+            goto out;
+        }
         if (ev->worker < 0 || ev->worker >= t->n_workers) {
             ret = set_err(err, -EINVAL, "%s: event on worker %d of %d", path, ev->worker,
                           t->n_workers);

@@ -120,6 +120,20 @@ DF_TEST(SimCli, BadInputsFailClearly)
     DF_ASSERT(g_file_set_contents(meas, "{\"results\": [5, {\"impl\": 5, \"workers\": \"1\"}]}", -1,
                                   NULL));
     DF_ASSERT(g_file_set_contents(meas2, "[1, 2]", -1, NULL));
+    /* Times no clock gives: once signed overflows in the simulated clock. */
+    gchar *huge = g_strdup_printf("%s/h.json", dir), *long_ = g_strdup_printf("%s/l.json", dir);
+#define TASK(node, start, end)                                                                     \
+    "{\"ph\": \"X\", \"tid\": 0, \"args\": {\"node\": " #node ", \"start_ns\": " #start            \
+    ", \"end_ns\": " #end "}}"
+#define META "\"otherData\": {\"dfsched\": {\"n_workers\": 1}}"
+    DF_ASSERT(g_file_set_contents(
+        huge, "{\"traceEvents\": [" TASK(1, 0, 4611686018427387904) "], " META "}", -1, NULL));
+    DF_ASSERT(g_file_set_contents(long_,
+                                  "{\"traceEvents\": [" TASK(1, 0, 1152921504606846976) ", " TASK(
+                                      2, 0, 1152921504606846976) "], " META "}",
+                                  -1, NULL));
+#undef TASK
+#undef META
     const struct {
         const char *argv[8];
         int status;
@@ -144,6 +158,8 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", trace, "--task-overhead-ns", "-5"}, 2, "bad --task-overhead-ns -5"},
         {{"--trace", trace, "--task-overhead-ns", "4x"}, 2, "--task-overhead-ns"},
         {{"--trace", trace, "--poll-ns", "0"}, 2, "bad --poll-ns 0"},
+        {{"--trace", trace, "--poll-ns", "2147483647"}, 2, "bad --poll-ns 2147483647"},
+        {{"--trace", trace, "--task-overhead-ns", "2147483647"}, 2, "bad --task-overhead-ns"},
         {{"--trace", trace, "--window", "-1"}, 2, "bad --window -1"},
         {{"--trace", trace, "--explore", "nan"}, 2, "bad --explore nan"},
         {{"--trace", trace, "--explore", "2"}, 2, "bad --explore 2"},
@@ -159,6 +175,8 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", trunc}, 1, "cannot read trace"},
         {{"--trace", shape}, 1, "not a dfsched trace"},
         {{"--trace", dir}, 1, "cannot read trace"},
+        {{"--trace", huge}, 1, "a time beyond"},
+        {{"--trace", long_}, 1, "task times add up"},
         {{"--trace", trace, "--json", "/nonexistent/dir/o.json"},
          1,
          "--json: cannot write /nonexistent/dir/o.json"},
@@ -203,4 +221,6 @@ DF_TEST(SimCli, BadInputsFailClearly)
     g_free(shape);
     g_free(meas);
     g_free(meas2);
+    g_free(huge);
+    g_free(long_);
 }

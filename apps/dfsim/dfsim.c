@@ -200,12 +200,14 @@ int main(int argc, char **argv)
     }
     /* -1 is "not given" for both; any other value below the minimum is a
      * mistake, not a request for the default. */
-    if (o.task_overhead_ns < -1) {
-        rc = df_cli_usage(PROG, "bad --task-overhead-ns %d (0 or more)", o.task_overhead_ns);
+    /* At most 1 ms: per task and per poll, larger values overflow the
+     * simulated clock (int64 ns) long before they mean anything. */
+    if (o.task_overhead_ns < -1 || o.task_overhead_ns > 1000000) {
+        rc = df_cli_usage(PROG, "bad --task-overhead-ns %d (0 to 1000000)", o.task_overhead_ns);
         goto out;
     }
-    if (o.poll_ns == 0 || o.poll_ns < -1) {
-        rc = df_cli_usage(PROG, "bad --poll-ns %d (more than 0)", o.poll_ns);
+    if (o.poll_ns == 0 || o.poll_ns < -1 || o.poll_ns > 1000000) {
+        rc = df_cli_usage(PROG, "bad --poll-ns %d (1 to 1000000)", o.poll_ns);
         goto out;
     }
     if (o.window < 0) {

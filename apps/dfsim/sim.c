@@ -24,6 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 2^50 ns (13 days) of recorded task time: times 4096 streams the
+ * simulated clock still fits an int64. */
+#define SIM_MAX_WORK_NS ((int64_t)1 << 50)
+
 typedef struct SimIn {
     int pred; /* node index, -1: produced outside the graph */
     int module;
@@ -133,6 +137,7 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
         goto out;
     }
     int seg_at = 0, in_at = 0;
+    int64_t work_ns = 0;
     for (int i = 0; i < n; i++) {
         const DfTraceEvent *e = &t->events[i];
         SimNode *sn = &g->nodes[i];
@@ -194,9 +199,23 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
         /* The recorded transfer comes off the self time, first segment first. */
         for (int k = 0; k < sn->n_seg && paid > 0; k++) {
             SimSeg *sg = &g->segs[sn->first_seg + k];
-            int64_t take = (int64_t)paid < sg->ns ? (int64_t)paid : sg->ns;
+            /* Compared as doubles: bytes * ns/byte of a hostile trace does
+             * not fit an int64. */
+            int64_t take = paid < (double)sg->ns ? (int64_t)paid : sg->ns;
             sg->ns -= take;
             paid -= (double)take;
+        }
+        /* The simulated clock adds these up, times --streams: a trace
+         * whose times do not come from a clock must not overflow it. */
+        for (int k = 0; k < sn->n_seg; k++) {
+            work_ns += g->segs[sn->first_seg + k].ns;
+            if (work_ns > SIM_MAX_WORK_NS) {
+                ret = df_set_error(err, -EINVAL,
+                                   "the trace's task times add up to more than %lld s "
+                                   "(task %d): not a recording",
+                                   (long long)(SIM_MAX_WORK_NS / 1000000000), i);
+                goto out;
+            }
         }
     }
     /* Which parent segment created each child. */
