@@ -109,7 +109,8 @@ void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end)
     e->n_inputs = n->n_inputs;
     for (unsigned k = 0; k < n->n_inputs; k++) {
         const DfInput *in = df_node_input_c(n, k);
-        b->inputs[b->n_inputs++] = (DfTraceInput){in->pred_id, in->worker, in->module, in->bytes};
+        b->inputs[b->n_inputs++] =
+            (DfTraceInput){in->pred_id, in->worker, in->module, in->bytes, in->bytes};
     }
     atomic_store_explicit(&b->n_events, i + 1, memory_order_release);
 }
@@ -206,6 +207,11 @@ int df_sched_trace_collect(DfSched *s, DfTrace *out)
     for (int m = 0; m < s->n_modules && out->module_names; m++)
         out->module_names[m] = strdup(s->module_names[m]);
     pthread_mutex_unlock(&s->module_lock);
+    /* After the events: the model that placed them, as of now. */
+    if (df_trace_snapshot_learned(s, out) < 0) {
+        df_trace_free(out);
+        return -ENOMEM;
+    }
     return 0;
 }
 
@@ -220,6 +226,9 @@ void df_trace_free(DfTrace *t)
         for (int m = 0; m < t->n_modules; m++)
             free(t->module_names[m]);
     free(t->module_names);
+    if (t->learned)
+        free(t->learned->modules);
+    free(t->learned);
     memset(t, 0, sizeof(*t));
 }
 
