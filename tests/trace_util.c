@@ -97,10 +97,12 @@ static void c_body(DfTask *t, void *arg)
         ;
 }
 
-/* Warm-up is over once C has been timed often enough with P2's bytes local
- * and remote for the model to have medians on both sides (P2-local runs
- * come only from exploration and steals: a few per hundred frames), or
- * after DF_TEST_LEARNED_MAX_WARMUP frames. */
+/* Warm-up is over once the model has medians of C's time with P2's bytes
+ * local and remote (3 runs each) and has derived a size for P2 from them
+ * (its correction moved off 1, either way), or after
+ * DF_TEST_LEARNED_MAX_WARMUP frames.  Which runs are timed, and the
+ * placements that give P2-local and P2-remote runs, depend on timing:
+ * a fixed count of frames is sometimes not enough. */
 static bool learnt_enough(DfSched *s, int m_p2, int frames)
 {
     DfLearnedModel m;
@@ -108,7 +110,7 @@ static bool learnt_enough(DfSched *s, int m_p2, int frames)
         return true;
     if (frames < DF_TEST_LEARNED_WARMUP || df_sched_learned_model(s, &m) < 0)
         return false;
-    return m.samples_local[m_p2] >= 8 && m.samples_remote[m_p2] >= 8;
+    return m.samples_local[m_p2] >= 3 && m.samples_remote[m_p2] >= 3 && m.size_scale[m_p2] != 1.0;
 }
 
 int df_test_record_learned_trace(const char *path, DfTrace *out)

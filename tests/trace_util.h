@@ -18,8 +18,8 @@ int df_test_record_trace(const char *path);
  * workload): per frame, P1 declares 1 MiB to C but hands over nothing
  * real; P2 declares 1 KiB but C pays 300 us whenever it runs away from
  * P2's worker.  Untraced frames let the policy measure (at least
- * DF_TEST_LEARNED_WARMUP, until C was timed 8 times with P2's bytes local
- * and 8 times remote, at most DF_TEST_LEARNED_MAX_WARMUP), then
+ * DF_TEST_LEARNED_WARMUP, until the model has derived P2's size from local
+ * and remote runs of C, at most DF_TEST_LEARNED_MAX_WARMUP), then
  * DF_TEST_LEARNED_FRAMES frames (tags 0..) are traced.  The
  * collected trace goes to `out` (free with df_trace_free) and/or `path`
  * (either may be NULL).  Returns 0 or a negative errno. */
