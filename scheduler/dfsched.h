@@ -470,7 +470,9 @@ typedef struct DfTrace {
     DfTraceLearned *learned; /* NULL unless the policy was "learned": sizes as declared */
 } DfTrace;
 
-/* Start recording up to `capacity` events per worker (replaces older ones). */
+/* Start recording up to `capacity` events per worker (replaces older ones).
+ * The buffers (about 200 bytes per event and worker) are allocated and
+ * touched here, so that recording takes no page fault. */
 int df_sched_trace_start(DfSched *sched, size_t capacity);
 
 /* Stop recording (events are kept). */

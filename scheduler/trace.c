@@ -37,6 +37,17 @@ static void retire(DfSched *s, DfTraceBuf *b)
     s->trace_retired = r;
 }
 
+/* Write a byte of every page.  Not memset(0): the compiler may fold
+ * malloc + memset into calloc, which leaves fresh pages unmapped. */
+static void prefault(void *p, size_t bytes)
+{
+    volatile unsigned char *c = p;
+    for (size_t i = 0; i < bytes; i += 4096)
+        c[i] = 0;
+    if (bytes)
+        c[bytes - 1] = 0;
+}
+
 int df_sched_trace_start(DfSched *s, size_t capacity)
 {
     if (capacity == 0)
@@ -58,6 +69,12 @@ int df_sched_trace_start(DfSched *s, size_t capacity)
             ret = -ENOMEM;
             break;
         }
+        /* Fault the pages in now: left to the workers, every few dozen
+         * events would take a page fault (a kernel entry and a page to
+         * zero) inside the task loop, several times the cost of recording. */
+        prefault(b->events, sizeof(DfTraceEvent) * b->cap_events);
+        prefault(b->inputs, sizeof(DfTraceInput) * b->cap_inputs);
+        prefault(b->waits, sizeof(DfTraceWait) * b->cap_waits);
         retire(s, atomic_exchange_explicit(&s->workers[i].trace, b, memory_order_acq_rel));
     }
     if (ret == 0) {
