@@ -336,8 +336,8 @@ DF_TEST(BenchDecode, TraceOverheadPairsEveryPolicy)
                             (long long)json_object_get_int_member_with_default(r, "workers", 0));
         DF_EXPECT_MSG(!g_hash_table_contains(seen, key), "%s twice", key);
         DF_EXPECT_MSG(is_number(r, "fps_off") && is_number(r, "fps_on") &&
-                          is_number(r, "overhead_pct"),
-                      "%s: fps_off, fps_on and overhead_pct must be numbers", key);
+                          is_number(r, "overhead_pct") && is_number(r, "overhead_pct_paired"),
+                      "%s: fps_off, fps_on, overhead_pct and _paired must be numbers", key);
         JsonArray *off = json_object_get_array_member(r, "fps_off_samples"),
                   *on = json_object_get_array_member(r, "fps_on_samples");
         DF_EXPECT_MSG(off && on && json_array_get_length(off) == 2 &&

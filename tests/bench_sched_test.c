@@ -272,7 +272,8 @@ DF_TEST(BenchSched, TraceOverheadPairsEveryPolicy)
         DF_EXPECT_MSG(has_numbers(r, "ns_per_task_off_samples", 2) &&
                           has_numbers(r, "ns_per_task_on_samples", 2),
                       "%s: 2 samples each way expected", key);
-        DF_EXPECT_MSG(has_number(r, "overhead_pct") && has_number(r, "added_ns_per_task"),
+        DF_EXPECT_MSG(has_number(r, "overhead_pct") && has_number(r, "overhead_pct_paired") &&
+                          has_number(r, "added_ns_per_task"),
                       "%s: no overhead", key);
         if (strcmp(cs, "frames") == 0)
             DF_EXPECT_MSG(has_number(r, "fps_off") && has_number(r, "fps_on"), "%s: fps", key);

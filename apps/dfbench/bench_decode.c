@@ -782,29 +782,39 @@ static void print_header(const DfDecBench *b)
 /* fps untraced vs traced per dfmedia configuration (--trace-overhead). */
 static void print_trace_overhead(const DfDecBench *b)
 {
-    static const char *const headers[] = {"clip",   "workers",    "impl", "fps off",
-                                          "fps on", "overhead %", "n",    "dropped"};
-    DfTable *t = df_table_new(8, headers, "lrlrrrrr");
+    static const char *const headers[] = {"clip",       "workers",  "impl", "fps off", "fps on",
+                                          "overhead %", "paired %", "n",    "dropped"};
+    DfTable *t = df_table_new(9, headers, "lrlrrrrrr");
     for (guint k = 0; k < b->configs->len; k++) {
         const DfDecConfig *cf = &g_array_index(b->configs, DfDecConfig, k);
         if (!cf->fps_on)
             continue;
         const DfSummary off = df_summarize(cf->fps, cf->n), on = df_summarize(cf->fps_on, cf->n_on);
-        char workers[16], foff[32], fon[32], pct[32], n[32], dropped[32];
+        char workers[16], foff[32], fon[32], pct[32], paired[32], n[32], dropped[32];
         snprintf(workers, sizeof(workers), "%d", cf->workers);
         df_fmt_num(foff, sizeof(foff), off.median, 1);
         df_fmt_num(fon, sizeof(fon), on.median, 1);
         df_fmt_num(pct, sizeof(pct), df_overhead_pct(off.median, on.median, true), 2);
+        df_fmt_num(paired, sizeof(paired),
+                   df_overhead_pct_paired(cf->fps, cf->n, cf->fps_on, cf->n_on, true), 2);
         snprintf(n, sizeof(n), "%d/%d", off.n, on.n);
         snprintf(dropped, sizeof(dropped), "%llu", (unsigned long long)cf->dropped);
-        const char *cells[] = {
-            b->clips[cf->input].name, workers, b->impls[cf->impl].name, foff, fon, pct, n, dropped};
+        const char *cells[] = {b->clips[cf->input].name,
+                               workers,
+                               b->impls[cf->impl].name,
+                               foff,
+                               fon,
+                               pct,
+                               paired,
+                               n,
+                               dropped};
         df_table_row(t, cells);
     }
     printf("\ntrace overhead (same repeats, fresh schedulers, tracing off vs on):\n");
     df_table_print(t, stdout);
     printf("overhead %%: fps off / fps on - 1 (medians; the time a frame takes longer traced); "
-           "dropped: trace events lost to full buffers\n");
+           "paired %%: median over repeats of each back-to-back pair's; dropped: trace events "
+           "lost to full buffers\n");
     df_table_free(t);
 }
 

@@ -43,10 +43,10 @@ typedef struct Pair {
 
 void df_bench_sched_print_trace_overhead(DfBench *b)
 {
-    static const char *const headers[] = {"case",        "workers",    "impl",
-                                          "ns/task off", "ns/task on", "+ns/task",
-                                          "overhead %",  "n",          "dropped"};
-    DfTable *t = df_table_new(9, headers, "lrlrrrrrr");
+    static const char *const headers[] = {"case",       "workers",  "impl",       "ns/task off",
+                                          "ns/task on", "+ns/task", "overhead %", "paired %",
+                                          "n",          "dropped"};
+    DfTable *t = df_table_new(10, headers, "lrlrrrrrrr");
     for (int k = 0; k < b->n_cases; k++) {
         if (k)
             df_table_rule(t);
@@ -56,23 +56,34 @@ void df_bench_sched_print_trace_overhead(DfBench *b)
                 if (!cf->impl || !cf->impl->policy || !cf->ns_on)
                     continue;
                 const Pair p = {df_summarize(cf->ns, cf->n), df_summarize(cf->ns_on, cf->n_on)};
-                char workers[16], off[32], on[32], add[32], pct[32], n[32], dropped[32];
+                char workers[16], off[32], on[32], add[32], pct[32], paired[32], n[32], dropped[32];
                 snprintf(workers, sizeof(workers), "%d", cf->workers);
                 df_fmt_num(off, sizeof(off), p.off.median, 1);
                 df_fmt_num(on, sizeof(on), p.on.median, 1);
                 df_fmt_num(add, sizeof(add), p.on.median - p.off.median, 1);
                 df_fmt_num(pct, sizeof(pct), df_overhead_pct(p.off.median, p.on.median, false), 1);
+                df_fmt_num(paired, sizeof(paired),
+                           df_overhead_pct_paired(cf->ns, cf->n, cf->ns_on, cf->n_on, false), 1);
                 snprintf(n, sizeof(n), "%d/%d", p.off.n, p.on.n);
                 snprintf(dropped, sizeof(dropped), "%llu", (unsigned long long)cf->dropped);
-                const char *cells[] = {
-                    df_case_name(cf->c), workers, cf->impl->name, off, on, add, pct, n, dropped};
+                const char *cells[] = {df_case_name(cf->c),
+                                       workers,
+                                       cf->impl->name,
+                                       off,
+                                       on,
+                                       add,
+                                       pct,
+                                       paired,
+                                       n,
+                                       dropped};
                 df_table_row(t, cells);
             }
     }
     printf("\ntrace overhead (same repeats, fresh instances, tracing off vs on):\n");
     df_table_print(t, stdout);
-    printf("+ns/task and overhead %%: medians traced vs untraced; n: samples off/on; dropped: "
-           "trace events lost to full buffers (0: every task was recorded)\n");
+    printf("+ns/task and overhead %%: medians traced vs untraced; paired %%: median over repeats "
+           "of each back-to-back pair's overhead; n: samples off/on; dropped: trace events lost "
+           "to full buffers (0: every task was recorded)\n");
     df_table_free(t);
 }
 

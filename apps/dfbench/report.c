@@ -275,6 +275,18 @@ void df_json_overhead(JsonBuilder *b, const char *name, const double *off, int n
     df_json_double_array(b, k, on, n_on);
     g_free(k);
     df_json_double(b, "overhead_pct", df_overhead_pct(m_off, m_on, rate));
+    df_json_double(b, "overhead_pct_paired", df_overhead_pct_paired(off, n_off, on, n_on, rate));
+}
+
+double df_overhead_pct_paired(const double *off, int n_off, const double *on, int n_on, bool rate)
+{
+    const int n = n_off < n_on ? n_off : n_on;
+    double *pct = g_new(double, (gsize)(n > 0 ? n : 1));
+    for (int i = 0; i < n; i++)
+        pct[i] = df_overhead_pct(off[i], on[i], rate);
+    const double m = df_summarize(pct, n).median;
+    g_free(pct);
+    return m;
 }
 
 gboolean df_json_write(JsonBuilder *b, const char *path, GError **err)
