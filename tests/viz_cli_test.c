@@ -288,7 +288,7 @@ static GHashTable *task_modules(const char *dot)
 
 /* Under the learned policy, the edge declared 1 KiB that really costs
  * 300 us (P2 -> C) is the widest of the graph and labelled with its learned
- * size; by declared sizes it would be far narrower than P1 -> C (1 MiB). */
+ * size; by declared sizes it would be far narrower than P1 -> C (64 KiB). */
 DF_TEST(VizCli, GraphEdgeWidthsUseLearnedSizes)
 {
     Ctx c;
