@@ -397,7 +397,10 @@ typedef struct DfTraceInput {
     uint64_t pred_id; /* producer node id (0 unknown) */
     int32_t worker;   /* producer's worker (-1 outside the scheduler) */
     int32_t module;   /* producer's module (-1 unknown) */
-    uint64_t bytes;
+    uint64_t bytes;   /* as declared (df_node_depend, df_node_add_input) */
+    uint64_t learned_bytes; /* bytes times the learned policy's size(n) correction of the
+                             * producer module when the trace was collected; = bytes
+                             * for other policies (0 in hand-made traces: read as bytes) */
 } DfTraceInput;
 
 /* One executed (or skipped) node. */
@@ -429,6 +432,28 @@ typedef struct DfTraceWait {
     int64_t end_ns;
 } DfTraceWait;
 
+/* What the learned policy thought of one producer module's output when the
+ * trace was collected. */
+typedef struct DfTraceLearnedModule {
+    int32_t module;          /* producer module id (index into DfTrace.module_names) */
+    double scale;            /* size(n) correction: learned = declared * scale */
+    uint64_t reads;          /* inputs of the trace that read its bytes */
+    uint64_t declared_bytes; /* mean declared bytes per such read (0: no read) */
+    uint64_t learned_bytes;  /* the same corrected: declared_bytes * scale */
+    uint64_t samples_local;  /* timed consumer runs with its bytes local */
+    uint64_t samples_remote; /* ... with its bytes on another worker */
+} DfTraceLearnedModule;
+
+/* The learned policy's model as of the trace's collection. */
+typedef struct DfTraceLearned {
+    DfTraceLearnedModule *modules; /* producer modules measured or read in the trace */
+    int n_modules;
+    double ns_per_byte[DF_N_LEVELS]; /* measured transfer cost per trCost level (0: none) */
+    double ref_ns_per_byte;          /* speed of one trCost unit in the model */
+    uint64_t samples;                /* timed runs learnt from */
+    uint64_t explored;               /* nodes stolen on purpose */
+} DfTraceLearned;
+
 typedef struct DfTrace {
     DfTraceEvent *events; /* sorted by start time */
     size_t n_events;
@@ -442,9 +467,12 @@ typedef struct DfTrace {
     int n_modules;
     uint32_t *trcost;     /* copy of the trCost matrix */
     uint8_t *levels;      /* copy of the level matrix */
+    DfTraceLearned *learned; /* NULL unless the policy was "learned": sizes as declared */
 } DfTrace;
 
-/* Start recording up to `capacity` events per worker (replaces older ones). */
+/* Start recording up to `capacity` events per worker (replaces older ones).
+ * The buffers (about 200 bytes per event and worker) are allocated and
+ * touched here, so that recording takes no page fault. */
 int df_sched_trace_start(DfSched *sched, size_t capacity);
 
 /* Stop recording (events are kept). */
@@ -458,6 +486,13 @@ int df_sched_trace_collect(DfSched *sched, DfTrace *out);
 
 /* Free a collected trace. */
 void df_trace_free(DfTrace *trace);
+
+/* An input's bytes as the learned policy weighs them (its learned_bytes, or
+ * bytes when the trace has no learned sizes). */
+uint64_t df_trace_input_learned_bytes(const DfTraceInput *in);
+
+/* The learned entry of producer `module`, or NULL (not learned, not read). */
+const DfTraceLearnedModule *df_trace_learned_module(const DfTrace *trace, int module);
 
 /* Give a group a tag shown in traces (e.g. frame number). */
 void df_group_set_tag(DfGroup *group, int64_t tag);

@@ -4,8 +4,12 @@
  * module, index and frame, with args: node id, inputs (producer node,
  * worker, module, bytes), bytes read per producer worker, local or stolen,
  * deadline slack.  "otherData.dfsched" keeps what the simulator and the
- * visualiser need: module names, the trCost and level matrices.  Opens in
- * ui.perfetto.dev and chrome://tracing. */
+ * visualiser need: module names, the trCost and level matrices.  Under the
+ * learned policy, "otherData.dfsched.learned" holds its model at collection
+ * (per producer module: scale, declared and learned bytes per read, local
+ * and remote samples; measured ns per byte per level) and every input has
+ * "learned_bytes" next to "bytes".  Opens in ui.perfetto.dev and
+ * chrome://tracing. */
 #ifndef DFSCHED_TRACE_H
 #define DFSCHED_TRACE_H
 
@@ -27,7 +31,8 @@ int df_trace_write_json(const DfTrace *trace, const char *path, DfError *err);
 int df_sched_trace_write(DfSched *sched, const char *path, DfError *err);
 
 /* Read a trace written by df_trace_write_json() (times in ns from the
- * first event).  Free with df_trace_free(). */
+ * first event; without learned sizes, learned = declared and t->learned is
+ * NULL).  Free with df_trace_free(). */
 int df_trace_read_json(const char *path, DfTrace *out, DfError *err);
 
 #ifdef __cplusplus

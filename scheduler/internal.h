@@ -498,6 +498,9 @@ void df_wake_group_waiters(DfGroup *g);
 void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end);
 /* Record that the node running on w waited for g from start to end. */
 void df_trace_record_wait(DfWorker *w, const DfGroup *g, int64_t start, int64_t end);
+/* Fill a collected trace's learned sizes (inputs' learned_bytes, and
+ * t->learned when the policy is "learned").  Returns 0 or -ENOMEM. */
+int df_trace_snapshot_learned(DfSched *s, DfTrace *t);
 
 /* Futex wrappers. */
 void df_futex_wait(_Atomic uint32_t *addr, uint32_t expected);

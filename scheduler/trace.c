@@ -37,6 +37,17 @@ static void retire(DfSched *s, DfTraceBuf *b)
     s->trace_retired = r;
 }
 
+/* Write a byte of every page.  Not memset(0): the compiler may fold
+ * malloc + memset into calloc, which leaves fresh pages unmapped. */
+static void prefault(void *p, size_t bytes)
+{
+    volatile unsigned char *c = p;
+    for (size_t i = 0; i < bytes; i += 4096)
+        c[i] = 0;
+    if (bytes)
+        c[bytes - 1] = 0;
+}
+
 int df_sched_trace_start(DfSched *s, size_t capacity)
 {
     if (capacity == 0)
@@ -58,6 +69,12 @@ int df_sched_trace_start(DfSched *s, size_t capacity)
             ret = -ENOMEM;
             break;
         }
+        /* Fault the pages in now: left to the workers, every few dozen
+         * events would take a page fault (a kernel entry and a page to
+         * zero) inside the task loop, several times the cost of recording. */
+        prefault(b->events, sizeof(DfTraceEvent) * b->cap_events);
+        prefault(b->inputs, sizeof(DfTraceInput) * b->cap_inputs);
+        prefault(b->waits, sizeof(DfTraceWait) * b->cap_waits);
         retire(s, atomic_exchange_explicit(&s->workers[i].trace, b, memory_order_acq_rel));
     }
     if (ret == 0) {
@@ -109,7 +126,8 @@ void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end)
     e->n_inputs = n->n_inputs;
     for (unsigned k = 0; k < n->n_inputs; k++) {
         const DfInput *in = df_node_input_c(n, k);
-        b->inputs[b->n_inputs++] = (DfTraceInput){in->pred_id, in->worker, in->module, in->bytes};
+        b->inputs[b->n_inputs++] =
+            (DfTraceInput){in->pred_id, in->worker, in->module, in->bytes, in->bytes};
     }
     atomic_store_explicit(&b->n_events, i + 1, memory_order_release);
 }
@@ -206,6 +224,11 @@ int df_sched_trace_collect(DfSched *s, DfTrace *out)
     for (int m = 0; m < s->n_modules && out->module_names; m++)
         out->module_names[m] = strdup(s->module_names[m]);
     pthread_mutex_unlock(&s->module_lock);
+    /* After the events: the model that placed them, as of now. */
+    if (df_trace_snapshot_learned(s, out) < 0) {
+        df_trace_free(out);
+        return -ENOMEM;
+    }
     return 0;
 }
 
@@ -220,6 +243,9 @@ void df_trace_free(DfTrace *t)
         for (int m = 0; m < t->n_modules; m++)
             free(t->module_names[m]);
     free(t->module_names);
+    if (t->learned)
+        free(t->learned->modules);
+    free(t->learned);
     memset(t, 0, sizeof(*t));
 }
 

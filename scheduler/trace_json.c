@@ -52,6 +52,52 @@ static const char *module_name(const DfTrace *t, int m)
     return m >= 0 && m < t->n_modules && t->module_names[m] ? t->module_names[m] : "task";
 }
 
+static void add_int(JsonBuilder *b, const char *name, gint64 v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, v);
+}
+
+static void add_double(JsonBuilder *b, const char *name, double v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_double_value(b, v);
+}
+
+/* otherData.dfsched.learned: the learned policy's model at collection. */
+static void write_learned(JsonBuilder *b, const DfTrace *t)
+{
+    const DfTraceLearned *l = t->learned;
+    json_builder_set_member_name(b, "learned");
+    json_builder_begin_object(b);
+    add_double(b, "ref_ns_per_byte", l->ref_ns_per_byte);
+    add_int(b, "samples", (gint64)l->samples);
+    add_int(b, "explored", (gint64)l->explored);
+    json_builder_set_member_name(b, "ns_per_byte");
+    json_builder_begin_array(b);
+    for (int lev = 0; lev < DF_N_LEVELS; lev++)
+        json_builder_add_double_value(b, l->ns_per_byte[lev]);
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "modules");
+    json_builder_begin_array(b);
+    for (int i = 0; i < l->n_modules; i++) {
+        const DfTraceLearnedModule *m = &l->modules[i];
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "module");
+        json_builder_add_string_value(b, module_name(t, m->module));
+        add_int(b, "index", m->module);
+        add_double(b, "scale", m->scale);
+        add_int(b, "reads", (gint64)m->reads);
+        add_int(b, "declared_bytes", (gint64)m->declared_bytes);
+        add_int(b, "learned_bytes", (gint64)m->learned_bytes);
+        add_int(b, "samples_local", (gint64)m->samples_local);
+        add_int(b, "samples_remote", (gint64)m->samples_remote);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+}
+
 int df_trace_write_json(const DfTrace *t, const char *path, DfError *err)
 {
     int64_t base = t->n_events ? t->events[0].start_ns : 0;
@@ -161,6 +207,10 @@ int df_trace_write_json(const DfTrace *t, const char *path, DfError *err)
             json_builder_add_string_value(b, module_name(t, in->module));
             json_builder_set_member_name(b, "bytes");
             json_builder_add_int_value(b, (gint64)in->bytes);
+            if (t->learned) {
+                json_builder_set_member_name(b, "learned_bytes");
+                json_builder_add_int_value(b, (gint64)df_trace_input_learned_bytes(in));
+            }
             json_builder_end_object(b);
             if (in->worker >= 0 && in->worker < t->n_workers) {
                 from[in->worker] += in->bytes;
@@ -251,6 +301,8 @@ int df_trace_write_json(const DfTrace *t, const char *path, DfError *err)
         }
         json_builder_end_array(b);
     }
+    if (t->learned)
+        write_learned(b, t);
     json_builder_end_object(b);
     json_builder_end_object(b);
     json_builder_end_object(b);
@@ -360,6 +412,55 @@ static const char *elem_string(JsonArray *a, guint i, const char *dflt)
     return v ? v : dflt;
 }
 
+static double elem_double(JsonArray *a, guint i)
+{
+    JsonNode *n = json_array_get_element(a, i);
+    return n && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_double(n) : 0;
+}
+
+/* otherData.dfsched.learned, when the trace has it (learned policy). */
+static int read_learned(DfTrace *t, JsonObject *meta)
+{
+    JsonObject *lo = get_object(meta, "learned");
+    if (!lo)
+        return 0;
+    JsonArray *mods = get_array(lo, "modules");
+    const guint n = mods ? json_array_get_length(mods) : 0;
+    DfTraceLearned *l = calloc(1, sizeof(*l));
+    if (!l)
+        return -ENOMEM;
+    t->learned = l;
+    l->modules = calloc(n ? n : 1, sizeof(DfTraceLearnedModule));
+    if (!l->modules)
+        return -ENOMEM;
+    l->ref_ns_per_byte = get_double(lo, "ref_ns_per_byte", 0);
+    l->samples = (uint64_t)get_int(lo, "samples", 0);
+    l->explored = (uint64_t)get_int(lo, "explored", 0);
+    JsonArray *npb = get_array(lo, "ns_per_byte");
+    for (guint lev = 0; npb && lev < json_array_get_length(npb) && lev < DF_N_LEVELS; lev++)
+        l->ns_per_byte[lev] = elem_double(npb, lev);
+    for (guint i = 0; i < n; i++) {
+        JsonObject *m = elem_object(mods, i);
+        const char *name = m ? get_string(m, "module", NULL) : NULL;
+        if (!name)
+            continue;
+        /* By name, like the events: the ids are this trace's own. */
+        const int id = module_index(t, name);
+        if (id < 0)
+            return -ENOMEM;
+        l->modules[l->n_modules++] = (DfTraceLearnedModule){
+            .module = id,
+            .scale = get_double(m, "scale", 1.0),
+            .reads = (uint64_t)get_int(m, "reads", 0),
+            .declared_bytes = (uint64_t)get_int(m, "declared_bytes", 0),
+            .learned_bytes = (uint64_t)get_int(m, "learned_bytes", 0),
+            .samples_local = (uint64_t)get_int(m, "samples_local", 0),
+            .samples_remote = (uint64_t)get_int(m, "samples_remote", 0),
+        };
+    }
+    return 0;
+}
+
 /* Any clock's reading (2^61 ns is 73 years): readers take differences
  * of two times, which then cannot overflow. */
 static bool time_ok(int64_t ns)
@@ -398,6 +499,10 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
     JsonArray *mods = get_array(meta, "modules");
     for (guint m = 0; mods && m < json_array_get_length(mods); m++)
         module_index(t, elem_string(mods, m, "task"));
+    if (read_learned(t, meta) < 0) {
+        ret = set_err(err, -ENOMEM, "out of memory reading %s", path);
+        goto out;
+    }
     size_t nn = (size_t)t->n_workers * (size_t)t->n_workers;
     t->trcost = calloc(nn, sizeof(uint32_t));
     t->levels = calloc(nn, 1);
@@ -480,6 +585,8 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
             ti->worker = (int32_t)get_int(in, "worker", -1);
             ti->module = module_index(t, get_string(in, "module", "task"));
             ti->bytes = (uint64_t)get_int(in, "bytes", 0);
+            /* Absent (not the learned policy): placed by the declared size. */
+            ti->learned_bytes = (uint64_t)get_int(in, "learned_bytes", (gint64)ti->bytes);
         }
         ev->n_inputs = (uint32_t)t->n_inputs - ev->first_input;
         if (!time_ok(ev->start_ns) || !time_ok(ev->end_ns) || !time_ok(ev->created_ns) ||

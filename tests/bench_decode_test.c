@@ -354,3 +354,61 @@ DF_TEST(BenchDecode, BadInputIsRefused)
     g_free(empty);
     g_free(h264);
 }
+
+/* --trace-overhead: every dfmedia policy x workers has fps untraced and
+ * traced from the same repeats, and an overhead from them.  Structure
+ * only: what tracing costs is measured, never asserted. */
+DF_TEST(BenchDecode, TraceOverheadPairsEveryPolicy)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    char dir[] = "/tmp/dfbench-trace-XXXXXX";
+    DF_ASSERT(mkdtemp(dir));
+    gchar *json = g_strdup_printf("%s/o.json", dir);
+    char *h264 = clip("h264_cabac_slices8.mkv");
+    const char *argv[] = {
+        dfbench,   "decode", "--input",  h264, "--workers",        "1,2",    "--policy", "all",
+        "--peers", "none",   "--repeat", "2",  "--trace-overhead", "--json", json,       NULL};
+    DfRun run = df_test_run(argv, NULL);
+    DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench decode exited %d:\n%s\n%s", run.status,
+                  run.out ? run.out : "", run.err ? run.err : "");
+    DF_EXPECT_MSG(strstr(run.out, "trace overhead"), "no trace overhead table:\n%s", run.out);
+    df_run_clear(&run);
+    JsonParser *p = json_parser_new();
+    DF_ASSERT(json_parser_load_from_file(p, json, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    JsonArray *rows = json_object_get_array_member(root, "trace_overhead");
+    DF_ASSERT_MSG(rows, "no trace_overhead member");
+    static const char *const policies[] = {"fifo", "steal", "cost", "cost-local", "learned"};
+    GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < json_array_get_length(rows); i++) {
+        JsonObject *r = json_array_get_object_element(rows, i);
+        char *key =
+            g_strdup_printf("%s|%lld", json_object_get_string_member_with_default(r, "policy", "?"),
+                            (long long)json_object_get_int_member_with_default(r, "workers", 0));
+        DF_EXPECT_MSG(!g_hash_table_contains(seen, key), "%s twice", key);
+        DF_EXPECT_MSG(is_number(r, "fps_off") && is_number(r, "fps_on") &&
+                          is_number(r, "overhead_pct") && is_number(r, "overhead_pct_paired"),
+                      "%s: fps_off, fps_on, overhead_pct and _paired must be numbers", key);
+        JsonArray *off = json_object_get_array_member(r, "fps_off_samples"),
+                  *on = json_object_get_array_member(r, "fps_on_samples");
+        DF_EXPECT_MSG(off && on && json_array_get_length(off) == 2 &&
+                          json_array_get_length(on) == 2,
+                      "%s: 2 samples each way expected", key);
+        DF_EXPECT_MSG(json_object_get_int_member_with_default(r, "dropped_events", -1) == 0,
+                      "%s: trace events dropped", key);
+        g_hash_table_add(seen, key);
+    }
+    for (size_t k = 0; k < G_N_ELEMENTS(policies); k++)
+        for (int w = 1; w <= 2; w++) {
+            char *key = g_strdup_printf("%s|%d", policies[k], w);
+            DF_EXPECT_MSG(g_hash_table_contains(seen, key), "%s missing", key);
+            g_free(key);
+        }
+    g_hash_table_destroy(seen);
+    g_object_unref(p);
+    g_free(h264);
+    g_free(json);
+    rm_rf(dir);
+}

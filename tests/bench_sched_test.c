@@ -263,3 +263,78 @@ DF_TEST(BenchSched, ParkingModeRuns)
     unlink(json_path);
     g_free(json_path);
 }
+
+/* An array member of `n` numbers, none null. */
+static bool has_numbers(JsonObject *o, const char *name, guint n)
+{
+    JsonNode *a = json_object_get_member(o, name);
+    if (!a || !JSON_NODE_HOLDS_ARRAY(a) || json_array_get_length(json_node_get_array(a)) != n)
+        return false;
+    for (guint i = 0; i < n; i++)
+        if (JSON_NODE_HOLDS_NULL(json_array_get_element(json_node_get_array(a), i)))
+            return false;
+    return true;
+}
+
+/* --trace-overhead: every policy x case x workers has an untraced and a
+ * traced figure from the same repeats, and an overhead computed from them.
+ * The structure only: what tracing costs is measured, never asserted. */
+DF_TEST(BenchSched, TraceOverheadPairsEveryPolicy)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    gchar *json_path = NULL;
+    int fd = g_file_open_tmp("dfbench-trace-XXXXXX.json", &json_path, NULL);
+    DF_ASSERT(fd >= 0);
+    close(fd);
+    const char *argv[] = {
+        dfbench,    "sched",   "--quick",   "--tasks", "2000",    "--frames", "8",
+        "--repeat", "2",       "--workers", "1,2",     "--peers", "none",     "--trace-overhead",
+        "--json",   json_path, NULL};
+    DfRun run = df_test_run(argv, NULL);
+    DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench exited with %d:\n%s\n%s", run.status,
+                  run.out ? run.out : "", run.err ? run.err : "");
+    DF_EXPECT_MSG(strstr(run.out, "trace overhead"), "no trace overhead table:\n%s", run.out);
+    JsonParser *parser = json_parser_new();
+    DF_ASSERT(json_parser_load_from_file(parser, json_path, NULL));
+    JsonObject *top = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *rows = json_object_get_array_member(top, "trace_overhead");
+    DF_ASSERT_MSG(rows, "no trace_overhead member");
+    static const char *const all_policies[] = {"fifo", "steal", "cost", "cost-local", "learned"};
+    GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < json_array_get_length(rows); i++) {
+        JsonObject *r = json_array_get_object_element(rows, i);
+        const char *pol = json_object_get_string_member_with_default(r, "policy", "?");
+        const char *cs = json_object_get_string_member_with_default(r, "case", "?");
+        char *key =
+            g_strdup_printf("%s|%s|%lld", pol, cs,
+                            (long long)json_object_get_int_member_with_default(r, "workers", 0));
+        DF_EXPECT_MSG(!g_hash_table_contains(seen, key), "%s twice", key);
+        DF_EXPECT_MSG(has_number(r, "ns_per_task_off") && has_number(r, "ns_per_task_on"),
+                      "%s: no traced and untraced ns_per_task", key);
+        DF_EXPECT_MSG(has_numbers(r, "ns_per_task_off_samples", 2) &&
+                          has_numbers(r, "ns_per_task_on_samples", 2),
+                      "%s: 2 samples each way expected", key);
+        DF_EXPECT_MSG(has_number(r, "overhead_pct") && has_number(r, "overhead_pct_paired") &&
+                          has_number(r, "added_ns_per_task"),
+                      "%s: no overhead", key);
+        if (strcmp(cs, "frames") == 0)
+            DF_EXPECT_MSG(has_number(r, "fps_off") && has_number(r, "fps_on"), "%s: fps", key);
+        DF_EXPECT_MSG(json_object_get_int_member_with_default(r, "dropped_events", -1) == 0,
+                      "%s: trace events dropped (buffers too small for the run)", key);
+        g_hash_table_add(seen, key);
+    }
+    for (int w = 1; w <= 2; w++)
+        for (size_t p = 0; p < G_N_ELEMENTS(all_policies); p++)
+            for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+                char *key = g_strdup_printf("%s|%s|%d", all_policies[p], cases[c], w);
+                DF_EXPECT_MSG(g_hash_table_contains(seen, key), "%s missing", key);
+                g_free(key);
+            }
+    g_hash_table_destroy(seen);
+    g_object_unref(parser);
+    df_run_clear(&run);
+    unlink(json_path);
+    g_free(json_path);
+}

@@ -265,6 +265,95 @@ DF_TEST(VizCli, ModulesTableListsEveryModule)
     teardown(&c);
 }
 
+/* Module of each task node in the DOT ("    t<id> [label=\"<module>[..."),
+ * as node id -> module name. */
+static GHashTable *task_modules(const char *dot)
+{
+    GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    gchar **lines = g_strsplit(dot, "\n", -1);
+    for (int i = 0; lines[i]; i++) {
+        const char *p = lines[i];
+        while (*p == ' ')
+            p++;
+        const char *lab = strstr(p, " [label=\"");
+        if (*p != 't' || !g_ascii_isdigit(p[1]) || !lab)
+            continue;
+        const char *m = lab + 9, *br = strchr(m, '[');
+        if (br)
+            g_hash_table_insert(h, g_strndup(p, (gsize)(lab - p)), g_strndup(m, (gsize)(br - m)));
+    }
+    g_strfreev(lines);
+    return h;
+}
+
+/* Under the learned policy, the edge declared 1 KiB that really costs
+ * 300 us (P2 -> C) is the widest of the graph and labelled with its learned
+ * size; by declared sizes it would be far narrower than P1 -> C (64 KiB). */
+DF_TEST(VizCli, GraphEdgeWidthsUseLearnedSizes)
+{
+    Ctx c;
+    if (!getenv("DFSCHED_VIZ"))
+        DF_SKIP("DFSCHED_VIZ not set (run through meson test)");
+    c.viz = getenv("DFSCHED_VIZ");
+    snprintf(c.dir, sizeof(c.dir), "/tmp/dfviz-test-XXXXXX");
+    DF_ASSERT(mkdtemp(c.dir));
+    snprintf(c.trace, sizeof(c.trace), "%s/learned.json", c.dir);
+    DF_ASSERT_EQ_INT(df_test_record_learned_trace(c.trace, NULL), 0);
+    gchar *dotf = path_in(&c, "l.dot");
+    const char *argv[] = {c.viz, "graph", c.trace, "-o", dotf, NULL};
+    DfRun r = df_test_run(argv, NULL);
+    DF_ASSERT(r.spawned);
+    DF_EXPECT_MSG(r.status == 0, "graph exited %d: %s", r.status, r.err);
+    df_run_clear(&r);
+    gchar *text = NULL;
+    DF_ASSERT(g_file_get_contents(dotf, &text, NULL, NULL));
+    GHashTable *mods = task_modules(text);
+    /* Data edges: "    a -> b [penwidth=W, label=\"...\"];" */
+    double p2c_min = 1e9, other_max = 0;
+    int n_p2c = 0, n_other = 0;
+    bool p2c_label = true;
+    gchar **lines = g_strsplit(text, "\n", -1);
+    for (int i = 0; lines[i]; i++) {
+        char src[48], dst[48];
+        double pw;
+        if (sscanf(lines[i], " %47s -> %47s [penwidth=%lf,", src, dst, &pw) != 3)
+            continue;
+        const char *ms = g_hash_table_lookup(mods, src), *md = g_hash_table_lookup(mods, dst);
+        if (ms && md && strcmp(ms, "P2") == 0 && strcmp(md, "C") == 0) {
+            n_p2c++;
+            p2c_min = pw < p2c_min ? pw : p2c_min;
+            p2c_label &= strstr(lines[i], "learned ") && strstr(lines[i], "(declared 1.00 KiB)");
+        } else {
+            n_other++;
+            other_max = pw > other_max ? pw : other_max;
+        }
+    }
+    g_strfreev(lines);
+    DF_EXPECT_MSG(n_p2c == 2 && n_other > 0, "%d P2 -> C edges, %d others in:\n%s", n_p2c, n_other,
+                  text);
+    DF_EXPECT_MSG(p2c_min > other_max, "P2 -> C penwidth %.2f, widest other %.2f", p2c_min,
+                  other_max);
+    DF_EXPECT_MSG(p2c_label, "P2 -> C edges are not labelled with learned and declared sizes");
+    gchar *svgf = path_in(&c, "l.svg");
+    char *why = NULL;
+    DF_EXPECT_MSG(dot_accepts(dotf, svgf, &why), "dot rejects %s: %s", dotf, why);
+    g_free(why);
+    g_free(svgf);
+
+    /* modules prints the learned table: P2's row with its declared size. */
+    const char *argv2[] = {c.viz, "modules", c.trace, NULL};
+    r = df_test_run(argv2, NULL);
+    DF_EXPECT_MSG(r.status == 0, "modules exited %d: %s", r.status, r.err);
+    const char *tab = r.out ? strstr(r.out, "learned sizes") : NULL;
+    DF_EXPECT_MSG(tab && strstr(tab, "\nP2 ") && strstr(tab, "1.00 KiB"),
+                  "no learned table in:\n%s", r.out);
+    df_run_clear(&r);
+    g_hash_table_destroy(mods);
+    g_free(text);
+    g_free(dotf);
+    teardown(&c);
+}
+
 DF_TEST(VizCli, BadInputsFailClearly)
 {
     const char *viz = getenv("DFSCHED_VIZ");

@@ -68,12 +68,18 @@ typedef struct DfDecConfig {
     int failures;
     char *error;         /* the first failure */
     char threading[160]; /* dfmedia: threading in use and why */
+    /* --trace-overhead (dfmedia only): the same decode with tracing on, in
+     * the same repeat as the untraced sample. */
+    int n_on;
+    double *fps_on;
+    uint64_t dropped; /* trace events lost to full buffers */
 } DfDecConfig;
 
 typedef struct DfDecOpts {
     gchar **inputs;
     char *workers, *policy, *peers, *json, *csv, *plot, *trace, *threading;
     int repeat, poll_us, thread_count, in_flight;
+    gboolean trace_overhead;
 } DfDecOpts;
 
 typedef struct DfDecBench {
@@ -269,6 +275,11 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv, "Write the results as CSV to FILE", "FILE"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &o->plot,
          "Plot fps and speed-up against workers (.svg or .png)", "FILE"},
+        {"trace-overhead", 0, 0, G_OPTION_ARG_NONE, &o->trace_overhead,
+         "Decode every dfmedia configuration a second time per repeat with tracing on (a fresh "
+         "scheduler whose trace buffers hold the whole clip; off and on alternate which runs "
+         "first) and report the frame rate lost to tracing",
+         NULL},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace,
          "After the runs, decode the first clip once more on the first policy and the largest "
          "worker count with tracing on, and write the dfsched trace (Chrome/Perfetto JSON, "
@@ -562,6 +573,34 @@ static void run_gst(const DfDecBench *b, const DfClip *c, const DfDecImpl *im, i
     out->fps = res.fps;
 }
 
+/* Trace events per worker to hold a whole decode of `c`: a frame makes
+ * about 20 (D, slice jobs, bands, O), which may all run on one worker. */
+static size_t clip_trace_capacity(const DfClip *c)
+{
+    return (size_t)c->n_pkts * 64 + 4096;
+}
+
+/* A dfmedia sample on a fresh scheduler, traced or not; a traced one
+ * counts the events its buffers could not hold into cf->dropped. */
+static void run_dfmedia(DfDecBench *b, DfDecConfig *cf, bool traced, DfSample *out)
+{
+    const DfClip *c = &b->clips[cf->input];
+    DfSched *sched = NULL;
+    DfError err = {0};
+    if (new_sched(b, b->impls[cf->impl].policy, cf->workers, traced ? clip_trace_capacity(c) : 0,
+                  &sched, &err) < 0) {
+        sample_fail(out, "%s", err.msg);
+        return;
+    }
+    run_df(b, sched, c, out);
+    DfTrace t;
+    if (traced && df_sched_trace_collect(sched, &t) == 0) {
+        cf->dropped += t.dropped;
+        df_trace_free(&t);
+    }
+    df_sched_unref(sched);
+}
+
 static void run_sample(DfDecBench *b, DfDecConfig *cf)
 {
     const DfClip *c = &b->clips[cf->input];
@@ -572,20 +611,26 @@ static void run_sample(DfDecBench *b, DfDecConfig *cf)
     /* The caller's thread too: it runs the packet loop (and, for peers,
      * creates the threads that inherit its CPUs). */
     df_bench_confine(&b->map, cf->workers);
-    DfSched *sched = NULL;
-    DfError err = {0};
     switch (im->kind) {
     case DF_IMPL_LAVC:
         run_lavc(c, im->lavc_type, cf->workers, &s);
         break;
-    case DF_IMPL_DFMEDIA:
-        if (new_sched(b, im->policy, cf->workers, 0, &sched, &err) < 0)
-            sample_fail(&s, "%s", err.msg);
-        else
-            run_df(b, sched, c, &s);
-        if (sched)
-            df_sched_unref(sched);
+    case DF_IMPL_DFMEDIA: {
+        if (!cf->fps_on) {
+            run_dfmedia(b, cf, false, &s);
+            break;
+        }
+        /* Off and on back to back, the first of the pair alternating
+         * with the repeat, so that a drift of the load favours neither. */
+        const bool on_first = (cf->n + cf->impl) % 2 == 1;
+        DfSample on = {.fps = NAN, .p50 = NAN, .p99 = NAN};
+        run_dfmedia(b, cf, on_first, on_first ? &on : &s);
+        run_dfmedia(b, cf, !on_first, on_first ? &s : &on);
+        cf->fps_on[cf->n_on++] = on.error[0] ? NAN : on.fps;
+        if (on.error[0] && !s.error[0])
+            snprintf(s.error, sizeof(s.error), "traced: %.200s", on.error);
         break;
+    }
     case DF_IMPL_AVDEC:
     case DF_IMPL_DFDEC:
         run_gst(b, c, im, cf->workers, &s);
@@ -625,6 +670,8 @@ static void configs_init(DfDecBench *b)
                 cf.fps = g_new(double, (gsize)b->o.repeat);
                 cf.p50 = g_new(double, (gsize)b->o.repeat);
                 cf.p99 = g_new(double, (gsize)b->o.repeat);
+                if (b->o.trace_overhead && b->impls[i].kind == DF_IMPL_DFMEDIA)
+                    cf.fps_on = g_new(double, (gsize)b->o.repeat);
                 g_array_append_val(b->configs, cf);
             }
 }
@@ -638,6 +685,7 @@ static void configs_free(DfDecBench *b)
         g_free(cf->fps);
         g_free(cf->p50);
         g_free(cf->p99);
+        g_free(cf->fps_on);
         g_free(cf->error);
     }
     g_array_free(b->configs, TRUE);
@@ -779,6 +827,45 @@ static void print_header(const DfDecBench *b)
            df_threading_name(b->threading));
 }
 
+/* fps untraced vs traced per dfmedia configuration (--trace-overhead). */
+static void print_trace_overhead(const DfDecBench *b)
+{
+    static const char *const headers[] = {"clip",       "workers",  "impl", "fps off", "fps on",
+                                          "overhead %", "paired %", "n",    "dropped"};
+    DfTable *t = df_table_new(9, headers, "lrlrrrrrr");
+    for (guint k = 0; k < b->configs->len; k++) {
+        const DfDecConfig *cf = &g_array_index(b->configs, DfDecConfig, k);
+        if (!cf->fps_on)
+            continue;
+        const DfSummary off = df_summarize(cf->fps, cf->n), on = df_summarize(cf->fps_on, cf->n_on);
+        char workers[16], foff[32], fon[32], pct[32], paired[32], n[32], dropped[32];
+        snprintf(workers, sizeof(workers), "%d", cf->workers);
+        df_fmt_num(foff, sizeof(foff), off.median, 1);
+        df_fmt_num(fon, sizeof(fon), on.median, 1);
+        df_fmt_num(pct, sizeof(pct), df_overhead_pct(off.median, on.median, true), 2);
+        df_fmt_num(paired, sizeof(paired),
+                   df_overhead_pct_paired(cf->fps, cf->n, cf->fps_on, cf->n_on, true), 2);
+        snprintf(n, sizeof(n), "%d/%d", off.n, on.n);
+        snprintf(dropped, sizeof(dropped), "%llu", (unsigned long long)cf->dropped);
+        const char *cells[] = {b->clips[cf->input].name,
+                               workers,
+                               b->impls[cf->impl].name,
+                               foff,
+                               fon,
+                               pct,
+                               paired,
+                               n,
+                               dropped};
+        df_table_row(t, cells);
+    }
+    printf("\ntrace overhead (same repeats, fresh schedulers, tracing off vs on):\n");
+    df_table_print(t, stdout);
+    printf("overhead %%: fps off / fps on - 1 (medians; the time a frame takes longer traced); "
+           "paired %%: median over repeats of each back-to-back pair's; dropped: trace events "
+           "lost to full buffers\n");
+    df_table_free(t);
+}
+
 static void print_table(const DfDecBench *b)
 {
     static const char *const headers[] = {"clip", "workers", "impl",   "fps",    "min",    "max",
@@ -863,6 +950,32 @@ static void json_speedup_body(JsonBuilder *jb, const DfDecBench *b, const DfSpee
     df_json_double(jb, "amdahl_s", sp->amdahl_s);
     df_json_double_array(jb, "karp_flatt", sp->kf, sp->n);
     df_json_double_array(jb, "gustafson", sp->gustafson, sp->n);
+}
+
+/* "trace_overhead": per dfmedia configuration, fps untraced and traced. */
+static void json_trace_overhead(JsonBuilder *jb, const DfDecBench *b)
+{
+    json_builder_set_member_name(jb, "trace_overhead");
+    json_builder_begin_array(jb);
+    for (guint k = 0; k < b->configs->len; k++) {
+        const DfDecConfig *cf = &g_array_index(b->configs, DfDecConfig, k);
+        if (!cf->fps_on)
+            continue;
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "input");
+        json_builder_add_string_value(jb, b->clips[cf->input].name);
+        json_builder_set_member_name(jb, "impl");
+        json_builder_add_string_value(jb, b->impls[cf->impl].name);
+        json_builder_set_member_name(jb, "policy");
+        json_builder_add_string_value(jb, b->impls[cf->impl].policy);
+        json_builder_set_member_name(jb, "workers");
+        json_builder_add_int_value(jb, cf->workers);
+        df_json_overhead(jb, "fps", cf->fps, cf->n, cf->fps_on, cf->n_on, true);
+        json_builder_set_member_name(jb, "dropped_events");
+        json_builder_add_int_value(jb, (gint64)cf->dropped);
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
 }
 
 static bool write_json(const DfDecBench *b)
@@ -953,6 +1066,8 @@ static bool write_json(const DfDecBench *b)
         json_builder_end_object(jb);
     }
     json_builder_end_array(jb);
+    if (b->o.trace_overhead)
+        json_trace_overhead(jb, b);
 
     /* The headline series' members at the top level (the issue's shape),
      * every (input, implementation) series under "series". */
@@ -1167,6 +1282,8 @@ int df_bench_decode_main(int argc, char **argv)
     run_all(&b);
     printf("\n");
     print_table(&b);
+    if (b.o.trace_overhead)
+        print_trace_overhead(&b);
     printf("\nload average %.2f at the start, %.2f at the end; %.1f s\n", b.load_start[0],
            b.load_end[0], (double)(b.end_ns - b.start_ns) / 1e9);
     if (b.o.json && !write_json(&b))

@@ -231,6 +231,11 @@ static int parse_options(DfBench *b, int argc, char **argv)
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv, "Write the results as CSV to FILE", "FILE"},
         {"quick", 'q', 0, G_OPTION_ARG_NONE, &o->quick,
          "Small sizes for a demo run of a few seconds", NULL},
+        {"trace-overhead", 0, 0, G_OPTION_ARG_NONE, &o->trace_overhead,
+         "Sample every dfsched configuration a second time per repeat with tracing on (a fresh "
+         "instance, its trace buffers large enough to drop nothing; off and on alternate which "
+         "runs first) and report what tracing adds per task",
+         NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_set_prgname("dfbench sched");
@@ -371,6 +376,10 @@ static void configs_init(DfBench *b)
                 cf->stolen = g_new(double, (gsize)b->o.repeat);
                 cf->fps = g_new(double, (gsize)b->o.repeat);
                 cf->gbps = g_new(double, (gsize)b->o.repeat);
+                if (b->o.trace_overhead && b->impls[i].policy) {
+                    cf->ns_on = g_new(double, (gsize)b->o.repeat);
+                    cf->fps_on = g_new(double, (gsize)b->o.repeat);
+                }
             }
         }
 }
@@ -388,6 +397,8 @@ static void configs_free(DfBench *b)
         g_free(cf->stolen);
         g_free(cf->fps);
         g_free(cf->gbps);
+        g_free(cf->ns_on);
+        g_free(cf->fps_on);
         g_free(cf->error);
     }
     g_free(b->configs);
@@ -414,8 +425,37 @@ static void record(DfBenchConfig *cf, const DfCaseResult *r, int ret, const char
     cf->errors += r->errors;
 }
 
-/* One runtime instance of `impl` with `workers` threads: every case once. */
-static void run_instance(DfBench *b, int impl, int wi, int repeat, DfProgress *prog)
+/* A traced sample: only its time and frame rate are compared (the rest is
+ * the untraced sample's business); a failure counts like any other. */
+static void record_traced(DfBenchConfig *cf, const DfCaseResult *r, int ret, const char *why)
+{
+    const int i = cf->n_on++;
+    cf->ns_on[i] = ret < 0 ? NAN : r->ns_per_task;
+    cf->fps_on[i] = ret < 0 ? NAN : r->frames_per_s;
+    if (ret < 0) {
+        cf->failures++;
+        if (!cf->error)
+            cf->error = g_strdup(why ? why : g_strerror(-ret));
+    } else {
+        cf->errors += r->errors;
+    }
+}
+
+/* Events lost to full trace buffers in `s` (collected after the timed
+ * runs, so not timed itself); 0 when it cannot tell. */
+static uint64_t trace_dropped(DfSched *s)
+{
+    DfTrace t;
+    if (df_sched_trace_collect(s, &t) < 0)
+        return 0;
+    const uint64_t dropped = t.dropped;
+    df_trace_free(&t);
+    return dropped;
+}
+
+/* One runtime instance of `impl` with `workers` threads: every case once,
+ * with tracing on when `traced` (--trace-overhead). */
+static void run_instance(DfBench *b, int impl, int wi, int repeat, bool traced, DfProgress *prog)
 {
     const DfBenchImpl *im = &b->impls[impl];
     const int n = b->workers[wi];
@@ -431,6 +471,8 @@ static void run_instance(DfBench *b, int impl, int wi, int repeat, DfProgress *p
         cfg.n_workers = n;
         cfg.cpuset = cpus;
         cfg.poll_us = b->o.poll_us;
+        if (traced)
+            cfg.trace_capacity = df_bench_sched_trace_capacity(b);
         sched_ret = df_sched_new(&cfg, &s, &derr);
     }
     int *cpus = g_new(int, (gsize)n);
@@ -439,8 +481,9 @@ static void run_instance(DfBench *b, int impl, int wi, int repeat, DfProgress *p
         DfBenchConfig *cf = df_bench_config_at(b, impl, b->cases[k], wi);
         if (!cf->impl)
             continue;
-        df_progress_step(prog, "repeat %d/%d: %s %s, %d worker%s", repeat + 1, b->o.repeat,
-                         im->name, df_case_name(cf->c), n, n == 1 ? "" : "s");
+        df_progress_step(prog, "repeat %d/%d: %s %s, %d worker%s%s", repeat + 1, b->o.repeat,
+                         im->name, df_case_name(cf->c), n, n == 1 ? "" : "s",
+                         traced ? ", traced" : "");
         DfCaseResult res;
         df_case_result_init(&res);
         int ret;
@@ -448,9 +491,21 @@ static void run_instance(DfBench *b, int impl, int wi, int repeat, DfProgress *p
             ret = sched_ret < 0 ? sched_ret : df_bench_dfsched_run(s, cf->c, &b->params, &res);
         else
             ret = im->peer->run(cf->c, &b->params, cpus, n, &res);
-        record(cf, &res, ret, sched_ret < 0 ? derr.msg : NULL);
+        if (traced)
+            record_traced(cf, &res, ret, sched_ret < 0 ? derr.msg : NULL);
+        else
+            record(cf, &res, ret, sched_ret < 0 ? derr.msg : NULL);
     }
     g_free(cpus);
+    if (s && traced) {
+        /* The instance's count, charged to each of its cases. */
+        const uint64_t dropped = trace_dropped(s);
+        for (int k = 0; k < b->n_cases; k++) {
+            DfBenchConfig *cf = df_bench_config_at(b, impl, b->cases[k], wi);
+            if (cf->impl)
+                cf->dropped += dropped;
+        }
+    }
     if (s)
         df_sched_unref(s);
 }
@@ -462,7 +517,8 @@ static void run_all(DfBench *b)
     for (int i = 0; i < n_instances; i++)
         for (int k = 0; k < b->n_cases; k++)
             steps +=
-                df_bench_config_at(b, i % b->n_impls, b->cases[k], i / b->n_impls)->impl != NULL;
+                (df_bench_config_at(b, i % b->n_impls, b->cases[k], i / b->n_impls)->impl ? 1 : 0) *
+                (b->o.trace_overhead && b->impls[i % b->n_impls].policy ? 2 : 1);
     DfProgress prog;
     df_progress_begin(&prog, steps * b->o.repeat);
     df_report_loadavg(b->load_start);
@@ -472,7 +528,16 @@ static void run_all(DfBench *b)
             /* Successive instances alternate implementations; the start
              * moves on each repeat so that none always runs first. */
             int g = (k + r) % n_instances;
-            run_instance(b, g % b->n_impls, g / b->n_impls, r, &prog);
+            const int impl = g % b->n_impls, wi = g / b->n_impls;
+            if (!b->o.trace_overhead || !b->impls[impl].policy) {
+                run_instance(b, impl, wi, r, false, &prog);
+                continue;
+            }
+            /* Off and on back to back, the first of the pair alternating,
+             * so that a drift of the machine's load favours neither. */
+            const bool on_first = (r + k) % 2 == 1;
+            run_instance(b, impl, wi, r, on_first, &prog);
+            run_instance(b, impl, wi, r, !on_first, &prog);
         }
     b->end_ns = df_now_ns();
     df_report_loadavg(b->load_end);
@@ -501,6 +566,8 @@ int df_bench_sched_main(int argc, char **argv)
     run_all(&b);
     printf("\n");
     df_bench_sched_print_table(&b);
+    if (b.o.trace_overhead)
+        df_bench_sched_print_trace_overhead(&b);
     goals = df_bench_sched_goals(&b);
     df_bench_sched_print_goals(goals);
     printf("\nload average %.2f at the start, %.2f at the end; %.1f s\n", b.load_start[0],

@@ -357,6 +357,9 @@ bool df_bench_sched_write_json(DfBench *b, GArray *goals)
             }
     json_builder_end_array(jb);
 
+    if (b->o.trace_overhead)
+        df_bench_sched_trace_overhead_json(jb, b);
+
     json_builder_set_member_name(jb, "goals");
     json_builder_begin_array(jb);
     for (guint i = 0; i < goals->len; i++) {

@@ -42,13 +42,18 @@ typedef struct DfBenchConfig {
     uint64_t errors;    /* results that did not check out */
     int failures;       /* samples that could not run */
     char *error;        /* the first failure's message */
+    /* --trace-overhead (dfsched only): the same samples with tracing on,
+     * taken in the same repeat as the untraced ones. */
+    int n_on;
+    double *ns_on, *fps_on;
+    uint64_t dropped; /* trace events lost in its instances (full buffers) */
 } DfBenchConfig;
 
 typedef struct DfBenchOpts {
     char *workers, *policy, *cases, *peers, *json, *csv;
     gint64 tasks, batch;
     int frames, width, repeat, poll_us;
-    gboolean quick;
+    gboolean quick, trace_overhead;
 } DfBenchOpts;
 
 typedef struct DfBench {
@@ -83,5 +88,14 @@ void df_bench_sched_print_goals(GArray *goals);
 /* Returns false (and says why on stderr) when the file cannot be written. */
 bool df_bench_sched_write_json(DfBench *b, GArray *goals);
 bool df_bench_sched_write_csv(DfBench *b);
+
+/* --------------------------------------------- trace overhead (bench_sched_trace.c) */
+
+/* Trace events per worker that a traced instance needs to lose none. */
+size_t df_bench_sched_trace_capacity(const DfBench *b);
+/* Per policy, case and workers: ns per task untraced vs traced, and %. */
+void df_bench_sched_print_trace_overhead(DfBench *b);
+/* The "trace_overhead" member: one row per dfsched configuration. */
+void df_bench_sched_trace_overhead_json(JsonBuilder *jb, DfBench *b);
 
 #endif

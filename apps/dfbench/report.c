@@ -251,6 +251,44 @@ void df_json_double_array(JsonBuilder *b, const char *name, const double *v, int
     json_builder_end_array(b);
 }
 
+double df_overhead_pct(double off, double on, bool rate)
+{
+    if (isnan(off) || isnan(on) || off <= 0 || on <= 0)
+        return NAN;
+    return 100.0 * (rate ? off / on - 1.0 : on / off - 1.0);
+}
+
+void df_json_overhead(JsonBuilder *b, const char *name, const double *off, int n_off,
+                      const double *on, int n_on, bool rate)
+{
+    const double m_off = df_summarize(off, n_off).median, m_on = df_summarize(on, n_on).median;
+    gchar *k = g_strdup_printf("%s_off", name);
+    df_json_double(b, k, m_off);
+    g_free(k);
+    k = g_strdup_printf("%s_on", name);
+    df_json_double(b, k, m_on);
+    g_free(k);
+    k = g_strdup_printf("%s_off_samples", name);
+    df_json_double_array(b, k, off, n_off);
+    g_free(k);
+    k = g_strdup_printf("%s_on_samples", name);
+    df_json_double_array(b, k, on, n_on);
+    g_free(k);
+    df_json_double(b, "overhead_pct", df_overhead_pct(m_off, m_on, rate));
+    df_json_double(b, "overhead_pct_paired", df_overhead_pct_paired(off, n_off, on, n_on, rate));
+}
+
+double df_overhead_pct_paired(const double *off, int n_off, const double *on, int n_on, bool rate)
+{
+    const int n = n_off < n_on ? n_off : n_on;
+    double *pct = g_new(double, (gsize)(n > 0 ? n : 1));
+    for (int i = 0; i < n; i++)
+        pct[i] = df_overhead_pct(off[i], on[i], rate);
+    const double m = df_summarize(pct, n).median;
+    g_free(pct);
+    return m;
+}
+
 gboolean df_json_write(JsonBuilder *b, const char *path, GError **err)
 {
     JsonNode *root = json_builder_get_root(b);

@@ -71,6 +71,18 @@ int df_csv_close(DfCsv *c);
 void df_json_double(JsonBuilder *b, const char *name, double v);
 /* An array member of `n` doubles, each null when NAN. */
 void df_json_double_array(JsonBuilder *b, const char *name, const double *v, int n);
+/* How much longer a unit of work takes with tracing on than off, in %, from
+ * the two medians: for a time per unit (ns per task) on/off - 1, for a rate
+ * (fps) off/on - 1.  NAN when either is missing. */
+double df_overhead_pct(double off, double on, bool rate);
+/* The median over repeats of df_overhead_pct(off[i], on[i]): sample i of
+ * both ran back to back, so a load that drifts between repeats cancels. */
+double df_overhead_pct_paired(const double *off, int n_off, const double *on, int n_on, bool rate);
+/* Members "<name>_off" and "<name>_on" (medians of the non-NAN samples),
+ * "<name>_off_samples" and "<name>_on_samples", "overhead_pct"
+ * (df_overhead_pct of the medians) and "overhead_pct_paired". */
+void df_json_overhead(JsonBuilder *b, const char *name, const double *off, int n_off,
+                      const double *on, int n_on, bool rate);
 /* Write the builder's root, pretty-printed.  Returns TRUE or sets `err`. */
 gboolean df_json_write(JsonBuilder *b, const char *path, GError **err);
 

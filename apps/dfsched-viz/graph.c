@@ -3,15 +3,17 @@
  * One node per task of the selected frames (id "t<node id>"), labelled
  * module[index], frame, worker and duration, filled with its worker's
  * colour, with a double border when it was stolen.  Edges come from the
- * trace's inputs, producer -> consumer, and carry the bytes read; their
- * width is
+ * trace's inputs, producer -> consumer, and carry the bytes read.  Their
+ * size is the learned transfer size when the trace has one (the learned
+ * policy's size(n) correction of the producer module, snapshot when the
+ * trace was collected: what placement weighed), else the bytes declared to
+ * the scheduler (df_node_depend, df_node_add_input); the label shows it,
+ * and the declared bytes too where they differ.  The width is
  *
- *     penwidth = 0.5 + 5.5 * log(1 + bytes) / log(1 + max bytes of the graph)
+ *     penwidth = 0.5 + 5.5 * log(1 + size) / log(1 + max size of the graph)
  *
  * log-scaled because one frame's inputs span bytes (dependencies) to
- * megabytes (frame rows), which a linear width cannot show at once.  The
- * trace records bytes as declared to the scheduler (df_node_depend,
- * df_node_add_input), not sizes corrected by the learned policy.
+ * megabytes (frame rows), which a linear width cannot show at once.
  *
  * An input whose producer is not a task of the selection gets a grey
  * "source" node ("s<k>"): the framework declares row inputs by worker
@@ -30,8 +32,9 @@
 
 typedef struct Edge {
     char src[48], dst[24];
-    uint64_t bytes;
-    int kind; /* 0 data, 1 spawned, 2 after start of */
+    uint64_t bytes;   /* as declared */
+    uint64_t learned; /* as the learned policy weighs them (= bytes without) */
+    int kind;         /* 0 data, 1 spawned, 2 after start of */
 } Edge;
 
 typedef struct Source {
@@ -63,17 +66,20 @@ static void dot_escape(char *out, size_t len, const char *s)
     out[o] = 0;
 }
 
-static void add_edge(Graph *g, const char *src, const char *dst, uint64_t bytes, int kind)
+static void add_edge(Graph *g, const char *src, const char *dst, uint64_t bytes, uint64_t learned,
+                     int kind)
 {
     /* Inputs of one task from the same source add up into one edge. */
     gchar *key = g_strdup_printf("%s %s %d", src, dst, kind);
     gpointer at = g_hash_table_lookup(g->edge_at, key);
     if (at) {
-        g_array_index(g->edges, Edge, GPOINTER_TO_UINT(at) - 1).bytes += bytes;
+        Edge *e = &g_array_index(g->edges, Edge, GPOINTER_TO_UINT(at) - 1);
+        e->bytes += bytes;
+        e->learned += learned;
         g_free(key);
         return;
     }
-    Edge e = {.bytes = bytes, .kind = kind};
+    Edge e = {.bytes = bytes, .learned = learned, .kind = kind};
     snprintf(e.src, sizeof(e.src), "%s", src);
     snprintf(e.dst, sizeof(e.dst), "%s", dst);
     g_array_append_val(g->edges, e);
@@ -252,7 +258,7 @@ static void write_dot(const Graph *g, FILE *f, const size_t *order, size_t n_ord
     }
     uint64_t maxb = 0;
     for (guint i = 0; i < g->edges->len; i++)
-        maxb = MAX(maxb, g_array_index(g->edges, Edge, i).bytes);
+        maxb = MAX(maxb, g_array_index(g->edges, Edge, i).learned);
     for (guint i = 0; i < g->edges->len; i++) {
         const Edge *e = &g_array_index(g->edges, Edge, i);
         if (e->kind == 1) {
@@ -263,11 +269,18 @@ static void write_dot(const Graph *g, FILE *f, const size_t *order, size_t n_ord
                     e->dst);
         } else {
             double pw = 0.5;
-            if (e->bytes && maxb)
-                pw += 5.5 * log1p((double)e->bytes) / log1p((double)maxb);
-            char lab[32] = "";
-            if (e->bytes)
-                df_viz_fmt_bytes(lab, sizeof(lab), (double)e->bytes);
+            if (e->learned && maxb)
+                pw += 5.5 * log1p((double)e->learned) / log1p((double)maxb);
+            char lab[96] = "", sz[32], decl[32];
+            if (e->learned)
+                df_viz_fmt_bytes(sz, sizeof(sz), (double)e->learned);
+            if (e->learned != e->bytes) {
+                df_viz_fmt_bytes(decl, sizeof(decl), (double)e->bytes);
+                snprintf(lab, sizeof(lab), "%s%s\\n(declared %s)", e->learned ? "learned " : "",
+                         e->learned ? sz : "", decl);
+            } else if (e->learned) {
+                snprintf(lab, sizeof(lab), "%s", sz);
+            }
             fprintf(f, "    %s -> %s [penwidth=%.2f, label=\"%s\"];\n", e->src, e->dst, pw, lab);
         }
     }
@@ -283,11 +296,12 @@ static void write_dot(const Graph *g, FILE *f, const size_t *order, size_t n_ord
     df_viz_fmt_bytes(maxs, sizeof(maxs), (double)maxb);
     fprintf(f,
             "        legend_note [shape=note, style=filled, fillcolor=\"#ffffff\", "
-            "label=\"edge: bytes read, producer -> consumer\\l"
+            "label=\"edge: %s, producer -> consumer\\l"
             "width 0.5 + 5.5 log(1+bytes)/log(1+%s) pt\\l"
             "double border: stolen\\l"
             "dotted: spawned by; dashed: after start of\\l"
             "dashed ellipse: producer outside the selection\\l\"];\n",
+            t->learned ? "bytes read as the learned policy weighs them" : "bytes read (declared)",
             maxs);
     for (int w = 0; w + 1 < t->n_workers && w < 63; w++)
         fprintf(f, "        legend_w%d -> legend_w%d [style=invis];\n", w, w + 1);
@@ -365,15 +379,15 @@ int df_viz_graph(const DfTrace *t, const DfVizGraphOpts *o, FILE *out, DfError *
         for (uint32_t q = 0; q < e->n_inputs; q++) {
             const DfTraceInput *in = &t->inputs[e->first_input + q];
             input_source(&g, g.frame[order[k]], in, src, sizeof(src));
-            add_edge(&g, src, dst, in->bytes, 0);
+            add_edge(&g, src, dst, in->bytes, df_trace_input_learned_bytes(in), 0);
         }
         if (e->parent_id && g_hash_table_lookup(g.sel, &e->parent_id)) {
             snprintf(src, sizeof(src), "t%llu", (unsigned long long)e->parent_id);
-            add_edge(&g, src, dst, 0, 1);
+            add_edge(&g, src, dst, 0, 0, 1);
         }
         if (e->start_pred_id && g_hash_table_lookup(g.sel, &e->start_pred_id)) {
             snprintf(src, sizeof(src), "t%llu", (unsigned long long)e->start_pred_id);
-            add_edge(&g, src, dst, 0, 2);
+            add_edge(&g, src, dst, 0, 0, 2);
         }
     }
     if (n_tasks > 2000)
