@@ -494,7 +494,7 @@ static gboolean gst_df_dec_ensure_sched(GstDfDec *self)
     cfg.poll_us = self->poll_us;
     gboolean shared = self->shared_scheduler && !self->trace_file;
     if (self->trace_file)
-        cfg.trace_capacity = 1 << 20;
+        cfg.trace_capacity = DF_TRACE_DEFAULT_CAPACITY;
     GST_OBJECT_UNLOCK(self);
     DfError err = {0};
     int ret = shared ? df_sched_get_shared(&cfg, &self->sched, &err)

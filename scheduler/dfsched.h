@@ -39,8 +39,8 @@ typedef void (*DfTaskFn)(DfTask *task, void *arg);
 
 /* Error details filled by functions that take a DfError pointer (may be NULL). */
 typedef struct DfError {
-    int code;       /* negative errno value */
-    char msg[256];  /* one human-readable line */
+    int code;      /* negative errno value */
+    char msg[256]; /* one human-readable line */
 } DfError;
 
 /* No deadline: such nodes sort after every node that has one. */
@@ -70,20 +70,26 @@ typedef enum DfCostModel {
 
 /* ------------------------------------------------------------- scheduler */
 
+/* Trace events per worker that dfplay --trace and dfdec's trace-file keep
+ * (about 13 MB per worker, held from the start; a 1080p frame is 10-30
+ * tasks): minutes of HD video on 2 workers; later events are counted as
+ * dropped in the trace. */
+#define DF_TRACE_DEFAULT_CAPACITY ((size_t)1 << 16)
+
 typedef struct DfSchedConfig {
-    int n_workers;             /* 0: one per core of the process's CPU set */
-    const char *policy;        /* "fifo", "steal", "cost", "cost-local", "learned" */
-    const char *topology;      /* NULL: the real machine (hwloc); else an hwloc
-                                * synthetic string, e.g. "package:2 l3:2 core:4 pu:2" */
-    const char *cpuset;        /* NULL: the process's CPU set; else a list "0-3,6" */
-    int poll_us;               /* idle spin before parking; -1: poll mode, never park */
-    bool pin;                  /* pin workers to cores (default true) */
-    DfCostModel cost_model;    /* default DF_COST_HIER */
+    int n_workers;                    /* 0: one per core of the process's CPU set */
+    const char *policy;               /* "fifo", "steal", "cost", "cost-local", "learned" */
+    const char *topology;             /* NULL: the real machine (hwloc); else an hwloc
+                                       * synthetic string, e.g. "package:2 l3:2 core:4 pu:2" */
+    const char *cpuset;               /* NULL: the process's CPU set; else a list "0-3,6" */
+    int poll_us;                      /* idle spin before parking; -1: poll mode, never park */
+    bool pin;                         /* pin workers to cores (default true) */
+    DfCostModel cost_model;           /* default DF_COST_HIER */
     uint32_t level_cost[DF_N_LEVELS]; /* weights per level when non-zero (SELF ignored) */
-    size_t trace_capacity;     /* trace events kept per worker; 0: tracing off */
-    size_t stack_size;         /* worker stack bytes; 0: 8 MiB */
-    uint64_t seed;             /* for random victims and exploration; 0: fixed default */
-    double explore_rate;       /* learned policy: share of dispatches stolen on purpose */
+    size_t trace_capacity;            /* trace events kept per worker; 0: tracing off */
+    size_t stack_size;                /* worker stack bytes; 0: 8 MiB */
+    uint64_t seed;                    /* for random victims and exploration; 0: fixed default */
+    double explore_rate;              /* learned policy: share of dispatches stolen on purpose */
 } DfSchedConfig;
 
 /* Fill `cfg` with the defaults documented above. */
@@ -171,14 +177,14 @@ int64_t df_group_deadline(const DfGroup *group);
 /* ------------------------------------------------------------------ nodes */
 
 typedef struct DfNodeDesc {
-    DfTaskFn fn;        /* body */
-    void *arg;          /* passed to fn and cancel */
-    DfTaskFn cancel;    /* runs instead of fn when the group was cancelled; may be NULL */
-    int module;         /* id from df_sched_module_id(), or -1 */
-    int index;          /* index of the node within its module instance (e.g. band) */
-    DfGroup *group;     /* may be NULL */
-    int64_t deadline;   /* 0: inherit from group (or none) */
-    uint64_t out_size;  /* bytes this node produces (size(n)) */
+    DfTaskFn fn;       /* body */
+    void *arg;         /* passed to fn and cancel */
+    DfTaskFn cancel;   /* runs instead of fn when the group was cancelled; may be NULL */
+    int module;        /* id from df_sched_module_id(), or -1 */
+    int index;         /* index of the node within its module instance (e.g. band) */
+    DfGroup *group;    /* may be NULL */
+    int64_t deadline;  /* 0: inherit from group (or none) */
+    uint64_t out_size; /* bytes this node produces (size(n)) */
 } DfNodeDesc;
 
 /* Create a node.  It runs once submitted and all its dependencies finished.
@@ -255,21 +261,21 @@ typedef enum DfLinkKind {
 } DfLinkKind;
 
 typedef struct DfLink {
-    int module;         /* predecessor module id (index in the table) */
+    int module; /* predecessor module id (index in the table) */
     DfLinkKind kind;
     bool prev_instance; /* predecessor in the previous instance (e.g. D(k-1) -> D(k)) */
 } DfLink;
 
 /* One row of the parallel execution control description. */
 typedef struct DfModuleDesc {
-    const char *name;      /* registered with df_sched_module_id() */
+    const char *name; /* registered with df_sched_module_id() */
     DfTaskFn fn;
-    DfTaskFn cancel;       /* may be NULL */
+    DfTaskFn cancel; /* may be NULL */
     const DfLink *preds;
     int n_preds;
-    int out_type;          /* output buffer type (user-defined tag) */
-    uint64_t out_size;     /* bytes each node of the module produces */
-    int width;             /* nodes per instance (default 1; may be overridden) */
+    int out_type;      /* output buffer type (user-defined tag) */
+    uint64_t out_size; /* bytes each node of the module produces */
+    int width;         /* nodes per instance (default 1; may be overridden) */
 } DfModuleDesc;
 
 /* Compile a module table (id = row index) into graph-generation information.
@@ -313,14 +319,14 @@ typedef struct DfJobs {
     int n_jobs;
     void (*fn)(void *ctx, int jobnr, int threadnr);
     void *ctx;
-    int n_slots;          /* threadnr = jobnr % n_slots and job j starts only after
-                           * job j - n_slots finished; 0: unlimited, threadnr = 0 */
-    bool ordered_start;   /* job j becomes ready only once job j-1 started (WPP) */
-    int module;           /* module id of the job nodes */
-    int64_t deadline;     /* 0: none */
-    uint64_t out_size;    /* bytes each job produces */
-    int *workers;         /* optional out: worker that ran each job (n_jobs entries) */
-    uint64_t *node_ids;   /* optional out: node id of each job */
+    int n_slots;        /* threadnr = jobnr % n_slots and job j starts only after
+                         * job j - n_slots finished; 0: unlimited, threadnr = 0 */
+    bool ordered_start; /* job j becomes ready only once job j-1 started (WPP) */
+    int module;         /* module id of the job nodes */
+    int64_t deadline;   /* 0: none */
+    uint64_t out_size;  /* bytes each job produces */
+    int *workers;       /* optional out: worker that ran each job (n_jobs entries) */
+    uint64_t *node_ids; /* optional out: node id of each job */
 } DfJobs;
 
 /* Run a batch and return when every job has finished.  From a worker, the
@@ -340,14 +346,14 @@ typedef struct DfWorkerStats {
     uint64_t wakeups_sent;   /* futex wakes issued by this worker */
     uint64_t bytes_local;    /* input bytes produced by this same worker */
     uint64_t bytes_level[DF_N_LEVELS]; /* input bytes by trCost level (SELF = local) */
-    uint64_t slab_chunks;    /* slab chunks allocated (cold path) */
-    uint64_t max_wait_depth; /* deepest nesting of df_sched_wait() */
+    uint64_t slab_chunks;              /* slab chunks allocated (cold path) */
+    uint64_t max_wait_depth;           /* deepest nesting of df_sched_wait() */
 } DfWorkerStats;
 
 typedef struct DfStats {
     int n_workers;
     DfWorkerStats total;
-    DfWorkerStats *workers; /* n_workers entries, owned by the caller of df_stats_free */
+    DfWorkerStats *workers;    /* n_workers entries, owned by the caller of df_stats_free */
     uint64_t external_submits; /* nodes made ready by non-worker threads */
 } DfStats;
 
@@ -370,13 +376,13 @@ double df_stats_local_share(const DfStats *stats);
 /* What the learned policy has measured (module ids < DF_LEARN_MAX_MODULES). */
 typedef struct DfLearnedModel {
     int n_modules;
-    double size_scale[DF_LEARN_MAX_MODULES];      /* size(n) correction of each producer module */
-    uint64_t samples_local[DF_LEARN_MAX_MODULES]; /* consumer runs with its bytes local */
-    uint64_t samples_remote[DF_LEARN_MAX_MODULES];/* ... with its bytes on another worker */
-    double ns_per_byte[DF_N_LEVELS];              /* measured transfer cost per level (0: none) */
-    double ref_ns_per_byte;                       /* speed of one trCost unit in the model */
-    uint64_t samples;                             /* timed runs learnt from */
-    uint64_t explored;                            /* nodes stolen on purpose */
+    double size_scale[DF_LEARN_MAX_MODULES];       /* size(n) correction of each producer module */
+    uint64_t samples_local[DF_LEARN_MAX_MODULES];  /* consumer runs with its bytes local */
+    uint64_t samples_remote[DF_LEARN_MAX_MODULES]; /* ... with its bytes on another worker */
+    double ns_per_byte[DF_N_LEVELS];               /* measured transfer cost per level (0: none) */
+    double ref_ns_per_byte;                        /* speed of one trCost unit in the model */
+    uint64_t samples;                              /* timed runs learnt from */
+    uint64_t explored;                             /* nodes stolen on purpose */
 } DfLearnedModel;
 
 /* Snapshot of the learned model; -ENOTSUP unless the policy is "learned". */
@@ -394,10 +400,10 @@ enum {
 
 /* One input of a traced node: bytes it read from a producer. */
 typedef struct DfTraceInput {
-    uint64_t pred_id; /* producer node id (0 unknown) */
-    int32_t worker;   /* producer's worker (-1 outside the scheduler) */
-    int32_t module;   /* producer's module (-1 unknown) */
-    uint64_t bytes;   /* as declared (df_node_depend, df_node_add_input) */
+    uint64_t pred_id;       /* producer node id (0 unknown) */
+    int32_t worker;         /* producer's worker (-1 outside the scheduler) */
+    int32_t module;         /* producer's module (-1 unknown) */
+    uint64_t bytes;         /* as declared (df_node_depend, df_node_add_input) */
     uint64_t learned_bytes; /* bytes times the learned policy's size(n) correction of the
                              * producer module when the trace was collected; = bytes
                              * for other policies (0 in hand-made traces: read as bytes) */
@@ -408,19 +414,19 @@ typedef struct DfTraceEvent {
     uint64_t node_id;
     int32_t module;
     int32_t index;
-    int64_t tag;        /* group's tag (e.g. frame number), -1 none */
+    int64_t tag; /* group's tag (e.g. frame number), -1 none */
     int32_t worker;
     uint32_t flags;
     int64_t start_ns;
     int64_t end_ns;
-    int64_t deadline;   /* DF_NO_DEADLINE when none */
+    int64_t deadline;     /* DF_NO_DEADLINE when none */
     uint32_t first_input; /* index into DfTrace.inputs */
     uint32_t n_inputs;
-    int64_t created_ns;   /* node created */
-    int64_t ready_ns;     /* all inputs done (became ready) */
-    uint64_t parent_id;   /* node that created it from inside its body (0: none) */
+    int64_t created_ns;     /* node created */
+    int64_t ready_ns;       /* all inputs done (became ready) */
+    uint64_t parent_id;     /* node that created it from inside its body (0: none) */
     uint64_t start_pred_id; /* ordered job batches: became ready when this node started */
-    uint64_t group_id;    /* the node's group (0: none) */
+    uint64_t group_id;      /* the node's group (0: none) */
 } DfTraceEvent;
 
 /* A task body waiting for a group (df_sched_wait), helping meanwhile. */
@@ -459,20 +465,21 @@ typedef struct DfTrace {
     size_t n_events;
     DfTraceInput *inputs;
     size_t n_inputs;
-    DfTraceWait *waits;   /* sorted by start time */
+    DfTraceWait *waits; /* sorted by start time */
     size_t n_waits;
-    uint64_t dropped;     /* events lost because a worker's buffer was full */
+    uint64_t dropped; /* events lost because a worker's buffer was full */
     int n_workers;
-    char **module_names;  /* module id -> name, n_modules entries */
+    char **module_names; /* module id -> name, n_modules entries */
     int n_modules;
-    uint32_t *trcost;     /* copy of the trCost matrix */
-    uint8_t *levels;      /* copy of the level matrix */
+    uint32_t *trcost;        /* copy of the trCost matrix */
+    uint8_t *levels;         /* copy of the level matrix */
     DfTraceLearned *learned; /* NULL unless the policy was "learned": sizes as declared */
 } DfTrace;
 
 /* Start recording up to `capacity` events per worker (replaces older ones).
  * The buffers (about 200 bytes per event and worker) are allocated and
- * touched here, so that recording takes no page fault. */
+ * touched here, so that recording takes no page fault: the memory is held
+ * from the start, so size `capacity` to what is to be recorded. */
 int df_sched_trace_start(DfSched *sched, size_t capacity);
 
 /* Stop recording (events are kept). */

@@ -7,7 +7,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 typedef struct Retired {
     struct Retired *next;
@@ -37,15 +39,35 @@ static void retire(DfSched *s, DfTraceBuf *b)
     s->trace_retired = r;
 }
 
-/* Write a byte of every page.  Not memset(0): the compiler may fold
- * malloc + memset into calloc, which leaves fresh pages unmapped. */
-static void prefault(void *p, size_t bytes)
+/* Page faults are what tracing costs most when left to the workers: one
+ * per 4 KiB, every ~20 events, each a kernel entry and a page to zero
+ * (measured 8-14 us a page on this project's VMs, whose host also faults).
+ * So the arrays are touched here, whole; large ones ask for transparent
+ * huge pages, which makes that one fault per 2 MiB.  The price is memory
+ * held from the start, ~200 bytes per event and worker: callers size the
+ * capacity to what they mean to record. */
+#define DF_TRACE_HUGE ((size_t)2 << 20)
+
+static void *trace_array(size_t n, size_t size)
 {
+    if (n > SIZE_MAX / size)
+        return NULL;
+    size_t bytes = n * size;
+    void *p;
+    if (bytes >= DF_TRACE_HUGE) {
+        bytes = (bytes + DF_TRACE_HUGE - 1) & ~(DF_TRACE_HUGE - 1);
+        p = aligned_alloc(DF_TRACE_HUGE, bytes);
+        if (p)
+            (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice: EINVAL without THP is fine */
+    } else {
+        p = malloc(bytes);
+    }
+    /* A byte a page, not memset(0): the compiler may fold malloc + memset
+     * into calloc, which leaves fresh pages unmapped. */
     volatile unsigned char *c = p;
-    for (size_t i = 0; i < bytes; i += 4096)
+    for (size_t i = 0; c && i < bytes; i += 4096)
         c[i] = 0;
-    if (bytes)
-        c[bytes - 1] = 0;
+    return p;
 }
 
 int df_sched_trace_start(DfSched *s, size_t capacity)
@@ -60,21 +82,15 @@ int df_sched_trace_start(DfSched *s, size_t capacity)
             b->cap_events = capacity;
             b->cap_inputs = capacity * 2;
             b->cap_waits = capacity / 4 + 16;
-            b->events = malloc(sizeof(DfTraceEvent) * b->cap_events);
-            b->inputs = malloc(sizeof(DfTraceInput) * b->cap_inputs);
-            b->waits = malloc(sizeof(DfTraceWait) * b->cap_waits);
+            b->events = trace_array(b->cap_events, sizeof(DfTraceEvent));
+            b->inputs = trace_array(b->cap_inputs, sizeof(DfTraceInput));
+            b->waits = trace_array(b->cap_waits, sizeof(DfTraceWait));
         }
         if (!b || !b->events || !b->inputs || !b->waits) {
             buf_free(b);
             ret = -ENOMEM;
             break;
         }
-        /* Fault the pages in now: left to the workers, every few dozen
-         * events would take a page fault (a kernel entry and a page to
-         * zero) inside the task loop, several times the cost of recording. */
-        prefault(b->events, sizeof(DfTraceEvent) * b->cap_events);
-        prefault(b->inputs, sizeof(DfTraceInput) * b->cap_inputs);
-        prefault(b->waits, sizeof(DfTraceWait) * b->cap_waits);
         retire(s, atomic_exchange_explicit(&s->workers[i].trace, b, memory_order_acq_rel));
     }
     if (ret == 0) {
@@ -101,7 +117,8 @@ void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end)
         return;
     size_t i = atomic_load_explicit(&b->n_events, memory_order_relaxed);
     if (i >= b->cap_events || b->n_inputs + n->n_inputs > b->cap_inputs) {
-        atomic_store_explicit(&b->dropped, atomic_load_explicit(&b->dropped, memory_order_relaxed) + 1,
+        atomic_store_explicit(&b->dropped,
+                              atomic_load_explicit(&b->dropped, memory_order_relaxed) + 1,
                               memory_order_relaxed);
         return;
     }
@@ -139,7 +156,8 @@ void df_trace_record_wait(DfWorker *w, const DfGroup *g, int64_t start, int64_t 
         return;
     size_t i = atomic_load_explicit(&b->n_waits, memory_order_relaxed);
     if (i >= b->cap_waits) {
-        atomic_store_explicit(&b->dropped, atomic_load_explicit(&b->dropped, memory_order_relaxed) + 1,
+        atomic_store_explicit(&b->dropped,
+                              atomic_load_explicit(&b->dropped, memory_order_relaxed) + 1,
                               memory_order_relaxed);
         return;
     }

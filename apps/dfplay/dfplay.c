@@ -477,7 +477,7 @@ int main(int argc, char **argv)
     sc.policy = o.policy;
     sc.poll_us = o.poll_us;
     if (o.trace)
-        sc.trace_capacity = 1 << 20;
+        sc.trace_capacity = DF_TRACE_DEFAULT_CAPACITY;
     DfError err = {0};
     if (df_sched_new(&sc, &p.sched, &err) < 0) {
         df_player_fail("scheduler: %s", err.msg);
