@@ -19,6 +19,13 @@ static bool with_gst(void)
     return g && strcmp(g, "1") == 0;
 }
 
+/* Whether meson put this build's dfdec on GStreamer's path (DFBENCH_DFDEC=1). */
+static bool with_dfdec(void)
+{
+    const char *g = getenv("DFBENCH_DFDEC");
+    return with_gst() && g && strcmp(g, "1") == 0;
+}
+
 static char *clip(const char *name)
 {
     return g_strdup_printf("%s/%s", df_test_media_dir(), name);
@@ -198,7 +205,9 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
                           "--policy",
                           "cost-local",
                           "--peers",
-                          with_gst() ? "avdec" : "none",
+                          with_dfdec() ? "avdec,dfdec"
+                          : with_gst() ? "avdec"
+                                       : "none",
                           "--max-streams",
                           "2",
                           "--json",
@@ -223,7 +232,10 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
     DF_EXPECT_EQ_INT((int)json_object_get_int_member(r0, "frames_per_stream"), 15);
     JsonArray *res = json_object_get_array_member(root, "results");
     DF_ASSERT(res);
-    DF_EXPECT_EQ_INT((int)json_array_get_length(res), with_gst() ? 4 : 2);
+    /* 1 and 2 workers: dfmedia/cost-local, avdec, dfdec/cost-local. */
+    const int n_results = 2 + (with_gst() ? 2 : 0) + (with_dfdec() ? 2 : 0);
+    DF_EXPECT_EQ_INT((int)json_array_get_length(res), n_results);
+    int n_dfdec = 0;
     for (guint i = 0; i < json_array_get_length(res); i++) {
         JsonObject *r = json_array_get_object_element(res, i);
         const char *impl = json_object_get_string_member_with_default(r, "impl", "");
@@ -240,9 +252,11 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
         }
         if (g_str_has_prefix(impl, "dfmedia/"))
             DF_EXPECT(is_number(r, "latency_p99_ms"));
+        n_dfdec += strcmp(impl, "dfdec/cost-local") == 0;
     }
+    DF_EXPECT_EQ_INT(n_dfdec, with_dfdec() ? 2 : 0);
     g_object_unref(p);
-    DF_EXPECT_EQ_INT(count_lines(csv), 1 + (with_gst() ? 4 : 2));
+    DF_EXPECT_EQ_INT(count_lines(csv), 1 + n_results);
     gchar *text = NULL;
     gsize len = 0;
     DF_ASSERT(g_file_get_contents(png, &text, &len, NULL));
@@ -312,6 +326,9 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"realtime", "--input", junk}, 1, junk},
         {{"realtime", "--input", h264, "--workers", "-3"}, 2, "bad --workers \"-3\""},
         {{"realtime", "--input", h264, "--peers", "vlc"}, 2, "unknown peer \"vlc\""},
+        {{"realtime", "--input", h264, "--policy", "none", "--peers", "dfdec"},
+         2,
+         "dfdec runs once per --policy"},
         {{"realtime", "--input", h264, "--policy", ""}, 2, "bad --policy \"\""},
         {{"realtime", "--input", h264, "--fps", "0"}, 2, "bad --fps 0"},
         {{"realtime", "--input", h264, "--fps", "nan"}, 2, "bad --fps nan"},

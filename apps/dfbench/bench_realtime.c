@@ -30,6 +30,10 @@
  * ahead until the sink blocks it, and decodes the first frame during
  * preroll), so it is, if anything, lenient to avdec; it is the honest
  * "K players in one process" figure without writing a demuxer into appsrc.
+ *
+ * dfdec (peer): the same K pipelines with dfdec n-workers=N policy=P in
+ * place of avdec_*, sharing the process's one scheduler (the element's
+ * default), so that dfmedia is also measured under avdec's own rules.
  * Timings are never pass/fail. */
 #include "bench_media.h"
 #include "dfbench.h"
@@ -69,6 +73,7 @@ typedef struct DfRtTrial {
 typedef struct DfRtResult {
     char impl[48];
     const char *policy; /* NULL: avdec */
+    bool gst;           /* K GStreamer pipelines (avdec, dfdec) */
     int workers;
     bool oversubscribed;
     int max_streams; /* largest K without a miss (0: not even one) */
@@ -85,7 +90,7 @@ typedef struct DfRt {
     int *workers;
     int n_workers;
     GPtrArray *policies;
-    bool avdec;
+    bool avdec, dfdec;
     int budget_frames;
     int total_frames; /* frames each stream decodes */
     GArray *results;  /* DfRtResult */
@@ -288,12 +293,15 @@ cleanup:
         df_sched_unref(s);
 }
 
-static void trial_avdec(const DfRt *rt, int workers, int k, DfRtTrial *tr)
+/* K pipelines of avdec_* (policy NULL) or of dfdec with that policy. */
+static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, DfRtTrial *tr)
 {
     memset(tr, 0, sizeof(*tr));
     tr->streams = k;
     tr->latency_p99_ms = tr->late_p99_ms = NAN;
-    const char *name = df_gst_avdec_name(rt->clip.par->codec_id);
+    char dfdec[128];
+    snprintf(dfdec, sizeof(dfdec), "dfdec n-workers=%d policy=%s", workers, policy ? policy : "");
+    const char *name = policy ? dfdec : df_gst_avdec_name(rt->clip.par->codec_id);
     if (!name) {
         snprintf(tr->error, sizeof(tr->error), "no avdec element for %s",
                  avcodec_get_name(rt->clip.par->codec_id));
@@ -305,7 +313,7 @@ static void trial_avdec(const DfRt *rt, int workers, int k, DfRtTrial *tr)
     for (int i = 0; i < k; i++)
         runs[i] = (DfGstRun){
             .path = rt->clip.path,
-            .decoder = name, /* default threads, as a player would have */
+            .decoder = name, /* avdec: default threads, as a player would have */
             .map = &rt->map,
             .cpus = workers,
             .sync = true,
@@ -357,10 +365,10 @@ static void run_trial(DfRt *rt, DfRtResult *r, int k, DfProgress *prog, DfRtTria
 {
     df_progress_step(prog, "%s, %d worker%s: %d stream%s", r->impl, r->workers,
                      r->workers == 1 ? "" : "s", k, k == 1 ? "" : "s");
-    if (r->policy)
-        trial_dfmedia(rt, r->policy, r->workers, k, out);
+    if (r->gst)
+        trial_gst(rt, r->policy, r->workers, k, out);
     else
-        trial_avdec(rt, r->workers, k, out);
+        trial_dfmedia(rt, r->policy, r->workers, k, out);
     g_array_append_val(r->trials, *out);
     if (out->error[0])
         r->failed = true;
@@ -431,7 +439,9 @@ static int parse_options(DfRt *rt, int argc, char **argv)
         {"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy,
          "dfsched policies: a list, all, or none (default cost-local)", "LIST"},
         {"peers", 0, 0, G_OPTION_ARG_STRING, &o->peers,
-         "avdec (K GStreamer pipelines, default when built) or none", "LIST"},
+         "avdec, dfdec (K GStreamer pipelines of avdec_* or of dfdec per policy; default: both "
+         "when built and found) or none",
+         "LIST"},
         {"latency-frames", 0, 0, G_OPTION_ARG_INT, &o->latency_frames,
          "Latency budget beyond the stream's reorder delay, in frame periods (default 2)", "N"},
         {"max-streams", 0, 0, G_OPTION_ARG_INT, &o->max_streams, "Largest K tried (default 64)",
@@ -545,7 +555,10 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     g_strfreev(pol);
     if (status != DF_BENCH_OK)
         goto cleanup;
-    gchar **pe = g_strsplit(o->peers ? o->peers : df_gst_built() ? "avdec" : "none", ",", -1);
+    const char *dflt_peers = !df_gst_built()        ? "none"
+                             : df_gst_have("dfdec") ? "avdec,dfdec"
+                                                    : "avdec";
+    gchar **pe = g_strsplit(o->peers ? o->peers : dflt_peers, ",", -1);
     for (int i = 0; status == DF_BENCH_OK && pe[i]; i++) {
         const char *want = g_strstrip(pe[i]);
         if (!*want) {
@@ -555,17 +568,26 @@ static int parse_options(DfRt *rt, int argc, char **argv)
         }
         if (strcmp(want, "none") == 0)
             continue;
-        if (strcmp(want, "avdec") != 0) {
-            status = df_cli_usage(PROG, "bad --peers: unknown peer \"%s\" (avdec or none)", want);
-        } else if (!df_gst_built()) {
+        const bool is_dfdec = strcmp(want, "dfdec") == 0;
+        if (!is_dfdec && strcmp(want, "avdec") != 0) {
             status =
-                df_cli_usage(PROG, "bad --peers: peer avdec needs GStreamer, which was missing "
-                                   "when meson configured dfbench");
+                df_cli_usage(PROG, "bad --peers: unknown peer \"%s\" (avdec, dfdec or none)", want);
+        } else if (!df_gst_built()) {
+            status = df_cli_usage(PROG,
+                                  "bad --peers: peer %s needs GStreamer, which was missing "
+                                  "when meson configured dfbench",
+                                  want);
         } else if (!df_gst_have("parsebin") || !df_gst_have("fakesink")) {
-            fprintf(
-                stderr,
-                "dfbench realtime: warning: skipping avdec: GStreamer's parsebin or fakesink is "
-                "not installed\n");
+            fprintf(stderr,
+                    "dfbench realtime: warning: skipping %s: GStreamer's parsebin or fakesink is "
+                    "not installed\n",
+                    want);
+        } else if (is_dfdec && !df_gst_have("dfdec")) {
+            fprintf(stderr,
+                    "dfbench realtime: warning: skipping dfdec: no loadable GStreamer element "
+                    "\"dfdec\" (set GST_PLUGIN_PATH to the elements/ directory of the build)\n");
+        } else if (is_dfdec) {
+            rt->dfdec = true;
         } else {
             rt->avdec = true;
         }
@@ -573,6 +595,10 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     g_strfreev(pe);
     if (status != DF_BENCH_OK)
         goto cleanup;
+    if (rt->dfdec && rt->policies->len == 0) {
+        status = df_cli_usage(PROG, "bad --peers: dfdec runs once per --policy, and there is none");
+        goto cleanup;
+    }
     if (rt->policies->len == 0 && !rt->avdec) {
         status = df_cli_usage(PROG, "nothing to run: no policy and no peer");
         goto cleanup;
@@ -837,9 +863,9 @@ static bool write_plot(const DfRt *rt)
 
 /* ----------------------------------------------------------------- main */
 
-static void add_result(DfRt *rt, const char *impl, const char *policy, int workers)
+static void add_result(DfRt *rt, const char *impl, const char *policy, bool gst, int workers)
 {
-    DfRtResult r = {.policy = policy, .workers = workers};
+    DfRtResult r = {.policy = policy, .gst = gst, .workers = workers};
     snprintf(r.impl, sizeof(r.impl), "%s", impl);
     r.oversubscribed = df_cpu_map_oversubscribed(&rt->map, workers);
     r.trials = g_array_new(FALSE, TRUE, sizeof(DfRtTrial));
@@ -864,11 +890,18 @@ int df_bench_realtime_main(int argc, char **argv)
         for (int w = 0; w < rt.n_workers; w++) {
             char name[48];
             snprintf(name, sizeof(name), "dfmedia/%s", (const char *)rt.policies->pdata[p]);
-            add_result(&rt, name, rt.policies->pdata[p], rt.workers[w]);
+            add_result(&rt, name, rt.policies->pdata[p], false, rt.workers[w]);
         }
     if (rt.avdec)
         for (int w = 0; w < rt.n_workers; w++)
-            add_result(&rt, "avdec", NULL, rt.workers[w]);
+            add_result(&rt, "avdec", NULL, true, rt.workers[w]);
+    if (rt.dfdec)
+        for (guint p = 0; p < rt.policies->len; p++)
+            for (int w = 0; w < rt.n_workers; w++) {
+                char name[48];
+                snprintf(name, sizeof(name), "dfdec/%s", (const char *)rt.policies->pdata[p]);
+                add_result(&rt, name, rt.policies->pdata[p], true, rt.workers[w]);
+            }
     char machine[1024];
     df_report_machine_line(machine, sizeof(machine));
     printf("dfbench realtime on %s\n", machine);
