@@ -572,6 +572,9 @@ static int parse_options(DfRt *rt, int argc, char **argv)
         if (!is_dfdec && strcmp(want, "avdec") != 0) {
             status =
                 df_cli_usage(PROG, "bad --peers: unknown peer \"%s\" (avdec, dfdec or none)", want);
+        } else if (is_dfdec && rt->policies->len == 0) {
+            status =
+                df_cli_usage(PROG, "bad --peers: dfdec runs once per --policy, and there is none");
         } else if (!df_gst_built()) {
             status = df_cli_usage(PROG,
                                   "bad --peers: peer %s needs GStreamer, which was missing "
@@ -595,10 +598,6 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     g_strfreev(pe);
     if (status != DF_BENCH_OK)
         goto cleanup;
-    if (rt->dfdec && rt->policies->len == 0) {
-        status = df_cli_usage(PROG, "bad --peers: dfdec runs once per --policy, and there is none");
-        goto cleanup;
-    }
     if (rt->policies->len == 0 && !rt->avdec) {
         status = df_cli_usage(PROG, "nothing to run: no policy and no peer");
         goto cleanup;
