@@ -117,6 +117,12 @@ const char *df_sched_policy_name(const DfSched *sched);
 /* Index of the calling thread's worker in `sched`, or -1 if it is not one. */
 int df_sched_current_worker(const DfSched *sched);
 
+/* Id of the node whose body the calling worker runs (the innermost one when
+ * a waiting body helps), or 0 outside a body or off the workers.  Lets code
+ * called from a body (e.g. libavcodec's get_buffer2 inside a decode task)
+ * name the producer of the data it writes in df_node_add_input(). */
+uint64_t df_sched_current_node_id(const DfSched *sched);
+
 /* The n_workers x n_workers trCost matrix (row = producer, column = consumer). */
 const uint32_t *df_sched_trcost(const DfSched *sched);
 

@@ -246,3 +246,83 @@ DF_TEST(Sim, ThousandWorkers)
     sim_graph_free(g);
     b_free(&b);
 }
+
+#ifdef DF_SIM_REAL_TRACE
+#include "framework_util.h"
+
+/* A trace of a real decode (framework tasks: D, its slice jobs S, bands R,
+ * output O): each band's inputs name the slice jobs that wrote its rows, so
+ * the replay ties them to those jobs wherever it runs them, and charges
+ * the bytes read across workers by level. */
+DF_TEST(Sim, RealDecodeTraceChargesCrossWorkerBytes)
+{
+    TClip clip;
+    DF_ASSERT_EQ_INT(t_clip_load("h264_cabac_slices8.mkv", &clip), 0);
+    DfSched *s = t_sched("cost-local", 2, 0);
+    DF_ASSERT(s);
+    DF_ASSERT_EQ_INT(df_sched_trace_start(s, 1 << 14), 0);
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.threading = DF_THREADING_SLICE;
+    TSums sums = {0};
+    DF_ASSERT_EQ_INT(t_df_decode(s, &clip, &cfg, &sums, NULL, NULL, 0), 0);
+    DF_EXPECT(sums.n > 0);
+    DfTrace t;
+    DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &t), 0);
+    df_sched_unref(s);
+    DF_EXPECT_EQ_INT(t.dropped, 0);
+
+    /* Every slice-row input of a band names a recorded slice job. */
+    int mod_s = -1, mod_r = -1;
+    for (int m = 0; m < t.n_modules; m++) {
+        if (strcmp(t.module_names[m], "S") == 0)
+            mod_s = m;
+        if (strcmp(t.module_names[m], "R") == 0)
+            mod_r = m;
+    }
+    DF_ASSERT(mod_s >= 0 && mod_r >= 0);
+    uint64_t row_bytes = 0;
+    size_t rows_in = 0, named = 0;
+    for (size_t i = 0; i < t.n_events; i++) {
+        const DfTraceEvent *e = &t.events[i];
+        if (e->module != mod_r)
+            continue;
+        for (uint32_t k = 0; k < e->n_inputs; k++) {
+            const DfTraceInput *in = &t.inputs[e->first_input + k];
+            if (in->module != mod_s || !in->bytes)
+                continue;
+            rows_in++;
+            row_bytes += in->bytes;
+            for (size_t j = 0; j < t.n_events; j++)
+                if (t.events[j].node_id == in->pred_id && t.events[j].module == mod_s) {
+                    named++;
+                    break;
+                }
+        }
+    }
+    DF_EXPECT(rows_in > 0);
+    DF_EXPECT_MSG(named == rows_in, "%zu of %zu slice-row inputs name their job", named, rows_in);
+
+    /* The replay: on one worker every byte is local; on two workers in
+     * different packages some are read across, at the machine level. */
+    SimGraph *g = NULL;
+    DfError err = {0};
+    DF_ASSERT_MSG(sim_graph_from_trace(&t, NULL, &g, &err) == 0, "%s", err.msg);
+    SimResult r1 = run(g, "cost-local", 1, "package:2 core:1 pu:1", 1);
+    uint64_t all1 = 0;
+    for (int l = 0; l < DF_N_LEVELS; l++)
+        all1 += r1.bytes_level[l];
+    DF_EXPECT_MSG(all1 >= row_bytes, "replayed %llu bytes, trace has %llu slice-row bytes",
+                  (unsigned long long)all1, (unsigned long long)row_bytes);
+    DF_EXPECT_EQ_INT(r1.bytes_level[DF_LEVEL_SELF], all1);
+    for (const char *const *p = df_policy_names(); *p; p++) {
+        SimResult r2 = run(g, *p, 2, "package:2 core:1 pu:1", 1);
+        DF_EXPECT_MSG(r2.bytes_level[DF_LEVEL_MACHINE] > 0, "%s: no cross-package bytes", *p);
+        DF_EXPECT(r2.transfer_ns > 0);
+    }
+    sim_graph_free(g);
+    df_trace_free(&t);
+    t_sums_free(&sums);
+    t_clip_free(&clip);
+}
+#endif
