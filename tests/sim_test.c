@@ -37,14 +37,21 @@ static DfTraceEvent *b_node(Builder *b, uint64_t id, int module, int64_t tag, in
                             const uint64_t *in_ids, const uint64_t *in_bytes)
 {
     DfTraceEvent *e = &b->t.events[b->t.n_events++];
-    *e = (DfTraceEvent){.node_id = id, .module = module, .tag = tag, .worker = 0,
-                        .start_ns = start, .end_ns = start + dur, .deadline = DF_NO_DEADLINE,
-                        .created_ns = start, .ready_ns = start, .parent_id = parent,
+    *e = (DfTraceEvent){.node_id = id,
+                        .module = module,
+                        .tag = tag,
+                        .worker = 0,
+                        .start_ns = start,
+                        .end_ns = start + dur,
+                        .deadline = DF_NO_DEADLINE,
+                        .created_ns = start,
+                        .ready_ns = start,
+                        .parent_id = parent,
                         .group_id = group};
     e->first_input = (uint32_t)b->t.n_inputs;
     for (int k = 0; k < n_in; k++)
-        b->t.inputs[b->t.n_inputs++] =
-            (DfTraceInput){.pred_id = in_ids[k], .worker = 0, .module = module, .bytes = in_bytes[k]};
+        b->t.inputs[b->t.n_inputs++] = (DfTraceInput){
+            .pred_id = in_ids[k], .worker = 0, .module = module, .bytes = in_bytes[k]};
     e->n_inputs = (uint32_t)n_in;
     return e;
 }
@@ -63,8 +70,8 @@ static SimGraph *graph_of(Builder *b)
     return g;
 }
 
-static SimResult run_w(SimGraph *g, const char *policy, int workers, const char *topo,
-                       int streams, int window)
+static SimResult run_w(SimGraph *g, const char *policy, int workers, const char *topo, int streams,
+                       int window)
 {
     SimConfig c;
     sim_config_init(&c);
@@ -145,10 +152,12 @@ DF_TEST(Sim, HelpWhileWaitingReplays)
     for (int f = 0; f < 20; f++) {
         uint64_t d = id++;
         uint64_t zero = 0;
-        DfTraceEvent *de = b_node(&b, d, 0, f, t, 0, 0, 1000 + (uint64_t)f, prev_d != 0, &prev_d, &zero);
+        DfTraceEvent *de =
+            b_node(&b, d, 0, f, t, 0, 0, 1000 + (uint64_t)f, prev_d != 0, &prev_d, &zero);
         uint64_t grp = 5000 + (uint64_t)f;
         for (int j = 0; j < 8; j++) {
-            DfTraceEvent *je = b_node(&b, id++, 1, f, t + 200000 + j * 400000, 400000, d, grp, 0, NULL, NULL);
+            DfTraceEvent *je =
+                b_node(&b, id++, 1, f, t + 200000 + j * 400000, 400000, d, grp, 0, NULL, NULL);
             je->created_ns = t + 200000;
             je->worker = 1;
         }
@@ -193,7 +202,8 @@ DF_TEST(Sim, OrderedStartLinks)
     SimResult r = run(g, "fifo", 10, "core:10 pu:1", 1);
     DF_EXPECT_EQ_INT(r.tasks, 10);
     DF_EXPECT(r.makespan_ns >= 100000);
-    DF_EXPECT_MSG(r.makespan_ns < 100000 + 10 * (10000 + 2000), "%lld ns", (long long)r.makespan_ns);
+    DF_EXPECT_MSG(r.makespan_ns < 100000 + 10 * (10000 + 2000), "%lld ns",
+                  (long long)r.makespan_ns);
     sim_graph_free(g);
     b_free(&b);
 }
@@ -220,11 +230,51 @@ DF_TEST(Sim, TransferCostAndLocality)
     /* One frame (8 outside submissions) in flight at a time. */
     SimResult cl = run_w(g, "cost-local", 4, "package:2 core:2 pu:1", 1, 8);
     SimResult fi = run_w(g, "fifo", 4, "package:2 core:2 pu:1", 1, 8);
-    DF_EXPECT_MSG(cl.local_byte_share > 0.8, "cost-local local share %.2f (fifo %.2f), stolen %llu of %llu",
+    DF_EXPECT_MSG(cl.local_byte_share > 0.8,
+                  "cost-local local share %.2f (fifo %.2f), stolen %llu of %llu",
                   cl.local_byte_share, fi.local_byte_share, (unsigned long long)cl.stolen,
                   (unsigned long long)cl.tasks);
     DF_EXPECT(cl.local_byte_share > fi.local_byte_share);
     DF_EXPECT(fi.transfer_ns > cl.transfer_ns);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
+/* A node that waited, ready, while its worker was idle: the recording lost
+ * that CPU time outside tasks (other threads on the core).  It is charged
+ * again when asked, less the typical dispatch gap. */
+DF_TEST(Sim, LostCpuFromRecordedGaps)
+{
+    Builder b;
+    b_init(&b, 1);
+    int64_t at = 0, prev_end = 0;
+    for (int i = 0; i < 10; i++) {
+        at += i == 5 ? 200500 : 500;
+        DfTraceEvent *e = b_node(&b, (uint64_t)i + 1, 0, i, at, 100000, 0, 0, 0, NULL, NULL);
+        e->created_ns = 0;
+        e->ready_ns = prev_end;
+        prev_end = at + 100000;
+        at = prev_end;
+    }
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    DF_EXPECT_EQ_INT(sim_graph_dispatch_ns(g), 500);
+    DF_EXPECT_EQ_INT(sim_graph_lost_ns(g), 200000);
+    DF_EXPECT_EQ_INT(sim_graph_span_ns(g), prev_end);
+    SimConfig c;
+    sim_config_init(&c);
+    c.topology = "core:1 pu:1";
+    c.task_overhead_ns = 0;
+    c.complete_ns = 0;
+    SimResult off, on;
+    DfError err = {0};
+    DF_ASSERT(sim_run(g, &c, &off, &err) == 0);
+    c.lost_cpu = true;
+    DF_ASSERT(sim_run(g, &c, &on, &err) == 0);
+    /* 10 bodies and the first wake-up of the parked worker. */
+    DF_EXPECT_EQ_INT(off.makespan_ns, 1000000 + c.wake_ns);
+    DF_EXPECT_EQ_INT(on.makespan_ns - off.makespan_ns, 200000);
+    DF_EXPECT_EQ_INT(on.lost_ns, 200000);
     sim_graph_free(g);
     b_free(&b);
 }

@@ -25,7 +25,7 @@
 #include <string.h>
 
 typedef struct SimIn {
-    int pred;      /* node index, -1: produced outside the graph */
+    int pred; /* node index, -1: produced outside the graph */
     int module;
     uint64_t bytes;
     int32_t rec_worker;
@@ -47,6 +47,7 @@ typedef struct SimNode {
     int first_seg, n_seg;
     int64_t created_ns;
     int64_t deadline;
+    int64_t lost_ns; /* recorded: ready, its worker idle, yet not started */
 } SimNode;
 
 struct SimGraph {
@@ -59,12 +60,15 @@ struct SimGraph {
     /* CSR lists */
     int *succ_first, *succ; /* consumer node, input slot packed */
     int *succ_slot;
-    int *child_first, *child;  /* children sorted by created_seg */
+    int *child_first, *child; /* children sorted by created_seg */
     int *startsucc_first, *startsucc;
     int *ext; /* external nodes by creation time */
     int n_ext;
     int window;
     int frames;
+    int64_t lost_ns;     /* sum of the nodes' lost_ns */
+    int64_t span_ns;     /* recording: first creation to last end */
+    int64_t dispatch_ns; /* median ready-to-start gap on an idle worker */
 };
 
 /* ------------------------------------------------------------- building */
@@ -90,6 +94,104 @@ static int *csr(int n, const int *key, int m, int **first_out)
         first[i + 1] += first[i];
     *first_out = first;
     return list;
+}
+
+typedef struct SelfSpan {
+    int64_t start, end;
+    int32_t worker;
+    int node; /* event index; -1 for a resumed segment (after a wait) */
+} SelfSpan;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const SelfSpan *x = a, *y = b;
+    if (x->worker != y->worker)
+        return x->worker < y->worker ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return *x < *y ? -1 : *x > *y;
+}
+
+/* CPU time the recording's workers lost to work outside tasks: a node was
+ * ready, the worker that ran it next had finished its previous body, yet
+ * it started only later.  The decoding thread's own packet and frame
+ * handling (on the same cores), the OS and other processes take that time;
+ * the trace shows it only as these gaps.  Each gap, less the typical
+ * dispatch (the median of all of them: the scheduler's own pop and
+ * bookkeeping, which the replay charges separately), is kept on the node
+ * that followed it. */
+static int lost_time(const DfTrace *t, SimGraph *g, GHashTable *waits_of, DfError *err)
+{
+    const int n = g->n;
+    size_t n_spans = 0;
+    for (int i = 0; i < n; i++) {
+        GPtrArray *a = g_hash_table_lookup(waits_of, &t->events[i].node_id);
+        n_spans += 1 + (a ? a->len : 0);
+    }
+    SelfSpan *sp = malloc(sizeof(SelfSpan) * (n_spans ? n_spans : 1));
+    const size_t n_nodes = n > 0 ? (size_t)n : 1;
+    int64_t *gap = malloc(sizeof(int64_t) * n_nodes);
+    int *gap_node = malloc(sizeof(int) * n_nodes);
+    if (!sp || !gap || !gap_node) {
+        free(sp);
+        free(gap);
+        free(gap_node);
+        return df_set_error(err, -ENOMEM, "out of memory");
+    }
+    size_t k = 0;
+    for (int i = 0; i < n; i++) {
+        const DfTraceEvent *e = &t->events[i];
+        GPtrArray *a = g_hash_table_lookup(waits_of, &e->node_id);
+        int64_t cursor = e->start_ns;
+        int first = i;
+        for (guint j = 0; a && j < a->len; j++) {
+            const DfTraceWait *w = g_ptr_array_index(a, j);
+            sp[k++] = (SelfSpan){cursor, w->start_ns, e->worker, first};
+            cursor = w->end_ns;
+            first = -1;
+        }
+        sp[k++] = (SelfSpan){cursor, e->end_ns, e->worker, first};
+    }
+    qsort(sp, k, sizeof(SelfSpan), cmp_span);
+    int n_gaps = 0;
+    for (size_t j = 1; j < k; j++) {
+        if (sp[j].worker != sp[j - 1].worker || sp[j].node < 0)
+            continue;
+        const DfTraceEvent *e = &t->events[sp[j].node];
+        int64_t from = sp[j - 1].end > e->ready_ns ? sp[j - 1].end : e->ready_ns;
+        if (sp[j].start > from) {
+            gap[n_gaps] = sp[j].start - from;
+            gap_node[n_gaps++] = sp[j].node;
+        }
+    }
+    g->lost_ns = 0;
+    g->dispatch_ns = 0;
+    if (n_gaps > 0) {
+        int64_t *sorted = malloc(sizeof(int64_t) * (size_t)n_gaps);
+        if (!sorted) {
+            free(sp);
+            free(gap);
+            free(gap_node);
+            return df_set_error(err, -ENOMEM, "out of memory");
+        }
+        memcpy(sorted, gap, sizeof(int64_t) * (size_t)n_gaps);
+        qsort(sorted, (size_t)n_gaps, sizeof(int64_t), cmp_i64);
+        g->dispatch_ns = sorted[n_gaps / 2];
+        free(sorted);
+        for (int j = 0; j < n_gaps; j++)
+            if (gap[j] > g->dispatch_ns) {
+                g->nodes[gap_node[j]].lost_ns += gap[j] - g->dispatch_ns;
+                g->lost_ns += gap[j] - g->dispatch_ns;
+            }
+    }
+    free(sp);
+    free(gap);
+    free(gap_node);
+    return 0;
 }
 
 int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out, DfError *err)
@@ -133,6 +235,7 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
         goto out;
     }
     int seg_at = 0, in_at = 0;
+    int64_t lo = 0, hi = 0;
     for (int i = 0; i < n; i++) {
         const DfTraceEvent *e = &t->events[i];
         SimNode *sn = &g->nodes[i];
@@ -152,22 +255,26 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
             }
             sn->group = GPOINTER_TO_INT(v) - 1;
         }
-        sn->parent = e->parent_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &e->parent_id)) - 1 : -1;
-        sn->start_pred =
-            e->start_pred_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &e->start_pred_id)) - 1 : -1;
+        sn->parent =
+            e->parent_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &e->parent_id)) - 1 : -1;
+        sn->start_pred = e->start_pred_id
+                             ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &e->start_pred_id)) - 1
+                             : -1;
         /* Inputs, and the transfer time the recording paid for them. */
         double paid = 0;
         sn->first_in = in_at;
         for (uint32_t k = 0; k < e->n_inputs; k++) {
             const DfTraceInput *ti = &t->inputs[e->first_input + k];
             SimIn *si = &g->ins[in_at++];
-            si->pred = ti->pred_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &ti->pred_id)) - 1 : -1;
+            si->pred =
+                ti->pred_id ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &ti->pred_id)) - 1 : -1;
             si->module = ti->module;
             si->bytes = ti->bytes;
             si->rec_worker = ti->worker;
             if (ti->worker >= 0 && ti->worker < t->n_workers && rec_npb && t->levels)
                 paid += (double)ti->bytes *
-                        rec_npb[t->levels[(size_t)ti->worker * (size_t)t->n_workers + (size_t)e->worker]];
+                        rec_npb[t->levels[(size_t)ti->worker * (size_t)t->n_workers +
+                                          (size_t)e->worker]];
         }
         sn->n_in = in_at - sn->first_in;
         /* Segments: self time between the waits. */
@@ -181,8 +288,8 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
                 v = GINT_TO_POINTER(++g->n_groups);
                 g_hash_table_insert(groups, (gpointer)&w->group_id, v);
             }
-            g->segs[seg_at++] = (SimSeg){w->start_ns > cursor ? w->start_ns - cursor : 0,
-                                         GPOINTER_TO_INT(v) - 1};
+            g->segs[seg_at++] =
+                (SimSeg){w->start_ns > cursor ? w->start_ns - cursor : 0, GPOINTER_TO_INT(v) - 1};
             cursor = w->end_ns;
         }
         g->segs[seg_at++] = (SimSeg){e->end_ns > cursor ? e->end_ns - cursor : 0, -1};
@@ -195,6 +302,9 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
             paid -= (double)take;
         }
     }
+    ret = lost_time(t, g, waits_of, err);
+    if (ret < 0)
+        goto out;
     /* Which parent segment created each child. */
     for (int i = 0; i < n; i++) {
         SimNode *sn = &g->nodes[i];
@@ -310,6 +420,13 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
         g->window = 1;
     free(ev);
     g->frames = (int)g_hash_table_size(tags);
+    for (int i = 0; i < n; i++) {
+        if (i == 0 || t->events[i].created_ns < lo)
+            lo = t->events[i].created_ns;
+        if (i == 0 || t->events[i].end_ns > hi)
+            hi = t->events[i].end_ns;
+    }
+    g->span_ns = hi > lo ? hi - lo : 0;
 out:
     g_hash_table_destroy(by_id);
     g_hash_table_destroy(groups);
@@ -361,6 +478,21 @@ int sim_graph_window(const SimGraph *g)
     return g->window;
 }
 
+int64_t sim_graph_lost_ns(const SimGraph *g)
+{
+    return g->lost_ns;
+}
+
+int64_t sim_graph_dispatch_ns(const SimGraph *g)
+{
+    return g->dispatch_ns;
+}
+
+int64_t sim_graph_span_ns(const SimGraph *g)
+{
+    return g->span_ns;
+}
+
 void sim_config_init(SimConfig *c)
 {
     memset(c, 0, sizeof(*c));
@@ -399,9 +531,9 @@ typedef struct Worker {
     int status;
     Frame *stack;
     int depth, cap;
-    uint64_t epoch;   /* invalidates queued events of an earlier status */
+    uint64_t epoch; /* invalidates queued events of an earlier status */
     bool poll_queued;
-    int64_t since;    /* status change, for idle time */
+    int64_t since;      /* status change, for idle time */
     int64_t spin_until; /* an idle worker spins (polls) until then, then parks */
 } Worker;
 
@@ -521,7 +653,8 @@ static int64_t notice_delay(Sim *s, int w)
     if (!spinning(s, w))
         return s->cfg->wake_ns;
     /* Somewhere in its poll period. */
-    return 1 + (int64_t)(df_rand_next(&s->rng) % (uint64_t)(s->cfg->poll_ns > 0 ? s->cfg->poll_ns : 1));
+    return 1 +
+           (int64_t)(df_rand_next(&s->rng) % (uint64_t)(s->cfg->poll_ns > 0 ? s->cfg->poll_ns : 1));
 }
 
 static void make_ready(Sim *s, int self, int gi)
@@ -592,7 +725,9 @@ static void begin_segment(Sim *s, int w, int64_t extra)
     if (wk->status != W_RUNNING)
         set_status(s, w, W_RUNNING);
     heap_push(s, (Event){.t = s->now + extra + s->g->segs[sn->first_seg + f->seg].ns,
-                         .type = EV_SEG_END, .worker = w, .epoch = wk->epoch});
+                         .type = EV_SEG_END,
+                         .worker = w,
+                         .epoch = wk->epoch});
 }
 
 static void start_node(Sim *s, int w, DfNode *n)
@@ -620,12 +755,15 @@ static void start_node(Sim *s, int w, DfNode *n)
         transfer += (double)in->bytes * s->cfg->ns_per_byte[lev];
     }
     s->res->transfer_ns += (int64_t)transfer;
+    /* The recording's CPU time lost before this node (see lost_time()). */
+    int64_t lost = s->cfg->lost_cpu ? node_of(s, gi)->lost_ns : 0;
+    s->res->lost_ns += lost;
     /* Ordered jobs released by this start. */
     const SimGraph *g = s->g;
     int base = gi - gi % g->n, i = gi % g->n;
     for (int k = g->startsucc_first[i]; k < g->startsucc_first[i + 1]; k++)
         release(s, w, base + g->startsucc[k]);
-    begin_segment(s, w, s->cfg->task_overhead_ns + (int64_t)transfer);
+    begin_segment(s, w, s->cfg->task_overhead_ns + (int64_t)transfer + lost);
 }
 
 static void dispatch(Sim *s, int w)
@@ -732,7 +870,9 @@ static void on_seg_end(Sim *s, int w)
     set_status(s, w, W_IDLE);
     complete_node(s, w, gi);
     if (wk->status != W_RUNNING)
-        heap_push(s, (Event){.t = s->now + s->cfg->complete_ns, .type = EV_NEXT, .worker = w,
+        heap_push(s, (Event){.t = s->now + s->cfg->complete_ns,
+                             .type = EV_NEXT,
+                             .worker = w,
                              .epoch = wk->epoch});
 }
 
@@ -744,7 +884,11 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         return df_set_error(err, -EINVAL, "unknown policy \"%s\"", cfg->policy);
     if (cfg->n_workers < 1 || cfg->streams < 1)
         return df_set_error(err, -EINVAL, "need at least one worker and one stream");
-    Sim s = {.g = g, .cfg = cfg, .nw = cfg->n_workers, .ops = ops, .res = res,
+    Sim s = {.g = g,
+             .cfg = cfg,
+             .nw = cfg->n_workers,
+             .ops = ops,
+             .res = res,
              .rng = cfg->seed ? cfg->seed : 0x2545f4914f6cdd1dull};
     int ret = df_topo_model(&s.topo, cfg->topology, cfg->n_workers, cfg->cost_model, NULL, err);
     if (ret < 0)
@@ -770,9 +914,14 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         atomic_init(&s.state[v].beat, 0);
         s.w[v].status = W_PARKED;
     }
-    DfPolicyEnv env = {.n_workers = s.nw, .trcost = s.topo.trcost, .levels = s.topo.levels,
-                       .now = sim_clock, .clock_ctx = &s, .seed = cfg->seed,
-                       .explore_rate = cfg->explore_rate, .state = s.state};
+    DfPolicyEnv env = {.n_workers = s.nw,
+                       .trcost = s.topo.trcost,
+                       .levels = s.topo.levels,
+                       .now = sim_clock,
+                       .clock_ctx = &s,
+                       .seed = cfg->seed,
+                       .explore_rate = cfg->explore_rate,
+                       .state = s.state};
     if (ops->create(&env, &s.pol) < 0) {
         ret = df_set_error(err, -ENOMEM, "cannot create policy");
         goto out;
@@ -812,8 +961,11 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
             }
             n->n_inputs++;
             DfInput *in = df_node_input(n, slot);
-            *in = (DfInput){.bytes = si->bytes, .worker = -1, .module = si->module,
-                            .pred_id = si->pred >= 0 ? (uint64_t)(gi - gi % g->n + si->pred) + 1 : 0};
+            *in =
+                (DfInput){.bytes = si->bytes,
+                          .worker = -1,
+                          .module = si->module,
+                          .pred_id = si->pred >= 0 ? (uint64_t)(gi - gi % g->n + si->pred) + 1 : 0};
             n->in_bytes += si->bytes;
             if (si->pred >= 0)
                 s.pending[gi]++;

@@ -21,22 +21,36 @@ int sim_graph_frames(const SimGraph *g);
 size_t sim_graph_tasks(const SimGraph *g);
 /* External submissions allowed in flight (from the recording). */
 int sim_graph_window(const SimGraph *g);
+/* CPU time the recording lost outside tasks: the sum, over the nodes, of
+ * the time each was ready with its worker idle (between two bodies) but
+ * not yet started, less the median such gap, which is the dispatch itself
+ * (sim_graph_dispatch_ns()).  The decoding thread's packet and frame
+ * handling, the OS and other processes on the recording's cores. */
+int64_t sim_graph_lost_ns(const SimGraph *g);
+/* The median ready-to-start gap on an idle worker in the recording. */
+int64_t sim_graph_dispatch_ns(const SimGraph *g);
+/* Wall time of the recording, from the first node's creation to the last
+ * node's end: the recorded run's own frame rate is frames / span. */
+int64_t sim_graph_span_ns(const SimGraph *g);
 
 typedef struct SimConfig {
-    const char *topology;             /* hwloc synthetic string, NULL: this machine */
+    const char *topology; /* hwloc synthetic string, NULL: this machine */
     int n_workers;
     const char *policy;
     DfCostModel cost_model;
-    double ns_per_byte[DF_N_LEVELS];  /* charged per input byte at each level */
-    int64_t task_overhead_ns;         /* dispatch cost per task */
-    int64_t poll_ns;                  /* an idle worker's poll period */
-    int64_t spin_ns;                  /* idle spin before parking (poll_us) */
-    int64_t wake_ns;                  /* futex wake-up of a parked worker */
-    int64_t complete_ns;              /* finishing a node until the next pop */
-    int streams;                      /* the graph replayed this many times at once */
-    int window;                       /* external submissions in flight per stream (0: recorded) */
+    double ns_per_byte[DF_N_LEVELS]; /* charged per input byte at each level */
+    int64_t task_overhead_ns;        /* dispatch cost per task */
+    int64_t poll_ns;                 /* an idle worker's poll period */
+    int64_t spin_ns;                 /* idle spin before parking (poll_us) */
+    int64_t wake_ns;                 /* futex wake-up of a parked worker */
+    int64_t complete_ns;             /* finishing a node until the next pop */
+    int streams;                     /* the graph replayed this many times at once */
+    int window;                      /* external submissions in flight per stream (0: recorded) */
     double explore_rate;
     uint64_t seed;
+    bool lost_cpu; /* charge each node the CPU time the recording lost
+                    * before it (sim_graph_lost_ns()); for replays on
+                    * the recording's machine, whose other load it is */
 } SimConfig;
 
 /* Defaults: 300 ns per task, 200 ns from a node's end to the next pop,
@@ -47,14 +61,15 @@ void sim_config_init(SimConfig *cfg);
 
 typedef struct SimResult {
     int64_t makespan_ns;
-    uint64_t frames;                  /* frames of all streams */
+    uint64_t frames; /* frames of all streams */
     double fps;
-    double idle_share;                /* idle worker time / (workers * makespan) */
+    double idle_share; /* idle worker time / (workers * makespan) */
     uint64_t tasks;
     uint64_t stolen;
     uint64_t bytes_level[DF_N_LEVELS];
     double local_byte_share;
-    int64_t transfer_ns;              /* total transfer time charged */
+    int64_t transfer_ns; /* total transfer time charged */
+    int64_t lost_ns;     /* recorded lost CPU time charged (lost_cpu) */
 } SimResult;
 
 /* Run one configuration. */
