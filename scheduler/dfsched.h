@@ -424,6 +424,9 @@ typedef struct DfTraceEvent {
     uint64_t parent_id;   /* node that created it from inside its body (0: none) */
     uint64_t start_pred_id; /* ordered job batches: became ready when this node started */
     uint64_t group_id;    /* the node's group (0: none) */
+    int64_t cpu_ns;       /* the thread's CPU time over the body, nested nodes
+                           * included (0: unknown); less than end - start when
+                           * the body blocked (HEVC WPP rows) or was preempted */
 } DfTraceEvent;
 
 /* A task body waiting for a group (df_sched_wait), helping meanwhile. */

@@ -77,14 +77,15 @@ bool df_sched_tracing(const DfSched *s)
     return atomic_load_explicit(&((DfSched *)s)->tracing, memory_order_acquire);
 }
 
-void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end)
+void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end, int64_t cpu_ns)
 {
     DfTraceBuf *b = atomic_load_explicit(&w->trace, memory_order_acquire);
     if (!b)
         return;
     size_t i = atomic_load_explicit(&b->n_events, memory_order_relaxed);
     if (i >= b->cap_events || b->n_inputs + n->n_inputs > b->cap_inputs) {
-        atomic_store_explicit(&b->dropped, atomic_load_explicit(&b->dropped, memory_order_relaxed) + 1,
+        atomic_store_explicit(&b->dropped,
+                              atomic_load_explicit(&b->dropped, memory_order_relaxed) + 1,
                               memory_order_relaxed);
         return;
     }
@@ -105,6 +106,7 @@ void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end)
     e->parent_id = n->parent_id;
     e->start_pred_id = n->start_pred_id;
     e->group_id = n->group ? n->group->id : 0;
+    e->cpu_ns = cpu_ns;
     e->first_input = (uint32_t)b->n_inputs;
     e->n_inputs = n->n_inputs;
     for (unsigned k = 0; k < n->n_inputs; k++) {
@@ -121,7 +123,8 @@ void df_trace_record_wait(DfWorker *w, const DfGroup *g, int64_t start, int64_t 
         return;
     size_t i = atomic_load_explicit(&b->n_waits, memory_order_relaxed);
     if (i >= b->cap_waits) {
-        atomic_store_explicit(&b->dropped, atomic_load_explicit(&b->dropped, memory_order_relaxed) + 1,
+        atomic_store_explicit(&b->dropped,
+                              atomic_load_explicit(&b->dropped, memory_order_relaxed) + 1,
                               memory_order_relaxed);
         return;
     }

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int set_err(DfError *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int set_err(DfError *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int set_err(DfError *err, int code, const char *fmt, ...)
 {
     if (err) {
@@ -112,6 +113,10 @@ int df_trace_write_json(const DfTrace *t, const char *path, DfError *err)
         json_builder_add_int_value(b, e->created_ns ? e->created_ns - base : 0);
         json_builder_set_member_name(b, "ready_ns");
         json_builder_add_int_value(b, e->ready_ns ? e->ready_ns - base : 0);
+        if (e->cpu_ns > 0) {
+            json_builder_set_member_name(b, "cpu_ns");
+            json_builder_add_int_value(b, e->cpu_ns);
+        }
         if (e->parent_id) {
             json_builder_set_member_name(b, "parent");
             json_builder_add_int_value(b, (gint64)e->parent_id);
@@ -338,7 +343,8 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
                               : NULL;
         for (guint a = 0; rows && a < json_array_get_length(rows) && a < (guint)t->n_workers; a++) {
             JsonArray *row = json_array_get_array_element(rows, a);
-            for (guint c = 0; row && c < json_array_get_length(row) && c < (guint)t->n_workers; c++) {
+            for (guint c = 0; row && c < json_array_get_length(row) && c < (guint)t->n_workers;
+                 c++) {
                 gint64 v = json_array_get_int_element(row, c);
                 if (k == 0)
                     t->trcost[a * (size_t)t->n_workers + c] = (uint32_t)v;
@@ -382,7 +388,8 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
         }
         DfTraceEvent *ev = &t->events[t->n_events++];
         ev->node_id = (uint64_t)get_int(args, "node", 0);
-        ev->module = module_index(t, json_object_get_string_member_with_default(args, "module", "task"));
+        ev->module =
+            module_index(t, json_object_get_string_member_with_default(args, "module", "task"));
         ev->index = (int32_t)get_int(args, "index", 0);
         ev->tag = get_int(args, "frame", -1);
         ev->worker = (int32_t)get_int(e, "tid", 0);
@@ -390,6 +397,7 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
         ev->end_ns = get_int(args, "end_ns", ev->start_ns);
         ev->created_ns = get_int(args, "created_ns", ev->start_ns);
         ev->ready_ns = get_int(args, "ready_ns", ev->start_ns);
+        ev->cpu_ns = get_int(args, "cpu_ns", 0);
         ev->parent_id = (uint64_t)get_int(args, "parent", 0);
         ev->group_id = (uint64_t)get_int(args, "group", 0);
         ev->start_pred_id = (uint64_t)get_int(args, "after_start_of", 0);
@@ -398,7 +406,9 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
                     (get_bool(args, "skipped") ? DF_TRACE_SKIPPED : 0);
         ev->deadline = DF_NO_DEADLINE;
         if (json_object_has_member(args, "deadline_slack_us"))
-            ev->deadline = ev->end_ns + (int64_t)(json_object_get_double_member(args, "deadline_slack_us") * 1000.0);
+            ev->deadline =
+                ev->end_ns +
+                (int64_t)(json_object_get_double_member(args, "deadline_slack_us") * 1000.0);
         ev->first_input = (uint32_t)t->n_inputs;
         JsonArray *ins = json_object_has_member(args, "inputs")
                              ? json_object_get_array_member(args, "inputs")
@@ -408,12 +418,14 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
             DfTraceInput *ti = &t->inputs[t->n_inputs++];
             ti->pred_id = (uint64_t)get_int(in, "pred", 0);
             ti->worker = (int32_t)get_int(in, "worker", -1);
-            ti->module = module_index(t, json_object_get_string_member_with_default(in, "module", "task"));
+            ti->module =
+                module_index(t, json_object_get_string_member_with_default(in, "module", "task"));
             ti->bytes = (uint64_t)get_int(in, "bytes", 0);
         }
         ev->n_inputs = (uint32_t)t->n_inputs - ev->first_input;
         if (ev->worker < 0 || ev->worker >= t->n_workers) {
-            ret = set_err(err, -EINVAL, "%s: event on worker %d of %d", path, ev->worker, t->n_workers);
+            ret = set_err(err, -EINVAL, "%s: event on worker %d of %d", path, ev->worker,
+                          t->n_workers);
             goto out;
         }
     }

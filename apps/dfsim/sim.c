@@ -13,9 +13,12 @@
  * stack discipline of df_sched_wait().  Every input byte read from another
  * worker is charged ns_per_byte of the trCost level between the two.
  *
- * Not modelled: blocking inside a body (HEVC WPP rows wait for the row
- * above in libavcodec; their recorded time includes it) and memory
- * bandwidth shared between cores. */
+ * Ordered jobs (HEVC WPP rows, which block in libavcodec until the row
+ * above is ahead) run for their recorded time less their overlap with the
+ * row above (never less than their CPU time) and end no earlier than the
+ * row above, holding their worker meanwhile.  Not modelled: memory
+ * bandwidth and other resources shared between cores (on a shared machine
+ * two busy cores may each run slower than one alone). */
 #include "sim.h"
 #include "internal.h"
 
@@ -294,6 +297,21 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
         }
         g->segs[seg_at++] = (SimSeg){e->end_ns > cursor ? e->end_ns - cursor : 0, -1};
         sn->n_seg = seg_at - sn->first_seg;
+        /* An ordered job (HEVC WPP row) blocks inside its body until the
+         * row above is ahead, which the replay models itself (it cannot
+         * end before that row).  Its wall time holds those waits, at most
+         * the time it overlapped the row above; the rest is its work and
+         * the preemption all bodies see.  Never less than its CPU time. */
+        if (sn->start_pred >= 0 && sn->n_seg == 1) {
+            const DfTraceEvent *pe = &t->events[sn->start_pred];
+            const int64_t from = e->start_ns > pe->start_ns ? e->start_ns : pe->start_ns;
+            const int64_t to = e->end_ns < pe->end_ns ? e->end_ns : pe->end_ns;
+            int64_t work = g->segs[sn->first_seg].ns - (to > from ? to - from : 0);
+            if (work < e->cpu_ns)
+                work =
+                    e->cpu_ns < g->segs[sn->first_seg].ns ? e->cpu_ns : g->segs[sn->first_seg].ns;
+            g->segs[sn->first_seg].ns = work > 0 ? work : 0;
+        }
         /* The recorded transfer comes off the self time, first segment first. */
         for (int k = 0; k < sn->n_seg && paid > 0; k++) {
             SimSeg *sg = &g->segs[sn->first_seg + k];
@@ -548,6 +566,7 @@ typedef struct Sim {
     DfNode **dn;
     int *pending;
     uint8_t *done;
+    int *blocked_on; /* worker an ordered job blocks, its work done; -1 */
     int *group_left; /* streams * n_groups */
     int *ext_next, *ext_inflight;
     Worker *w;
@@ -823,6 +842,25 @@ static void group_done(Sim *s, int stream, int grp)
     }
 }
 
+static void complete_node(Sim *s, int w, int gi);
+
+/* The innermost node of worker w has run its last segment. */
+static void finish_node(Sim *s, int w, int gi)
+{
+    Worker *wk = &s->w[w];
+    wk->depth--;
+    /* Between two nodes: not running, so that group_done() may resume this
+     * worker's own waiting body; it pops again once it is through the
+     * completion, and a spinning thief may be faster. */
+    set_status(s, w, W_IDLE);
+    complete_node(s, w, gi);
+    if (wk->status != W_RUNNING)
+        heap_push(s, (Event){.t = s->now + s->cfg->complete_ns,
+                             .type = EV_NEXT,
+                             .worker = w,
+                             .epoch = wk->epoch});
+}
+
 static void complete_node(Sim *s, int w, int gi)
 {
     const SimGraph *g = s->g;
@@ -841,6 +879,15 @@ static void complete_node(Sim *s, int w, int gi)
     if (sn->parent < 0) {
         s->ext_inflight[stream]--;
         submit_external(s, stream);
+    }
+    /* The ordered job below, if it ended its work already, ends now. */
+    for (int k = g->startsucc_first[i]; k < g->startsucc_first[i + 1]; k++) {
+        const int c = base + g->startsucc[k];
+        const int bw = s->blocked_on[c];
+        if (bw >= 0) {
+            s->blocked_on[c] = -1;
+            finish_node(s, bw, c);
+        }
     }
 }
 
@@ -862,18 +909,15 @@ static void on_seg_end(Sim *s, int w)
         }
         return;
     }
-    int gi = f->node;
-    wk->depth--;
-    /* Between two nodes: not running, so that group_done() may resume this
-     * worker's own waiting body; it pops again once it is through the
-     * completion, and a spinning thief may be faster. */
-    set_status(s, w, W_IDLE);
-    complete_node(s, w, gi);
-    if (wk->status != W_RUNNING)
-        heap_push(s, (Event){.t = s->now + s->cfg->complete_ns,
-                             .type = EV_NEXT,
-                             .worker = w,
-                             .epoch = wk->epoch});
+    const int gi = f->node;
+    /* An ordered job (HEVC WPP row) cannot end before the row above it:
+     * it blocks in libavcodec, holding its worker, until that one ends. */
+    const int sp = node_of(s, gi)->start_pred;
+    if (sp >= 0 && !s->done[gi - gi % s->g->n + sp]) {
+        s->blocked_on[gi] = w;
+        return;
+    }
+    finish_node(s, w, gi);
 }
 
 int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *err)
@@ -901,14 +945,17 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
     s.dn = calloc((size_t)(s.total ? s.total : 1), sizeof(DfNode *));
     s.pending = calloc((size_t)(s.total ? s.total : 1), sizeof(int));
     s.done = calloc((size_t)(s.total ? s.total : 1), 1);
+    s.blocked_on = malloc(sizeof(int) * (size_t)(s.total ? s.total : 1));
     s.group_left = calloc((size_t)K * (size_t)(g->n_groups ? g->n_groups : 1), sizeof(int));
     s.ext_next = calloc((size_t)K, sizeof(int));
     s.ext_inflight = calloc((size_t)K, sizeof(int));
-    if (!s.state || !s.w || !s.dn || !s.pending || !s.done || !s.group_left || !s.ext_next ||
-        !s.ext_inflight) {
+    if (!s.state || !s.w || !s.dn || !s.pending || !s.done || !s.blocked_on || !s.group_left ||
+        !s.ext_next || !s.ext_inflight) {
         ret = df_set_error(err, -ENOMEM, "out of memory");
         goto out;
     }
+    for (int gi = 0; gi < s.total; gi++)
+        s.blocked_on[gi] = -1;
     for (int v = 0; v < s.nw; v++) {
         atomic_init(&s.state[v].v, DF_WS_PARKED);
         atomic_init(&s.state[v].beat, 0);
@@ -1035,6 +1082,7 @@ out:
     free(s.dn);
     free(s.pending);
     free(s.done);
+    free(s.blocked_on);
     free(s.group_left);
     free(s.ext_next);
     free(s.ext_inflight);
