@@ -676,7 +676,10 @@ static int64_t notice_delay(Sim *s, int w)
            (int64_t)(df_rand_next(&s->rng) % (uint64_t)(s->cfg->poll_ns > 0 ? s->cfg->poll_ns : 1));
 }
 
-static void make_ready(Sim *s, int self, int gi)
+/* `running`: the worker that made it ready goes on running a body (a
+ * submission from inside one, an ordered job released by its
+ * predecessor's start), as df_make_ready_running() says. */
+static void make_ready(Sim *s, int self, int gi, bool running)
 {
     DfNode *n = s->dn[gi];
     DfPlacement p = s->ops->push(s->pol, self, n);
@@ -695,9 +698,10 @@ static void make_ready(Sim *s, int self, int gi)
         s->wake_rr = v + 1;
         woken++;
     }
-    /* A shared set or a busy owner with a backlog: df_make_ready wakes a
-     * parked worker as well. */
-    if (!woken && (target < 0 || p.backlog))
+    /* A shared set, a busy owner with a backlog, or a node left with the
+     * worker that goes on running: df_make_ready wakes a parked worker as
+     * well. */
+    if (!woken && (target < 0 || p.backlog || (running && self >= 0 && target == self)))
         for (int k = 0; k < s->nw; k++) {
             int v = (s->wake_rr + k) % s->nw;
             if (v != self && s->w[v].status != W_RUNNING && !s->w[v].poll_queued) {
@@ -708,10 +712,10 @@ static void make_ready(Sim *s, int self, int gi)
         }
 }
 
-static void release(Sim *s, int self, int gi)
+static void release(Sim *s, int self, int gi, bool running)
 {
     if (--s->pending[gi] == 0)
-        make_ready(s, self, gi);
+        make_ready(s, self, gi, running);
 }
 
 static void submit_children(Sim *s, int self, int gi, int seg)
@@ -721,7 +725,7 @@ static void submit_children(Sim *s, int self, int gi, int seg)
     for (int k = g->child_first[i]; k < g->child_first[i + 1]; k++) {
         int c = g->child[k];
         if (g->nodes[c].created_seg == seg)
-            release(s, self, base + c);
+            release(s, self, base + c, true);
     }
 }
 
@@ -732,7 +736,7 @@ static void submit_external(Sim *s, int stream)
     while (s->ext_next[stream] < g->n_ext && s->ext_inflight[stream] < window) {
         int gi = stream * g->n + g->ext[s->ext_next[stream]++];
         s->ext_inflight[stream]++;
-        release(s, -1, gi);
+        release(s, -1, gi, false);
     }
 }
 
@@ -781,7 +785,7 @@ static void start_node(Sim *s, int w, DfNode *n)
     const SimGraph *g = s->g;
     int base = gi - gi % g->n, i = gi % g->n;
     for (int k = g->startsucc_first[i]; k < g->startsucc_first[i + 1]; k++)
-        release(s, w, base + g->startsucc[k]);
+        release(s, w, base + g->startsucc[k], true);
     begin_segment(s, w, s->cfg->task_overhead_ns + (int64_t)transfer + lost);
 }
 
@@ -872,7 +876,7 @@ static void complete_node(Sim *s, int w, int gi)
     for (int k = g->succ_first[i]; k < g->succ_first[i + 1]; k++) {
         int c = base + g->succ[k];
         df_node_input(s->dn[c], (unsigned)g->succ_slot[k])->worker = w;
-        release(s, w, c);
+        release(s, w, c, false);
     }
     if (sn->group >= 0 && --s->group_left[stream * g->n_groups + sn->group] == 0)
         group_done(s, stream, sn->group);
