@@ -197,6 +197,15 @@ static int lost_time(const DfTrace *t, SimGraph *g, GHashTable *waits_of, DfErro
     return 0;
 }
 
+/* Time event i ran while event p (the row above) ran too. */
+static int64_t row_overlap(const DfTrace *t, int i, int p)
+{
+    const DfTraceEvent *e = &t->events[i], *pe = &t->events[p];
+    const int64_t from = e->start_ns > pe->start_ns ? e->start_ns : pe->start_ns;
+    const int64_t to = e->end_ns < pe->end_ns ? e->end_ns : pe->end_ns;
+    return to > from ? to - from : 0;
+}
+
 int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out, DfError *err)
 {
     *out = NULL;
@@ -236,6 +245,23 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
     if (!g->segs) {
         ret = df_set_error(err, -ENOMEM, "out of memory");
         goto out;
+    }
+    /* Wall over CPU time of the ordered jobs that did not overlap the row
+     * above: the preemption a body saw in the recording, without waits. */
+    double row_stretch = 0;
+    {
+        double wall = 0, cpu = 0;
+        for (int i = 0; i < n; i++) {
+            const DfTraceEvent *e = &t->events[i];
+            const int sp = e->start_pred_id
+                               ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &e->start_pred_id)) - 1
+                               : -1;
+            if (sp >= 0 && e->cpu_ns > 0 && row_overlap(t, i, sp) == 0) {
+                wall += (double)(e->end_ns - e->start_ns);
+                cpu += (double)e->cpu_ns;
+            }
+        }
+        row_stretch = cpu > 0 && wall >= cpu ? wall / cpu : 0;
     }
     int seg_at = 0, in_at = 0;
     int64_t lo = 0, hi = 0;
@@ -299,18 +325,19 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
         sn->n_seg = seg_at - sn->first_seg;
         /* An ordered job (HEVC WPP row) blocks inside its body until the
          * row above is ahead, which the replay models itself (it cannot
-         * end before that row).  Its wall time holds those waits, at most
-         * the time it overlapped the row above; the rest is its work and
-         * the preemption all bodies see.  Never less than its CPU time. */
+         * end before that row), so its recorded wall time is too long.
+         * With CPU times, its work is its CPU time stretched by the
+         * preemption rows without that wait saw (row_stretch); without,
+         * its wall time less its overlap with the row above (the most it
+         * can have waited). */
         if (sn->start_pred >= 0 && sn->n_seg == 1) {
-            const DfTraceEvent *pe = &t->events[sn->start_pred];
-            const int64_t from = e->start_ns > pe->start_ns ? e->start_ns : pe->start_ns;
-            const int64_t to = e->end_ns < pe->end_ns ? e->end_ns : pe->end_ns;
-            int64_t work = g->segs[sn->first_seg].ns - (to > from ? to - from : 0);
-            if (work < e->cpu_ns)
-                work =
-                    e->cpu_ns < g->segs[sn->first_seg].ns ? e->cpu_ns : g->segs[sn->first_seg].ns;
-            g->segs[sn->first_seg].ns = work > 0 ? work : 0;
+            const int64_t wall = g->segs[sn->first_seg].ns;
+            int64_t work = wall - row_overlap(t, i, sn->start_pred);
+            if (e->cpu_ns > 0 && row_stretch > 0)
+                work = (int64_t)((double)e->cpu_ns * row_stretch);
+            /* (Stretched, a row may exceed its own wall time: the
+             * preemption is spread over all rows.) */
+            g->segs[sn->first_seg].ns = work < 0 ? 0 : work;
         }
         /* The recorded transfer comes off the self time, first segment first. */
         for (int k = 0; k < sn->n_seg && paid > 0; k++) {
