@@ -208,6 +208,27 @@ DF_TEST(Sim, OrderedStartLinks)
     b_free(&b);
 }
 
+/* A WPP row cannot end before the row above: row 1 (100 us of work) ends
+ * with row 0 (400 us), so the 1 ms node reading row 1 ends near 1.4 ms,
+ * not 1.1 ms. */
+DF_TEST(Sim, OrderedJobsEndInOrder)
+{
+    Builder b;
+    b_init(&b, 1);
+    b_node(&b, 1, 1, 0, 0, 400000, 0, 0, 0, NULL, NULL);
+    DfTraceEvent *e = b_node(&b, 2, 1, 0, 0, 100000, 0, 0, 0, NULL, NULL);
+    e->start_pred_id = 1;
+    uint64_t in = 2, bytes = 0;
+    b_node(&b, 3, 0, 0, 0, 1000000, 0, 0, 1, &in, &bytes);
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    SimResult r = run(g, "fifo", 2, "core:2 pu:1", 1);
+    DF_EXPECT_MSG(r.makespan_ns >= 1400000 && r.makespan_ns < 1450000, "%lld ns",
+                  (long long)r.makespan_ns);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
 /* Cross-worker bytes are charged by level; cost-local keeps them local. */
 DF_TEST(Sim, TransferCostAndLocality)
 {
