@@ -48,9 +48,11 @@ typedef struct SimConfig {
     int window;                      /* external submissions in flight per stream (0: recorded) */
     double explore_rate;
     uint64_t seed;
-    bool lost_cpu; /* charge each node the CPU time the recording lost
-                    * before it (sim_graph_lost_ns()); for replays on
-                    * the recording's machine, whose other load it is */
+    bool lost_cpu; /* this machine's load: charge each node the CPU time
+                    * the recording lost before it (sim_graph_lost_ns()) and
+                    * run bodies for their wall time; off (other machines),
+                    * single-segment bodies run for their recorded CPU time
+                    * when the trace has it */
 } SimConfig;
 
 /* Defaults: 300 ns per task, 200 ns from a node's end to the next pop,
