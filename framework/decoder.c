@@ -75,7 +75,9 @@ int df_frame_list_add(DfFrameList *l, AVFrame *frame, const DfRowMap *map)
     it->frame = frame;
     it->map.n = map->n;
     it->map.whole = map->whole;
+    it->map.whole_id = map->whole_id;
     memcpy(it->map.worker, map->worker, sizeof(map->worker[0]) * (size_t)map->n);
+    memcpy(it->map.node, map->node, sizeof(map->node[0]) * (size_t)map->n);
     it->error = 0;
     return 0;
 }

@@ -44,6 +44,7 @@ typedef struct FilterCall {
     int *ret;
     int nb_jobs;
     int *workers;
+    uint64_t *ids; /* node id of each job, for the bands' inputs; may be NULL */
 } FilterCall;
 
 static void filter_job(DfTask *t, void *arg)
@@ -54,6 +55,8 @@ static void filter_job(DfTask *t, void *arg)
     if (c->ret)
         c->ret[j] = r;
     c->workers[j] = df_task_worker(t);
+    if (c->ids)
+        c->ids[j] = df_node_id(df_task_node(t));
 }
 
 /* Jobs must run even if some group were cancelled: the filter reads ret[]. */
@@ -79,7 +82,10 @@ static int filter_execute(AVFilterContext *ctx, avfilter_action_func *func, void
         }
         return 0;
     }
-    FilterCall call = {ctx, func, arg, ret, nb_jobs, workers};
+    /* Only as many ids as the row map keeps (the rest stay unknown). */
+    uint64_t stack_ids[DF_ROWMAP_MAX];
+    FilterCall call = {
+        ctx, func, arg, ret, nb_jobs, workers, nb_jobs <= DF_ROWMAP_MAX ? stack_ids : NULL};
     const int h = ctx->nb_inputs && ctx->inputs[0] ? ctx->inputs[0]->h : f->h;
     const DfRowMap *map = f->in_map;
     DfGroup *g = df_group_new(dec->sched, f->deadline);
@@ -118,11 +124,14 @@ static int filter_execute(AVFilterContext *ctx, avfilter_action_func *func, void
     DF_CTR_ADD(dec, filter_jobs, nb_jobs);
     f->last.n = 0;
     f->last.whole = -1;
+    f->last.whole_id = 0;
     for (int j = 0; j < nb_jobs; j++) {
         if (workers[j] >= 0 && workers[j] < 64 && workers[j] < dec->n_workers)
             DF_CTR_ADD(dec, filter_jobs_per_worker[workers[j]], 1);
-        if (f->last.n < DF_ROWMAP_MAX)
+        if (f->last.n < DF_ROWMAP_MAX) {
+            f->last.node[f->last.n] = call.ids ? call.ids[j] : 0;
             f->last.worker[f->last.n++] = (int16_t)workers[j];
+        }
     }
     /* The next filter in the chain reads what these jobs wrote. */
     f->in_map = &f->last;
@@ -265,7 +274,9 @@ static int pull(DfFilter *f, DfFilterSink sink, void *opaque)
             av_frame_free(&out);
             return ret == AVERROR(EAGAIN) || ret == AVERROR_EOF ? 0 : ret;
         }
-        DfRowMap whole = {.n = 0, .whole = df_sched_current_worker(f->dec->sched)};
+        DfRowMap whole = {.n = 0,
+                          .whole = df_sched_current_worker(f->dec->sched),
+                          .whole_id = df_sched_current_node_id(f->dec->sched)};
         ret = sink(opaque, out, f->ran_jobs ? &f->last : &whole);
         if (ret < 0)
             return ret;

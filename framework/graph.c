@@ -147,7 +147,8 @@ void df_graph_add_row_inputs(DfDecoder *dec, DfNode *node, const DfRowMap *map, 
         return;
     if (map->n == 0) {
         if (map->whole >= 0 && map->whole < nw)
-            df_node_add_input(node, map->whole, (uint64_t)(y1 - y0) * row_bytes, module, 0);
+            df_node_add_input(node, map->whole, (uint64_t)(y1 - y0) * row_bytes, module,
+                              map->whole_id);
         return;
     }
     memset(acc, 0, sizeof(*acc) * (size_t)nw);
@@ -160,7 +161,14 @@ void df_graph_add_row_inputs(DfDecoder *dec, DfNode *node, const DfRowMap *map, 
             break;
         int a = j0 > y0 ? j0 : y0, e = j1 < y1 ? j1 : y1;
         int w = map->worker[i];
-        if (e > a && w >= 0 && w < nw)
+        if (e <= a || w < 0 || w >= nw)
+            continue;
+        /* A known producer gets an input of its own (the cost sums per
+         * worker all the same), so that a trace ties the rows to the job
+         * that wrote them; unknown ones are summed per worker. */
+        if (map->node[i])
+            df_node_add_input(node, w, (uint64_t)(e - a) * row_bytes, module, map->node[i]);
+        else
             acc[w] += (uint64_t)(e - a) * row_bytes;
     }
     for (int w = 0; w < nw; w++)

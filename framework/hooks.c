@@ -48,7 +48,7 @@ static void run_job2(void *ctx, int jobnr, int threadnr)
         e->ret[jobnr] = r;
 }
 
-static void record(DfDecoder *dec, const int *workers, int count)
+static void record(DfDecoder *dec, const int *workers, const uint64_t *ids, int count)
 {
     const int nw = dec->n_workers;
     for (int i = 0; i < count; i++)
@@ -60,14 +60,19 @@ static void record(DfDecoder *dec, const int *workers, int count)
     if (t->cur < 0)
         return;
     DfRowMap *m = &t->rec[t->cur].map;
-    for (int i = 0; i < count && m->n < DF_ROWMAP_MAX; i++)
+    for (int i = 0; i < count && m->n < DF_ROWMAP_MAX; i++) {
+        m->node[m->n] = ids ? ids[i] : 0;
         m->worker[m->n++] = (int16_t)workers[i];
+    }
 }
 
 static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
 {
     int stack_workers[STACK_WORKERS];
     int *workers = count <= STACK_WORKERS ? stack_workers : malloc(sizeof(int) * (size_t)count);
+    /* Job node ids name the producers of the rows in the bands' inputs;
+     * only as many as the row map keeps (DF_ROWMAP_MAX >= STACK_WORKERS). */
+    uint64_t stack_ids[STACK_WORKERS];
     const DfSlot *slot = dec->cur_slot;
     DfJobs jobs = {
         .n_jobs = count,
@@ -79,6 +84,7 @@ static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
         .deadline = slot && slot->deadline != DF_NO_DEADLINE ? slot->deadline : 0,
         .out_size = 0,
         .workers = workers,
+        .node_ids = count <= STACK_WORKERS ? stack_ids : NULL,
     };
     if (workers) {
         for (int i = 0; i < count; i++)
@@ -86,7 +92,7 @@ static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
     }
     df_jobs_run(dec->sched, &jobs);
     if (workers) {
-        record(dec, workers, count);
+        record(dec, workers, jobs.node_ids, count);
         if (workers != stack_workers)
             free(workers);
     }
@@ -138,6 +144,7 @@ void df_hooks_new_picture(DfDecoder *dec, const AVFrame *frame)
     t->rec[slot].key = frame->data[0];
     t->rec[slot].map.n = 0;
     t->rec[slot].map.whole = df_sched_current_worker(dec->sched);
+    t->rec[slot].map.whole_id = df_sched_current_node_id(dec->sched);
     t->cur = slot;
     t->allocated++;
 }
@@ -147,6 +154,7 @@ void df_hooks_lookup(DfDecoder *dec, const AVFrame *frame, DfRowMap *out)
     const DfPicTable *t = &dec->pics;
     out->n = 0;
     out->whole = -1;
+    out->whole_id = 0;
     if (dec->plan.mode == DF_THREADING_FRAME)
         return;
     for (int i = 0; i < DF_PIC_RECORDS; i++)
@@ -154,7 +162,9 @@ void df_hooks_lookup(DfDecoder *dec, const AVFrame *frame, DfRowMap *out)
             const DfRowMap *m = &t->rec[i].map;
             out->n = m->n;
             out->whole = m->whole;
+            out->whole_id = m->whole_id;
             memcpy(out->worker, m->worker, sizeof(m->worker[0]) * (size_t)m->n);
+            memcpy(out->node, m->node, sizeof(m->node[0]) * (size_t)m->n);
             return;
         }
 }

@@ -33,11 +33,16 @@
 enum { DF_MOD_D, DF_MOD_F, DF_MOD_R, DF_MOD_O, DF_N_MODS };
 
 /* Which worker wrote which rows of a picture: job i of n covers rows
- * h*i/n .. h*(i+1)/n (slices of x264, MPEG-2 row bands, WPP CTU rows). */
+ * h*i/n .. h*(i+1)/n (slices of x264, MPEG-2 row bands, WPP CTU rows).
+ * The node ids name the producers in the inputs of the bands that read
+ * the rows, so that a trace (and dfsim replaying it) can tie each input to
+ * the task that wrote it, not only to its worker. */
 typedef struct DfRowMap {
-    int n;     /* jobs recorded; 0 = unknown */
-    int whole; /* n == 0: worker that wrote everything, or -1 */
+    int n;             /* jobs recorded; 0 = unknown */
+    int whole;         /* n == 0: worker that wrote everything, or -1 */
+    uint64_t whole_id; /* n == 0: node that wrote everything, or 0 */
     int16_t worker[DF_ROWMAP_MAX];
+    uint64_t node[DF_ROWMAP_MAX]; /* job i's node id, 0 if unknown */
 } DfRowMap;
 
 /* ----------------------------------------------------------------- pool */
@@ -179,7 +184,8 @@ void df_band_rows(int h, int n, int b, int align, int *y0, int *y1);
 /* Bytes of frame rows per luma row (all planes). */
 uint64_t df_row_bytes(const AVFrame *f);
 /* Add to `node` inputs for rows [y0,y1) of a picture written per `map`
- * (h rows, `row_bytes` per row), one input per worker. */
+ * (h rows, `row_bytes` per row): one input per job whose node id is known
+ * (naming it as the producer), the others summed into one per worker. */
 void df_graph_add_row_inputs(DfDecoder *dec, DfNode *node, const DfRowMap *map, int h, int y0,
                              int y1, uint64_t row_bytes, int module);
 /* Submit the R nodes of a slot after adding their inputs (producer task). */

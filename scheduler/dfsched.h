@@ -123,6 +123,12 @@ const char *df_sched_policy_name(const DfSched *sched);
 /* Index of the calling thread's worker in `sched`, or -1 if it is not one. */
 int df_sched_current_worker(const DfSched *sched);
 
+/* Id of the node whose body the calling worker runs (the innermost one when
+ * a waiting body helps), or 0 outside a body or off the workers.  Lets code
+ * called from a body (e.g. libavcodec's get_buffer2 inside a decode task)
+ * name the producer of the data it writes in df_node_add_input(). */
+uint64_t df_sched_current_node_id(const DfSched *sched);
+
 /* The n_workers x n_workers trCost matrix (row = producer, column = consumer). */
 const uint32_t *df_sched_trcost(const DfSched *sched);
 
@@ -427,6 +433,9 @@ typedef struct DfTraceEvent {
     uint64_t parent_id;     /* node that created it from inside its body (0: none) */
     uint64_t start_pred_id; /* ordered job batches: became ready when this node started */
     uint64_t group_id;      /* the node's group (0: none) */
+    int64_t cpu_ns;         /* the thread's CPU time over the body, nested nodes
+                             * included (0: unknown); less than end - start when
+                             * the body blocked (HEVC WPP rows) or was preempted */
 } DfTraceEvent;
 
 /* A task body waiting for a group (df_sched_wait), helping meanwhile. */

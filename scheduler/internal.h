@@ -495,7 +495,10 @@ void df_wake(DfSched *s, int preferred, bool any);
 void df_wake_group_waiters(DfGroup *g);
 
 /* Record a finished node in the worker's trace buffer. */
-void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end);
+/* CPU time of the calling thread (a system call, unlike df_now_ns()); 0
+ * if unavailable.  Only when tracing. */
+int64_t df_thread_cpu_ns(void);
+void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end, int64_t cpu_ns);
 /* Record that the node running on w waited for g from start to end. */
 void df_trace_record_wait(DfWorker *w, const DfGroup *g, int64_t start, int64_t end);
 /* Fill a collected trace's learned sizes (inputs' learned_bytes, and

@@ -338,13 +338,18 @@ void df_run_node(DfWorker *w, DfNode *n)
             DF_CTR_ADD(w, bytes_local, in->bytes);
     }
 
-    const bool skip = (n->flags & DF_NF_DISCARD) ||
-                      (n->group && atomic_load_explicit(&n->group->cancelled, memory_order_relaxed));
+    const bool skip =
+        (n->flags & DF_NF_DISCARD) ||
+        (n->group && atomic_load_explicit(&n->group->cancelled, memory_order_relaxed));
     const uint64_t seq0 = ++w->runs_seq;
     /* Every node when tracing; for a learning policy one in four, picked by
      * a hash of the id so that a periodic graph is not sampled in step. */
     const bool timed = atomic_load_explicit(&s->tracing, memory_order_relaxed) ||
                        (s->policy_timing && ((n->id * 0x9e3779b97f4a7c15ull) >> 62) == 0);
+    /* Tracing also takes the thread's CPU time (a system call each, so
+     * outside the timed span): it tells work from blocking inside a body. */
+    const bool traced = timed && atomic_load_explicit(&s->tracing, memory_order_relaxed);
+    const int64_t c0 = traced ? df_thread_cpu_ns() : 0;
     const int64_t t0 = timed ? df_now_ns() : 0;
     DfNode *outer = w->current;
     w->current = n;
@@ -369,8 +374,10 @@ void df_run_node(DfWorker *w, DfNode *n)
          * time: that is no measure of the body, so it is not learnt from. */
         if (s->pops->done && !skip && w->runs_seq == seq0)
             s->pops->done(s->policy, w->index, n, t1 - t0);
-        if (atomic_load_explicit(&s->tracing, memory_order_relaxed))
-            df_trace_record(w, n, t0, t1);
+        if (traced) {
+            const int64_t c1 = df_thread_cpu_ns();
+            df_trace_record(w, n, t0, t1, c0 > 0 && c1 >= c0 ? c1 - c0 : 0);
+        }
     }
     df_node_complete(w, n);
 }

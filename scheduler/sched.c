@@ -42,6 +42,12 @@ int df_sched_current_worker(const DfSched *s)
     return w ? w->index : -1;
 }
 
+uint64_t df_sched_current_node_id(const DfSched *s)
+{
+    DfWorker *w = df_current_worker(s);
+    return w && w->current ? w->current->id : 0;
+}
+
 static int64_t policy_clock(void *ctx)
 {
     return df_now_ns();

@@ -110,7 +110,7 @@ bool df_sched_tracing(const DfSched *s)
     return atomic_load_explicit(&((DfSched *)s)->tracing, memory_order_acquire);
 }
 
-void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end)
+void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end, int64_t cpu_ns)
 {
     DfTraceBuf *b = atomic_load_explicit(&w->trace, memory_order_acquire);
     if (!b)
@@ -139,6 +139,7 @@ void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end)
     e->parent_id = n->parent_id;
     e->start_pred_id = n->start_pred_id;
     e->group_id = n->group ? n->group->id : 0;
+    e->cpu_ns = cpu_ns;
     e->first_input = (uint32_t)b->n_inputs;
     e->n_inputs = n->n_inputs;
     for (unsigned k = 0; k < n->n_inputs; k++) {

@@ -174,6 +174,10 @@ int df_trace_write_json(const DfTrace *t, const char *path, DfError *err)
         json_builder_add_int_value(b, e->created_ns ? e->created_ns - base : 0);
         json_builder_set_member_name(b, "ready_ns");
         json_builder_add_int_value(b, e->ready_ns ? e->ready_ns - base : 0);
+        if (e->cpu_ns > 0) {
+            json_builder_set_member_name(b, "cpu_ns");
+            json_builder_add_int_value(b, e->cpu_ns);
+        }
         if (e->parent_id) {
             json_builder_set_member_name(b, "parent");
             json_builder_add_int_value(b, (gint64)e->parent_id);
@@ -564,6 +568,7 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
         ev->end_ns = get_int(args, "end_ns", ev->start_ns);
         ev->created_ns = get_int(args, "created_ns", ev->start_ns);
         ev->ready_ns = get_int(args, "ready_ns", ev->start_ns);
+        ev->cpu_ns = get_int(args, "cpu_ns", 0);
         ev->parent_id = (uint64_t)get_int(args, "parent", 0);
         ev->group_id = (uint64_t)get_int(args, "group", 0);
         ev->start_pred_id = (uint64_t)get_int(args, "after_start_of", 0);

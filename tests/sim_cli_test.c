@@ -39,6 +39,15 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     JsonObject *root = json_node_get_object(json_parser_get_root(p));
     DF_EXPECT(strcmp(json_object_get_string_member(root, "bench"), "sim") == 0);
     DF_EXPECT_EQ_INT(json_object_get_int_member(root, "frames"), DF_TEST_TRACE_FRAMES);
+    /* The recorded run's own fps; lost CPU is not charged on a synthetic
+     * topology (it is this machine's load). */
+    JsonObject *rec = json_object_get_object_member(root, "recording");
+    DF_ASSERT(rec);
+    DF_EXPECT_EQ_INT(json_object_get_int_member(rec, "workers"), DF_TEST_TRACE_WORKERS);
+    DF_EXPECT(json_object_get_double_member(rec, "fps") > 0);
+    JsonObject *model = json_object_get_object_member(root, "model");
+    DF_EXPECT(!json_object_get_boolean_member(model, "lost_cpu"));
+    DF_EXPECT(json_object_get_double_member(model, "lost_ms_per_frame") >= 0);
     JsonArray *res = json_object_get_array_member(root, "results");
     DF_EXPECT_EQ_INT(json_array_get_length(res), 5 * 3 * 2);
     for (guint i = 0; i < json_array_get_length(res); i++) {
@@ -80,6 +89,9 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     p = json_parser_new();
     DF_ASSERT(json_parser_load_from_file(p, json, NULL));
     root = json_node_get_object(json_parser_get_root(p));
+    /* On this machine (no --topology) the lost CPU is charged. */
+    DF_EXPECT(
+        json_object_get_boolean_member(json_object_get_object_member(root, "model"), "lost_cpu"));
     JsonObject *v = json_object_get_object_member(root, "validation");
     DF_EXPECT(!json_object_get_boolean_member(v, "all_within_10pct"));
     DF_EXPECT_EQ_INT(json_object_get_int_member(v, "checked"), 1);
@@ -163,6 +175,7 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", trace, "--window", "-1"}, 2, "bad --window -1"},
         {{"--trace", trace, "--explore", "nan"}, 2, "bad --explore nan"},
         {{"--trace", trace, "--explore", "2"}, 2, "bad --explore 2"},
+        {{"--trace", trace, "--lost-cpu", "maybe"}, 2, "bad --lost-cpu \"maybe\""},
         {{"--trace", trace, "--ns-per-byte", "l3"}, 2, "bad --ns-per-byte entry \"l3\""},
         {{"--trace", trace, "--ns-per-byte", "l3=inf"}, 2, "bad --ns-per-byte entry \"l3=inf\""},
         {{"--trace", trace, "--ns-per-byte", ""}, 2, "bad --ns-per-byte \"\""},

@@ -37,14 +37,21 @@ static DfTraceEvent *b_node(Builder *b, uint64_t id, int module, int64_t tag, in
                             const uint64_t *in_ids, const uint64_t *in_bytes)
 {
     DfTraceEvent *e = &b->t.events[b->t.n_events++];
-    *e = (DfTraceEvent){.node_id = id, .module = module, .tag = tag, .worker = 0,
-                        .start_ns = start, .end_ns = start + dur, .deadline = DF_NO_DEADLINE,
-                        .created_ns = start, .ready_ns = start, .parent_id = parent,
+    *e = (DfTraceEvent){.node_id = id,
+                        .module = module,
+                        .tag = tag,
+                        .worker = 0,
+                        .start_ns = start,
+                        .end_ns = start + dur,
+                        .deadline = DF_NO_DEADLINE,
+                        .created_ns = start,
+                        .ready_ns = start,
+                        .parent_id = parent,
                         .group_id = group};
     e->first_input = (uint32_t)b->t.n_inputs;
     for (int k = 0; k < n_in; k++)
-        b->t.inputs[b->t.n_inputs++] =
-            (DfTraceInput){.pred_id = in_ids[k], .worker = 0, .module = module, .bytes = in_bytes[k]};
+        b->t.inputs[b->t.n_inputs++] = (DfTraceInput){
+            .pred_id = in_ids[k], .worker = 0, .module = module, .bytes = in_bytes[k]};
     e->n_inputs = (uint32_t)n_in;
     return e;
 }
@@ -63,8 +70,8 @@ static SimGraph *graph_of(Builder *b)
     return g;
 }
 
-static SimResult run_w(SimGraph *g, const char *policy, int workers, const char *topo,
-                       int streams, int window)
+static SimResult run_w(SimGraph *g, const char *policy, int workers, const char *topo, int streams,
+                       int window)
 {
     SimConfig c;
     sim_config_init(&c);
@@ -145,10 +152,12 @@ DF_TEST(Sim, HelpWhileWaitingReplays)
     for (int f = 0; f < 20; f++) {
         uint64_t d = id++;
         uint64_t zero = 0;
-        DfTraceEvent *de = b_node(&b, d, 0, f, t, 0, 0, 1000 + (uint64_t)f, prev_d != 0, &prev_d, &zero);
+        DfTraceEvent *de =
+            b_node(&b, d, 0, f, t, 0, 0, 1000 + (uint64_t)f, prev_d != 0, &prev_d, &zero);
         uint64_t grp = 5000 + (uint64_t)f;
         for (int j = 0; j < 8; j++) {
-            DfTraceEvent *je = b_node(&b, id++, 1, f, t + 200000 + j * 400000, 400000, d, grp, 0, NULL, NULL);
+            DfTraceEvent *je =
+                b_node(&b, id++, 1, f, t + 200000 + j * 400000, 400000, d, grp, 0, NULL, NULL);
             je->created_ns = t + 200000;
             je->worker = 1;
         }
@@ -193,7 +202,29 @@ DF_TEST(Sim, OrderedStartLinks)
     SimResult r = run(g, "fifo", 10, "core:10 pu:1", 1);
     DF_EXPECT_EQ_INT(r.tasks, 10);
     DF_EXPECT(r.makespan_ns >= 100000);
-    DF_EXPECT_MSG(r.makespan_ns < 100000 + 10 * (10000 + 2000), "%lld ns", (long long)r.makespan_ns);
+    DF_EXPECT_MSG(r.makespan_ns < 100000 + 10 * (10000 + 2000), "%lld ns",
+                  (long long)r.makespan_ns);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
+/* A WPP row cannot end before the row above: row 1 (100 us of work) ends
+ * with row 0 (400 us), so the 1 ms node reading row 1 ends near 1.4 ms,
+ * not 1.1 ms. */
+DF_TEST(Sim, OrderedJobsEndInOrder)
+{
+    Builder b;
+    b_init(&b, 1);
+    b_node(&b, 1, 1, 0, 0, 400000, 0, 0, 0, NULL, NULL);
+    DfTraceEvent *e = b_node(&b, 2, 1, 0, 0, 100000, 0, 0, 0, NULL, NULL);
+    e->start_pred_id = 1;
+    uint64_t in = 2, bytes = 0;
+    b_node(&b, 3, 0, 0, 0, 1000000, 0, 0, 1, &in, &bytes);
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    SimResult r = run(g, "fifo", 2, "core:2 pu:1", 1);
+    DF_EXPECT_MSG(r.makespan_ns >= 1400000 && r.makespan_ns < 1450000, "%lld ns",
+                  (long long)r.makespan_ns);
     sim_graph_free(g);
     b_free(&b);
 }
@@ -220,11 +251,51 @@ DF_TEST(Sim, TransferCostAndLocality)
     /* One frame (8 outside submissions) in flight at a time. */
     SimResult cl = run_w(g, "cost-local", 4, "package:2 core:2 pu:1", 1, 8);
     SimResult fi = run_w(g, "fifo", 4, "package:2 core:2 pu:1", 1, 8);
-    DF_EXPECT_MSG(cl.local_byte_share > 0.8, "cost-local local share %.2f (fifo %.2f), stolen %llu of %llu",
+    DF_EXPECT_MSG(cl.local_byte_share > 0.8,
+                  "cost-local local share %.2f (fifo %.2f), stolen %llu of %llu",
                   cl.local_byte_share, fi.local_byte_share, (unsigned long long)cl.stolen,
                   (unsigned long long)cl.tasks);
     DF_EXPECT(cl.local_byte_share > fi.local_byte_share);
     DF_EXPECT(fi.transfer_ns > cl.transfer_ns);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
+/* A node that waited, ready, while its worker was idle: the recording lost
+ * that CPU time outside tasks (other threads on the core).  It is charged
+ * again when asked, less the typical dispatch gap. */
+DF_TEST(Sim, LostCpuFromRecordedGaps)
+{
+    Builder b;
+    b_init(&b, 1);
+    int64_t at = 0, prev_end = 0;
+    for (int i = 0; i < 10; i++) {
+        at += i == 5 ? 200500 : 500;
+        DfTraceEvent *e = b_node(&b, (uint64_t)i + 1, 0, i, at, 100000, 0, 0, 0, NULL, NULL);
+        e->created_ns = 0;
+        e->ready_ns = prev_end;
+        prev_end = at + 100000;
+        at = prev_end;
+    }
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    DF_EXPECT_EQ_INT(sim_graph_dispatch_ns(g), 500);
+    DF_EXPECT_EQ_INT(sim_graph_lost_ns(g), 200000);
+    DF_EXPECT_EQ_INT(sim_graph_span_ns(g), prev_end);
+    SimConfig c;
+    sim_config_init(&c);
+    c.topology = "core:1 pu:1";
+    c.task_overhead_ns = 0;
+    c.complete_ns = 0;
+    SimResult off, on;
+    DfError err = {0};
+    DF_ASSERT(sim_run(g, &c, &off, &err) == 0);
+    c.lost_cpu = true;
+    DF_ASSERT(sim_run(g, &c, &on, &err) == 0);
+    /* 10 bodies and the first wake-up of the parked worker. */
+    DF_EXPECT_EQ_INT(off.makespan_ns, 1000000 + c.wake_ns);
+    DF_EXPECT_EQ_INT(on.makespan_ns - off.makespan_ns, 200000);
+    DF_EXPECT_EQ_INT(on.lost_ns, 200000);
     sim_graph_free(g);
     b_free(&b);
 }
@@ -246,3 +317,83 @@ DF_TEST(Sim, ThousandWorkers)
     sim_graph_free(g);
     b_free(&b);
 }
+
+#ifdef DF_SIM_REAL_TRACE
+#include "framework_util.h"
+
+/* A trace of a real decode (framework tasks: D, its slice jobs S, bands R,
+ * output O): each band's inputs name the slice jobs that wrote its rows, so
+ * the replay ties them to those jobs wherever it runs them, and charges
+ * the bytes read across workers by level. */
+DF_TEST(Sim, RealDecodeTraceChargesCrossWorkerBytes)
+{
+    TClip clip;
+    DF_ASSERT_EQ_INT(t_clip_load("h264_cabac_slices8.mkv", &clip), 0);
+    DfSched *s = t_sched("cost-local", 2, 0);
+    DF_ASSERT(s);
+    DF_ASSERT_EQ_INT(df_sched_trace_start(s, 1 << 14), 0);
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.threading = DF_THREADING_SLICE;
+    TSums sums = {0};
+    DF_ASSERT_EQ_INT(t_df_decode(s, &clip, &cfg, &sums, NULL, NULL, 0), 0);
+    DF_EXPECT(sums.n > 0);
+    DfTrace t;
+    DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &t), 0);
+    df_sched_unref(s);
+    DF_EXPECT_EQ_INT(t.dropped, 0);
+
+    /* Every slice-row input of a band names a recorded slice job. */
+    int mod_s = -1, mod_r = -1;
+    for (int m = 0; m < t.n_modules; m++) {
+        if (strcmp(t.module_names[m], "S") == 0)
+            mod_s = m;
+        if (strcmp(t.module_names[m], "R") == 0)
+            mod_r = m;
+    }
+    DF_ASSERT(mod_s >= 0 && mod_r >= 0);
+    uint64_t row_bytes = 0;
+    size_t rows_in = 0, named = 0;
+    for (size_t i = 0; i < t.n_events; i++) {
+        const DfTraceEvent *e = &t.events[i];
+        if (e->module != mod_r)
+            continue;
+        for (uint32_t k = 0; k < e->n_inputs; k++) {
+            const DfTraceInput *in = &t.inputs[e->first_input + k];
+            if (in->module != mod_s || !in->bytes)
+                continue;
+            rows_in++;
+            row_bytes += in->bytes;
+            for (size_t j = 0; j < t.n_events; j++)
+                if (t.events[j].node_id == in->pred_id && t.events[j].module == mod_s) {
+                    named++;
+                    break;
+                }
+        }
+    }
+    DF_EXPECT(rows_in > 0);
+    DF_EXPECT_MSG(named == rows_in, "%zu of %zu slice-row inputs name their job", named, rows_in);
+
+    /* The replay: on one worker every byte is local; on two workers in
+     * different packages some are read across, at the machine level. */
+    SimGraph *g = NULL;
+    DfError err = {0};
+    DF_ASSERT_MSG(sim_graph_from_trace(&t, NULL, &g, &err) == 0, "%s", err.msg);
+    SimResult r1 = run(g, "cost-local", 1, "package:2 core:1 pu:1", 1);
+    uint64_t all1 = 0;
+    for (int l = 0; l < DF_N_LEVELS; l++)
+        all1 += r1.bytes_level[l];
+    DF_EXPECT_MSG(all1 >= row_bytes, "replayed %llu bytes, trace has %llu slice-row bytes",
+                  (unsigned long long)all1, (unsigned long long)row_bytes);
+    DF_EXPECT_EQ_INT(r1.bytes_level[DF_LEVEL_SELF], all1);
+    for (const char *const *p = df_policy_names(); *p; p++) {
+        SimResult r2 = run(g, *p, 2, "package:2 core:1 pu:1", 1);
+        DF_EXPECT_MSG(r2.bytes_level[DF_LEVEL_MACHINE] > 0, "%s: no cross-package bytes", *p);
+        DF_EXPECT(r2.transfer_ns > 0);
+    }
+    sim_graph_free(g);
+    df_trace_free(&t);
+    t_sums_free(&sums);
+    t_clip_free(&clip);
+}
+#endif

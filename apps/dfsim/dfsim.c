@@ -24,7 +24,7 @@
 
 typedef struct Opts {
     char *trace, *topology, *policies, *workers, *streams, *json, *csv, *plot;
-    char *ns_per_byte, *validate, *validate_input, *validate_impl;
+    char *ns_per_byte, *validate, *validate_input, *validate_impl, *lost_cpu;
     int task_overhead_ns, poll_ns, window;
     double explore;
 } Opts;
@@ -138,6 +138,10 @@ int main(int argc, char **argv)
         {"poll-ns", 0, 0, G_OPTION_ARG_INT, &o.poll_ns, "Idle poll period (default 1000)", "NS"},
         {"window", 0, 0, G_OPTION_ARG_INT, &o.window,
          "Outside submissions in flight per stream (default: as recorded)", "N"},
+        {"lost-cpu", 0, 0, G_OPTION_ARG_STRING, &o.lost_cpu,
+         "Charge the CPU time the recording lost outside tasks (auto: when replaying on "
+         "this machine, i.e. without --topology)",
+         "auto|on|off"},
         {"explore", 0, 0, G_OPTION_ARG_DOUBLE, &o.explore,
          "Exploration rate of the learned policy (default 0.01)", "RATE"},
         {"validate", 0, 0, G_OPTION_ARG_FILENAME, &o.validate,
@@ -154,7 +158,11 @@ int main(int argc, char **argv)
         ctx,
         "Transfer cost defaults (ns per byte): self 0, pu 0.005, l2 0.01, l3 0.04, numa 0.08,\n"
         "machine 0.15.  The recorded durations lose the transfer cost the recording paid at\n"
-        "the same rates, so that only the replay's placement is charged.\n");
+        "the same rates, so that only the replay's placement is charged.\n"
+        "Lost CPU: the trace shows the time its cores spent outside tasks (the decoding\n"
+        "thread's packet and frame handling, the OS, other processes) as gaps in which a\n"
+        "ready node waited for an idle worker; beyond the median gap (the dispatch, charged\n"
+        "as --task-overhead-ns) that time is charged again before the same node.\n");
     GError *gerr = NULL;
     int rc = 1;
     Row *rows = NULL;
@@ -228,6 +236,14 @@ int main(int argc, char **argv)
     base.topology = o.topology && *o.topology ? o.topology : NULL;
     if (base.topology && sim_check_topology(&base, &err) < 0) {
         rc = df_cli_usage(PROG, "bad --topology: %s", err.msg);
+        goto out;
+    }
+    if (!o.lost_cpu || strcmp(o.lost_cpu, "auto") == 0) {
+        base.lost_cpu = base.topology == NULL;
+    } else if (strcmp(o.lost_cpu, "on") == 0 || strcmp(o.lost_cpu, "off") == 0) {
+        base.lost_cpu = strcmp(o.lost_cpu, "on") == 0;
+    } else {
+        rc = df_cli_usage(PROG, "bad --lost-cpu \"%s\" (auto, on or off)", o.lost_cpu);
         goto out;
     }
 
@@ -343,9 +359,13 @@ int main(int argc, char **argv)
         }
     df_progress_end(&prog);
 
+    const int frames = sim_graph_frames(graph) > 0 ? sim_graph_frames(graph) : 1;
     printf("dfsim: %s, %zu tasks, %d frames, window %d, topology %s\n", o.trace,
            sim_graph_tasks(graph), sim_graph_frames(graph), sim_graph_window(graph),
            base.topology ? base.topology : "this machine");
+    printf("lost CPU in the recording: %.3f ms per frame (%s), dispatch %lld ns\n",
+           (double)sim_graph_lost_ns(graph) / 1e6 / frames,
+           base.lost_cpu ? "charged" : "not charged", (long long)sim_graph_dispatch_ns(graph));
     const char *hdr[] = {"policy",   "workers", "streams", "fps",         "fps/stream",
                          "speed-up", "idle %",  "local %", "cross-L3+ MB"};
     DfTable *tab = df_table_new(9, hdr, "lrrrrrrrr");
@@ -370,6 +390,22 @@ int main(int argc, char **argv)
     }
     df_table_print(tab, stdout);
     df_table_free(tab);
+
+    /* The recorded run itself: the replay of the trace on its own worker
+     * count (first policy, this machine) against the trace's wall time.
+     * Free of run-to-run noise, unlike the comparison with dfbench. */
+    const double rec_fps = sim_graph_span_ns(graph) > 0 ? (double)sim_graph_frames(graph) * 1e9 /
+                                                              (double)sim_graph_span_ns(graph)
+                                                        : NAN;
+    const Row *rec_row = NULL;
+    for (int i = 0; i < n_rows && !base.topology; i++)
+        if (rows[i].workers == trace.n_workers && rows[i].streams == 1 &&
+            strcmp(rows[i].policy, pols[0]) == 0)
+            rec_row = &rows[i];
+    if (rec_row)
+        printf("\nrecorded run: %d workers, %.1f fps; replayed (%s) %.1f fps, error %+.1f %%\n",
+               trace.n_workers, rec_fps, rec_row->policy, rec_row->r.fps,
+               100 * (rec_row->r.fps - rec_fps) / rec_fps);
 
     /* Validation against measured figures of this machine. */
     JsonBuilder *vb = NULL;
@@ -438,6 +474,18 @@ int main(int argc, char **argv)
         json_builder_add_int_value(b, sim_graph_frames(graph));
         json_builder_set_member_name(b, "window");
         json_builder_add_int_value(b, o.window ? o.window : sim_graph_window(graph));
+        json_builder_set_member_name(b, "recording");
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "workers");
+        json_builder_add_int_value(b, trace.n_workers);
+        df_json_double(b, "fps", rec_fps);
+        if (rec_row) {
+            json_builder_set_member_name(b, "policy");
+            json_builder_add_string_value(b, rec_row->policy);
+            df_json_double(b, "projected_fps", rec_row->r.fps);
+            df_json_double(b, "error", (rec_row->r.fps - rec_fps) / rec_fps);
+        }
+        json_builder_end_object(b);
         json_builder_set_member_name(b, "model");
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "ns_per_byte");
@@ -449,6 +497,11 @@ int main(int argc, char **argv)
         json_builder_add_int_value(b, base.task_overhead_ns);
         json_builder_set_member_name(b, "poll_ns");
         json_builder_add_int_value(b, base.poll_ns);
+        json_builder_set_member_name(b, "lost_cpu");
+        json_builder_add_boolean_value(b, base.lost_cpu);
+        df_json_double(b, "lost_ms_per_frame", (double)sim_graph_lost_ns(graph) / 1e6 / frames);
+        json_builder_set_member_name(b, "recorded_dispatch_ns");
+        json_builder_add_int_value(b, sim_graph_dispatch_ns(graph));
         json_builder_end_object(b);
         json_builder_set_member_name(b, "results");
         json_builder_begin_array(b);
@@ -472,6 +525,7 @@ int main(int argc, char **argv)
             df_json_double(b, "local_byte_share", r->r.local_byte_share);
             df_json_double(b, "makespan_ms", (double)r->r.makespan_ns / 1e6);
             df_json_double(b, "transfer_ms", (double)r->r.transfer_ns / 1e6);
+            df_json_double(b, "lost_ms", (double)r->r.lost_ns / 1e6);
             json_builder_set_member_name(b, "tasks_stolen");
             json_builder_add_int_value(b, (gint64)r->r.stolen);
             json_builder_set_member_name(b, "bytes_level");
@@ -598,5 +652,6 @@ out:
     g_free(o.validate);
     g_free(o.validate_input);
     g_free(o.validate_impl);
+    g_free(o.lost_cpu);
     return rc;
 }

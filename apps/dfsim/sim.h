@@ -21,6 +21,17 @@ int sim_graph_frames(const SimGraph *g);
 size_t sim_graph_tasks(const SimGraph *g);
 /* External submissions allowed in flight (from the recording). */
 int sim_graph_window(const SimGraph *g);
+/* CPU time the recording lost outside tasks: the sum, over the nodes, of
+ * the time each was ready with its worker idle (between two bodies) but
+ * not yet started, less the median such gap, which is the dispatch itself
+ * (sim_graph_dispatch_ns()).  The decoding thread's packet and frame
+ * handling, the OS and other processes on the recording's cores. */
+int64_t sim_graph_lost_ns(const SimGraph *g);
+/* The median ready-to-start gap on an idle worker in the recording. */
+int64_t sim_graph_dispatch_ns(const SimGraph *g);
+/* Wall time of the recording, from the first node's creation to the last
+ * node's end: the recorded run's own frame rate is frames / span. */
+int64_t sim_graph_span_ns(const SimGraph *g);
 
 typedef struct SimConfig {
     const char *topology; /* hwloc synthetic string, NULL: this machine */
@@ -37,6 +48,11 @@ typedef struct SimConfig {
     int window;                      /* external submissions in flight per stream (0: recorded) */
     double explore_rate;
     uint64_t seed;
+    bool lost_cpu; /* this machine's load: charge each node the CPU time
+                    * the recording lost before it (sim_graph_lost_ns()) and
+                    * run bodies for their wall time; off (other machines),
+                    * single-segment bodies run for their recorded CPU time
+                    * when the trace has it */
 } SimConfig;
 
 /* Defaults: 300 ns per task, 200 ns from a node's end to the next pop,
@@ -55,6 +71,7 @@ typedef struct SimResult {
     uint64_t bytes_level[DF_N_LEVELS];
     double local_byte_share;
     int64_t transfer_ns; /* total transfer time charged */
+    int64_t lost_ns;     /* recorded lost CPU time charged (lost_cpu) */
 } SimResult;
 
 /* Run one configuration. */
