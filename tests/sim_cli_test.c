@@ -117,17 +117,7 @@ DF_TEST(SimCli, BadInputsFailClearly)
     gchar *shape = g_strdup_printf("%s/s.json", dir), *meas = g_strdup_printf("%s/m.json", dir);
     gchar *meas2 = g_strdup_printf("%s/m2.json", dir);
     DF_ASSERT_EQ_INT(df_test_record_trace(trace), 0);
-    DF_ASSERT(g_file_set_contents(empty, "", 0, NULL));
-    char raw[2048];
-    for (size_t i = 0; i < sizeof(raw); i++)
-        raw[i] = (char)(i * 2654435761u >> 11);
-    DF_ASSERT(g_file_set_contents(bytes, raw, sizeof(raw), NULL));
-    gchar *text = NULL;
-    gsize len = 0;
-    DF_ASSERT(g_file_get_contents(trace, &text, &len, NULL));
-    DF_ASSERT(g_file_set_contents(trunc, text, (gssize)(len / 2), NULL));
-    g_free(text);
-    DF_ASSERT(g_file_set_contents(shape, "{\"traceEvents\": 5, \"otherData\": []}", -1, NULL));
+    DF_ASSERT_EQ_INT(df_test_write_broken_traces(trace, empty, bytes, trunc, shape), 0);
     /* Measured figures of the wrong types: once a crash (strcmp of NULL). */
     DF_ASSERT(g_file_set_contents(meas, "{\"results\": [5, {\"impl\": 5, \"workers\": \"1\"}]}", -1,
                                   NULL));

@@ -3,6 +3,7 @@
 
 #include "dfsched_trace.h"
 
+#include <glib.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
@@ -173,4 +174,21 @@ int df_test_record_learned_trace(const char *path, DfTrace *out)
         df_trace_free(&t);
     df_sched_unref(s);
     return ret;
+}
+
+int df_test_write_broken_traces(const char *good, const char *empty, const char *bytes,
+                                const char *trunc, const char *shape)
+{
+    char raw[2048];
+    for (size_t i = 0; i < sizeof(raw); i++)
+        raw[i] = (char)(i * 2654435761u >> 11);
+    gchar *text = NULL;
+    gsize len = 0;
+    const bool ok = g_file_set_contents(empty, "", 0, NULL) &&
+                    g_file_set_contents(bytes, raw, sizeof(raw), NULL) &&
+                    g_file_get_contents(good, &text, &len, NULL) &&
+                    g_file_set_contents(trunc, text, (gssize)(len / 2), NULL) &&
+                    g_file_set_contents(shape, "{\"traceEvents\": 5, \"otherData\": []}", -1, NULL);
+    g_free(text);
+    return ok ? 0 : -1;
 }

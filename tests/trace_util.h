@@ -14,6 +14,12 @@
  * to `path`.  Returns 0 or a negative errno. */
 int df_test_record_trace(const char *path);
 
+/* Broken copies of the trace at `good`, for the bad-input tests: `empty`
+ * (no bytes), `bytes` (2 KiB of noise), `trunc` (its first half) and
+ * `shape` (valid JSON, members of the wrong types).  Returns 0 or -1. */
+int df_test_write_broken_traces(const char *good, const char *empty, const char *bytes,
+                                const char *trunc, const char *shape);
+
 /* A mis-declared edge under the learned policy (sched_learned_test.c's
  * workload): per frame, P1 declares 64 KiB to C but hands over nothing
  * real; P2 declares 1 KiB but C pays 300 us whenever it runs away from

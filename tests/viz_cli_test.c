@@ -368,18 +368,8 @@ DF_TEST(VizCli, BadInputsFailClearly)
     gchar *shape2 = path_in(&c, "shape2.json"), *dot = path_in(&c, "g.dot");
     DF_ASSERT(g_file_set_contents(junk, "not json {", -1, NULL));
     DF_ASSERT(g_file_set_contents(other, "{\"traceEvents\": []}", -1, NULL));
-    DF_ASSERT(g_file_set_contents(empty, "", 0, NULL));
-    char raw[2048];
-    for (size_t i = 0; i < sizeof(raw); i++)
-        raw[i] = (char)(i * 2654435761u >> 11);
-    DF_ASSERT(g_file_set_contents(bytes, raw, sizeof(raw), NULL));
-    gchar *text = NULL;
-    gsize len = 0;
-    DF_ASSERT(g_file_get_contents(good, &text, &len, NULL));
-    DF_ASSERT(g_file_set_contents(trunc, text, (gssize)(len / 2), NULL));
-    g_free(text);
-    /* Valid JSON of the wrong shape: members of other types than a trace's. */
-    DF_ASSERT(g_file_set_contents(shape, "{\"traceEvents\": 5, \"otherData\": []}", -1, NULL));
+    /* shape: valid JSON, members of other types than a trace's. */
+    DF_ASSERT_EQ_INT(df_test_write_broken_traces(good, empty, bytes, trunc, shape), 0);
     DF_ASSERT(g_file_set_contents(
         shape2,
         "{\"traceEvents\": [1, \"x\", null, {\"ph\": 5}, {\"ph\": \"X\", \"args\": 5},"

@@ -120,6 +120,20 @@ bool df_cli_check_output(const char *path, char *msg, size_t len)
     return true;
 }
 
+int df_cli_check_outputs(const char *prog, const DfCliOutput *outs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char msg[512];
+        if (!outs[i].path)
+            continue;
+        if (!*outs[i].path)
+            return df_cli_usage(prog, "bad %s \"\": an empty file name", outs[i].flag);
+        if (!df_cli_check_output(outs[i].path, msg, sizeof(msg)))
+            return df_cli_fail(prog, "%s: %s", outs[i].flag, msg);
+    }
+    return DF_CLI_OK;
+}
+
 bool df_cli_has_suffix(const char *path, const char *const *suffixes)
 {
     for (int i = 0; path && suffixes[i]; i++)

@@ -34,6 +34,17 @@ int df_cli_parse_int_list(const char *spec, int max, int **out);
  * after a long run.  On failure `msg` says why ("cannot write PATH: ..."). */
 bool df_cli_check_output(const char *path, char *msg, size_t len);
 
+/* An output asked for on the command line: its flag ("--json") and path
+ * (NULL: not asked for). */
+typedef struct DfCliOutput {
+    const char *flag, *path;
+} DfCliOutput;
+
+/* Check every output before the work that fills it: an empty name is a
+ * usage error (DF_CLI_USAGE), a path that cannot be written a failure
+ * (DF_CLI_FAILED), each reported on its stderr line; DF_CLI_OK else. */
+int df_cli_check_outputs(const char *prog, const DfCliOutput *outs, size_t n);
+
 /* PATH ends in one of the NULL-terminated suffixes (".svg", ...). */
 bool df_cli_has_suffix(const char *path, const char *const *suffixes);
 

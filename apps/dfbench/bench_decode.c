@@ -387,20 +387,11 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         goto cleanup;
     }
     /* The outputs are written after minutes of runs: refuse them now. */
-    const struct {
-        const char *flag, *path;
-    } outs[] = {{"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}, {"--trace", o->trace}};
-    for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
-        char msg[512];
-        if (outs[i].path && !*outs[i].path) {
-            status = df_cli_usage(PROG, "bad %s \"\": an empty file name", outs[i].flag);
-            goto cleanup;
-        }
-        if (outs[i].path && !df_cli_check_output(outs[i].path, msg, sizeof(msg))) {
-            status = df_cli_fail(PROG, "%s: %s", outs[i].flag, msg);
-            goto cleanup;
-        }
-    }
+    const DfCliOutput outs[] = {
+        {"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}, {"--trace", o->trace}};
+    status = df_cli_check_outputs(PROG, outs, G_N_ELEMENTS(outs));
+    if (status != DF_BENCH_OK)
+        goto cleanup;
     /* Clips last: a bad option is reported before seconds of demuxing. */
     int n_inputs = 0;
     while (o->inputs[n_inputs])

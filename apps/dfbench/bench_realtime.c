@@ -608,20 +608,10 @@ static int parse_options(DfRt *rt, int argc, char **argv)
         goto cleanup;
     }
     /* The outputs are written after the trials: refuse them now. */
-    const struct {
-        const char *flag, *path;
-    } outs[] = {{"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}};
-    for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
-        char msg[512];
-        if (outs[i].path && !*outs[i].path) {
-            status = df_cli_usage(PROG, "bad %s \"\": an empty file name", outs[i].flag);
-            goto cleanup;
-        }
-        if (outs[i].path && !df_cli_check_output(outs[i].path, msg, sizeof(msg))) {
-            status = df_cli_fail(PROG, "%s: %s", outs[i].flag, msg);
-            goto cleanup;
-        }
-    }
+    const DfCliOutput outs[] = {{"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}};
+    status = df_cli_check_outputs(PROG, outs, G_N_ELEMENTS(outs));
+    if (status != DF_BENCH_OK)
+        goto cleanup;
     char msg[512];
     if (df_clip_load(o->input, &rt->clip, msg, sizeof(msg)) < 0) {
         status = df_cli_fail(PROG, "%s", msg);

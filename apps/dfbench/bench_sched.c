@@ -327,19 +327,10 @@ static int parse_options(DfBench *b, int argc, char **argv)
         goto out;
     }
     /* The outputs are written after minutes of runs: refuse them now. */
-    const char *const outs[] = {o->json, o->csv};
-    for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
-        char msg[512];
-        if (outs[i] && !*outs[i]) {
-            status =
-                df_cli_usage(PROG, "bad %s \"\": an empty file name", i == 0 ? "--json" : "--csv");
-            goto out;
-        }
-        if (outs[i] && !df_cli_check_output(outs[i], msg, sizeof(msg))) {
-            status = df_cli_fail(PROG, "%s %s", i == 0 ? "--json:" : "--csv:", msg);
-            goto out;
-        }
-    }
+    const DfCliOutput outs[] = {{"--json", o->json}, {"--csv", o->csv}};
+    status = df_cli_check_outputs(PROG, outs, G_N_ELEMENTS(outs));
+    if (status != DF_BENCH_OK)
+        goto out;
     b->params = (DfCaseParams){
         .tasks = (uint64_t)o->tasks,
         .width = o->width,

@@ -281,20 +281,10 @@ int main(int argc, char **argv)
         goto out;
     }
     /* The outputs before the replays, which may run for minutes. */
-    const struct {
-        const char *flag, *path;
-    } outs[] = {{"--json", o.json}, {"--csv", o.csv}, {"--plot", o.plot}};
-    for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
-        char msg[512];
-        if (outs[i].path && !*outs[i].path) {
-            rc = df_cli_usage(PROG, "bad %s \"\": an empty file name", outs[i].flag);
-            goto out;
-        }
-        if (outs[i].path && !df_cli_check_output(outs[i].path, msg, sizeof(msg))) {
-            rc = df_cli_fail(PROG, "%s: %s", outs[i].flag, msg);
-            goto out;
-        }
-    }
+    const DfCliOutput outs[] = {{"--json", o.json}, {"--csv", o.csv}, {"--plot", o.plot}};
+    rc = df_cli_check_outputs(PROG, outs, G_N_ELEMENTS(outs));
+    if (rc != DF_CLI_OK)
+        goto out;
     /* The measured figures too: a bad file fails before the replays. */
     if (o.validate) {
         vparser = json_parser_new();
