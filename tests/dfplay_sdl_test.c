@@ -198,7 +198,7 @@ DF_TEST(DfplaySdl, NoDisplayIsOneClearLine)
     const char *env[] = {"SDL_VIDEODRIVER=x11", NULL};
     DfRun r = df_test_run(argv, env);
     DF_EXPECT(r.status != 0);
-    DF_EXPECT_MSG(r.err && strstr(r.err, "dfplay: no display for --vo sdl"), "stderr: %s",
+    DF_EXPECT_MSG(r.err && strstr(r.err, "dfplay: error: no display for --vo sdl"), "stderr: %s",
                   r.err ? r.err : "");
     df_run_clear(&r);
     const char *argv2[] = {dfplay(), "--vo", "sdl", "/nonexistent.mkv", NULL};
