@@ -120,15 +120,27 @@ bool df_cli_check_output(const char *path, char *msg, size_t len)
     return true;
 }
 
+int df_cli_check_lists(const char *prog, const DfCliOption *lists, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *v = lists[i].value;
+        while (v && g_ascii_isspace(*v))
+            v++;
+        if (v && !*v)
+            return df_cli_usage(prog, "bad %s \"\": an empty list", lists[i].flag);
+    }
+    return DF_CLI_OK;
+}
+
 int df_cli_check_outputs(const char *prog, const DfCliOutput *outs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         char msg[512];
-        if (!outs[i].path)
+        if (!outs[i].value)
             continue;
-        if (!*outs[i].path)
+        if (!*outs[i].value)
             return df_cli_usage(prog, "bad %s \"\": an empty file name", outs[i].flag);
-        if (!df_cli_check_output(outs[i].path, msg, sizeof(msg)))
+        if (!df_cli_check_output(outs[i].value, msg, sizeof(msg)))
             return df_cli_fail(prog, "%s: %s", outs[i].flag, msg);
     }
     return DF_CLI_OK;

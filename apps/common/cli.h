@@ -34,11 +34,16 @@ int df_cli_parse_int_list(const char *spec, int max, int **out);
  * after a long run.  On failure `msg` says why ("cannot write PATH: ..."). */
 bool df_cli_check_output(const char *path, char *msg, size_t len);
 
-/* An output asked for on the command line: its flag ("--json") and path
- * (NULL: not asked for). */
-typedef struct DfCliOutput {
-    const char *flag, *path;
-} DfCliOutput;
+/* An option given on the command line: its flag ("--json") and value
+ * (NULL: not given). */
+typedef struct DfCliOption {
+    const char *flag, *value;
+} DfCliOption;
+typedef DfCliOption DfCliOutput;
+
+/* Lists given as "" (or blanks): a usage error naming the flag
+ * (DF_CLI_USAGE), or DF_CLI_OK.  "none" is how to ask for nothing. */
+int df_cli_check_lists(const char *prog, const DfCliOption *lists, size_t n);
 
 /* Check every output before the work that fills it: an empty name is a
  * usage error (DF_CLI_USAGE), a path that cannot be written a failure

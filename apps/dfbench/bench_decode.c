@@ -359,15 +359,10 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         for (int i = 0; i < b->n_workers; i++)
             b->workers[i] = i + 1;
     }
-    const struct {
-        const char *flag;
-        char *value;
-    } lists[] = {{"--policy", o->policy}, {"--peers", o->peers}};
-    for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
-        if (lists[i].value && !*g_strstrip(lists[i].value)) {
-            status = df_cli_usage(PROG, "bad %s \"\": an empty list", lists[i].flag);
-            goto cleanup;
-        }
+    const DfCliOption lists[] = {{"--policy", o->policy}, {"--peers", o->peers}};
+    status = df_cli_check_lists(PROG, lists, G_N_ELEMENTS(lists));
+    if (status != DF_BENCH_OK)
+        goto cleanup;
     if (!parse_impls(b, &err)) {
         status = df_cli_usage(PROG, "%s", err ? err->message : "nothing to run");
         goto cleanup;

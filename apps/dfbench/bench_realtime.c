@@ -503,15 +503,10 @@ static int parse_options(DfRt *rt, int argc, char **argv)
         status = df_cli_usage(PROG, "bad --poll-us %d (-1 or more; -1: poll mode)", o->poll_us);
         goto cleanup;
     }
-    const struct {
-        const char *flag;
-        char *value;
-    } lists[] = {{"--policy", o->policy}, {"--peers", o->peers}};
-    for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
-        if (lists[i].value && !*g_strstrip(lists[i].value)) {
-            status = df_cli_usage(PROG, "bad %s \"\": an empty list", lists[i].flag);
-            goto cleanup;
-        }
+    const DfCliOption lists[] = {{"--policy", o->policy}, {"--peers", o->peers}};
+    status = df_cli_check_lists(PROG, lists, G_N_ELEMENTS(lists));
+    if (status != DF_BENCH_OK)
+        goto cleanup;
     if (o->workers) {
         rt->n_workers = df_cli_parse_int_list(o->workers, MAX_WORKERS, &rt->workers);
         if (rt->n_workers < 0) {
