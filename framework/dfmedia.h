@@ -199,6 +199,10 @@ typedef struct DfDecoderStats {
 /* Snapshot of the decoder's counters (any thread may call it). */
 void df_decoder_stats(const DfDecoder *dec, DfDecoderStats *out);
 
+/* Forget the latency samples so far (p50/p99/max start again), e.g. after
+ * a warm-up whose cold first frames would otherwise dominate the p99. */
+void df_decoder_reset_latency(DfDecoder *dec);
+
 #ifdef __cplusplus
 }
 #endif

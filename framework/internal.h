@@ -231,6 +231,7 @@ typedef struct DfLatency {
 void df_latency_init(DfLatency *l);
 void df_latency_fini(DfLatency *l);
 void df_latency_add(DfLatency *l, double ms);
+void df_latency_reset(DfLatency *l);
 void df_latency_get(DfLatency *l, double *p50, double *p99, double *max);
 
 /* -------------------------------------------------------------- decoder */

@@ -27,6 +27,14 @@ void df_latency_add(DfLatency *l, double ms)
     pthread_mutex_unlock(&l->lock);
 }
 
+void df_latency_reset(DfLatency *l)
+{
+    pthread_mutex_lock(&l->lock);
+    l->n = l->next = 0;
+    l->max_ms = 0;
+    pthread_mutex_unlock(&l->lock);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -78,4 +86,10 @@ void df_decoder_stats(const DfDecoder *dec, DfDecoderStats *out)
     }
     df_pool_counts(dec->pool, &out->pool_allocs, &out->pool_reuses, &out->pool_outstanding);
     df_latency_get(&d->lat, &out->latency_p50_ms, &out->latency_p99_ms, &out->latency_max_ms);
+}
+
+void df_decoder_reset_latency(DfDecoder *dec)
+{
+    if (dec)
+        df_latency_reset(&dec->lat);
 }

@@ -5,7 +5,10 @@
  * of N workers (the first N cores).  Each stream has a thread (confined to
  * the same CPUs) that sends packet k at start + k/fps and takes frames as
  * soon as they are ready (polling every millisecond at most, so arrival
- * times are exact to about 1 ms).  The i-th frame out (presentation order)
+ * times are exact to about 1 ms).  Stream j's clock starts j/K of a frame
+ * period after stream 0's, as the phases of K independent sources spread;
+ * with one common phase every stream's packet would arrive at the same
+ * instant, and K decodes queue behind each other every period.  The i-th frame out (presentation order)
  * is due at start + (i + B)/fps, with the latency budget
  *     B = reorder delay of the stream (codecpar video_delay: frames any
  *         decoder must have received before it can output frame 0)
@@ -13,7 +16,16 @@
  *         itself and one of slack for the packet queue and wake-ups).
  * A frame received after its due time is a miss, and so is a frame that
  * never comes.  The clip loops (timestamps shifted) when --duration needs
- * more frames than it has.  K grows 1, 2, 4, ... until a trial misses, then
+ * more frames than it has.  Before the clock starts, every stream warms up
+ * its decoder, as a GStreamer pipeline prerolls: it decodes the clip's
+ * first WARMUP_PACKETS packets unpaced and flushes, so that the codec is
+ * open and the frame pool holds its buffers.  Without it the first frames
+ * of every stream pay the pool's first-touch page faults (on these VMs
+ * 8-14 us per 4 KiB page: a cold 1080p D task takes 18-33 ms against
+ * 4.6 ms warm), K streams pay them at once on the same cores, and K = 2 on
+ * one core missed on its first frame although it carries 60 of the 260 fps
+ * that core decodes.  Warm-up frames are not counted, and the decoders'
+ * latency samples start after it.  K grows 1, 2, 4, ... until a trial misses, then
  * bisects between the last good and the first bad K (a K that misses is
  * tried once more and fails only if it misses again: one stall of another
  * process on a shared machine should not decide it); the result is the
@@ -54,6 +66,7 @@
 #define MAX_WORKERS         1024
 #define DEFAULT_MAX_STREAMS 64
 #define POLL_NS             1000000 /* longest sleep between frame polls */
+#define WARMUP_PACKETS      24      /* about a second of video: every reference and reorder buffer */
 
 typedef struct DfRtOpts {
     char *input, *workers, *policy, *peers, *json, *csv, *plot;
@@ -103,6 +116,7 @@ typedef struct DfRtStream {
     DfDecoder *dec;
     const DfCpuMap *map;
     int cpus;
+    pthread_barrier_t *warm, *go; /* warm-ups done; start_ns set */
     int64_t start_ns;
     uint64_t frames, misses;
     GArray *late_ms; /* double */
@@ -132,6 +146,43 @@ static void take_frame(DfRtStream *st, int64_t now)
     st->frames++;
 }
 
+/* The clip's first packets, unpaced, then drained and flushed: the codec
+ * open and the pool warm, as after a GStreamer preroll. */
+static int warm_up(DfRtStream *st, AVFrame *f)
+{
+    const DfClip *c = &st->rt->clip;
+    const int n = c->n_pkts < WARMUP_PACKETS ? c->n_pkts : WARMUP_PACKETS;
+    int ret = 0;
+    for (int k = 0; k < n;) {
+        ret = df_decoder_send_packet(st->dec, c->pkts[k]);
+        if (ret == 0) {
+            k++;
+            continue;
+        }
+        /* Full: take the oldest frame (EAGAIN: the slots held none). */
+        if (ret != AVERROR(EAGAIN))
+            goto done;
+        ret = df_decoder_receive_frame(st->dec, f);
+        if (ret < 0 && ret != AVERROR(EAGAIN))
+            goto done;
+    }
+    if ((ret = df_decoder_send_packet(st->dec, NULL)) < 0)
+        goto done;
+    while ((ret = df_decoder_receive_frame(st->dec, f)) == 0)
+        ;
+    ret = ret == AVERROR_EOF ? 0 : ret;
+done:
+    av_frame_unref(f);
+    df_decoder_flush(st->dec);
+    df_decoder_reset_latency(st->dec);
+    if (ret < 0) {
+        char e[AV_ERROR_MAX_STRING_SIZE];
+        av_strerror(ret, e, sizeof(e));
+        snprintf(st->error, sizeof(st->error), "warm-up failed: %s", e);
+    }
+    return ret;
+}
+
 static void *stream_main(void *arg)
 {
     DfRtStream *st = arg;
@@ -141,10 +192,14 @@ static void *stream_main(void *arg)
     df_bench_confine(st->map, st->cpus);
     AVFrame *f = av_frame_alloc();
     AVPacket *pkt = av_packet_alloc();
-    if (!f || !pkt) {
+    const bool ok = f && pkt && warm_up(st, f) == 0;
+    if (!f || !pkt)
         snprintf(st->error, sizeof(st->error), "out of memory");
+    /* Every thread passes both barriers, failed or not. */
+    pthread_barrier_wait(st->warm);
+    pthread_barrier_wait(st->go);
+    if (!ok)
         goto cleanup;
-    }
     /* One pass of the clip in stream time base, for looping. */
     const AVRational rate = c->frame_rate.num > 0 ? c->frame_rate : (AVRational){25, 1};
     const int64_t span = av_rescale_q(c->n_pkts, av_inv_q(rate), c->tb);
@@ -232,6 +287,8 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
     DfError err = {0};
     DfRtStream *st = g_new0(DfRtStream, (gsize)k);
     pthread_t *th = g_new0(pthread_t, (gsize)k);
+    pthread_barrier_t warm, go;
+    bool barriers = false;
     int started = 0;
     if (df_sched_new(&sc, &s, &err) < 0) {
         snprintf(tr->error, sizeof(tr->error), "%s", err.msg);
@@ -250,19 +307,38 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
             goto cleanup;
         }
     }
-    /* A common start a little ahead, so that every thread is up. */
-    const int64_t start = df_now_ns() + 20000000;
+    /* K stream threads and this one; a thread that fails to start is
+     * replaced at the barriers by this thread (so they still open). */
+    pthread_barrier_init(&warm, NULL, (unsigned)k + 1);
+    pthread_barrier_init(&go, NULL, (unsigned)k + 1);
+    barriers = true;
     for (int i = 0; i < k; i++) {
-        st[i].start_ns = start;
+        st[i].warm = &warm;
+        st[i].go = &go;
         if (pthread_create(&th[i], NULL, stream_main, &st[i]) != 0) {
             snprintf(tr->error, sizeof(tr->error), "pthread_create failed");
             break;
         }
         started++;
     }
+    for (int i = started; i < k; i++)
+        pthread_barrier_wait(&warm);
+    pthread_barrier_wait(&warm);
+    /* Every decoder is warm: a common start a little ahead, so that every
+     * thread is out of the barrier. */
+    const int64_t start = df_now_ns() + 20000000;
+    for (int i = 0; i < k; i++)
+        st[i].start_ns = start + (int64_t)((double)i * 1e9 / (rt->o.fps * k));
+    for (int i = started; i < k; i++)
+        pthread_barrier_wait(&go);
+    pthread_barrier_wait(&go);
 cleanup:
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    if (barriers) {
+        pthread_barrier_destroy(&warm);
+        pthread_barrier_destroy(&go);
+    }
     GArray *late = g_array_new(FALSE, FALSE, sizeof(double));
     for (int i = 0; i < k; i++) {
         if (st[i].error[0] && !tr->error[0])
@@ -719,6 +795,9 @@ static bool write_json(const DfRt *rt)
     json_builder_set_member_name(jb, "budget_frames");
     json_builder_add_int_value(jb, rt->budget_frames);
     df_json_double(jb, "budget_ms", rt->budget_frames * 1000.0 / rt->o.fps);
+    json_builder_set_member_name(jb, "warmup_packets");
+    json_builder_add_int_value(jb,
+                               rt->clip.n_pkts < WARMUP_PACKETS ? rt->clip.n_pkts : WARMUP_PACKETS);
     json_builder_set_member_name(jb, "max_streams_tried");
     json_builder_add_int_value(jb, rt->o.max_streams);
     json_builder_end_object(jb);
