@@ -91,7 +91,7 @@ DF_TEST(BenchDecode, RunsAndWritesJsonCsvPlotTrace)
                           "--input", mpeg2,    "--workers", "1,2", "--policy", "cost-local,steal",
                           "--peers", peers,    "--repeat",  "1",   "--json",   json,
                           "--csv",   csv,      "--plot",    svg,   "--trace",  trace,
-                          NULL};
+                          "--trace-workers", "1,2", NULL};
     DfRun run = df_test_run(argv, NULL);
     DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench decode exited %d:\n%s\n%s", run.status,
                   run.out ? run.out : "", run.err ? run.err : "");
@@ -107,6 +107,21 @@ DF_TEST(BenchDecode, RunsAndWritesJsonCsvPlotTrace)
     DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(root, "bench", ""), "decode") ==
               0);
     DF_EXPECT(json_object_has_member(root, "machine"));
+    /* Two traced worker counts: two files, named by count, and their fps. */
+    JsonArray *traces = json_object_get_array_member(json_object_get_object_member(root, "run"),
+                                                     "traces");
+    DF_ASSERT(traces);
+    DF_EXPECT_EQ_INT((int)json_array_get_length(traces), 2);
+    for (guint i = 0; i < json_array_get_length(traces); i++) {
+        JsonObject *t = json_array_get_object_element(traces, i);
+        DF_EXPECT_EQ_INT((int)json_object_get_int_member(t, "workers"), (int)i + 1);
+        gchar *want = g_strdup_printf("%s/t.w%u.json", dir, i + 1);
+        DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(t, "file", ""), want) == 0);
+        DF_EXPECT_MSG(file_contains(want, "traceEvents"), "no dfsched trace in %s", want);
+        DF_EXPECT(is_number(t, "fps") && json_object_get_double_member(t, "fps") > 0);
+        g_free(want);
+    }
+    DF_EXPECT(!g_file_test(trace, G_FILE_TEST_EXISTS));
     JsonArray *res = json_object_get_array_member(root, "results");
     DF_ASSERT(res);
     /* Per clip: the 1-thread baseline once, then 2 policies + the peers
@@ -171,7 +186,6 @@ DF_TEST(BenchDecode, RunsAndWritesJsonCsvPlotTrace)
     DF_EXPECT_EQ_INT(count_lines(csv), 1 + 3 * (1 + 2 * n_impl));
     DF_EXPECT(file_contains(csv, "input,impl,workers,oversubscribed"));
     DF_EXPECT(file_contains(svg, "<svg"));
-    DF_EXPECT_MSG(file_contains(trace, "traceEvents"), "no dfsched trace in %s", trace);
     rm_rf(dir);
     g_free(json);
     g_free(csv);
@@ -320,6 +334,13 @@ DF_TEST(BenchDecode, BadInputIsRefused)
          2,
          "--trace needs a dfmedia policy"},
         {{"decode", "--input", h264, "extra"}, 2, "unexpected argument \"extra\""},
+        {{"decode", "--input", h264, "--trace-workers", "1"}, 2, "--trace-workers needs --trace"},
+        {{"decode", "--input", h264, "--trace-workers", "x", "--trace", "/tmp/t.json"},
+         2,
+         "bad --trace-workers \"x\""},
+        {{"decode", "--input", h264, "--trace-workers", "1000", "--trace", "/tmp/t.json"},
+         2,
+         "1000 is not one of --workers"},
         {{"decode", NULL}, 2, "--input"},
         {{"decode", "--input", h264, "--json", "/nonexistent/dir/d.json"},
          1,

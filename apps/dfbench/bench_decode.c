@@ -77,7 +77,7 @@ typedef struct DfDecConfig {
 
 typedef struct DfDecOpts {
     gchar **inputs;
-    char *workers, *policy, *peers, *json, *csv, *plot, *trace, *threading;
+    char *workers, *policy, *peers, *json, *csv, *plot, *trace, *threading, *trace_workers;
     int repeat, poll_us, thread_count, in_flight;
     gboolean trace_overhead;
 } DfDecOpts;
@@ -93,11 +93,69 @@ typedef struct DfDecBench {
     DfDecImpl *impls;
     int n_impls;
     GArray *configs; /* DfDecConfig */
+    /* --trace: one traced run per count of --trace-workers, in the middle
+     * of the repeats, each to its own file. */
+    int n_traces;
+    int *trace_workers;
+    char **trace_paths;
+    double *trace_fps; /* the traced run's own fps; NAN: failed */
+    bool trace_failed;
     double load_start[3], load_end[3];
     int64_t start_ns, end_ns;
 } DfDecBench;
 
 /* -------------------------------------------------------------- options */
+
+/* FILE, or FILE with .wN before its extension when several are traced. */
+static char *trace_path(const char *file, int workers, bool several)
+{
+    if (!several)
+        return g_strdup(file);
+    const char *base = strrchr(file, '/');
+    const char *dot = strrchr(base ? base + 1 : file, '.');
+    if (!dot)
+        return g_strdup_printf("%s.w%d", file, workers);
+    return g_strdup_printf("%.*s.w%d%s", (int)(dot - file), file, workers, dot);
+}
+
+static int parse_trace_workers(DfDecBench *b)
+{
+    int *v = NULL;
+    int n = 0;
+    if (b->o.trace_workers) {
+        n = df_cli_parse_int_list(b->o.trace_workers, 1024, &v);
+        if (n < 0)
+            return df_cli_usage(PROG, "bad --trace-workers \"%s\" (e.g. 1,2)",
+                                b->o.trace_workers);
+        for (int i = 0; i < n; i++) {
+            bool found = false;
+            for (int w = 0; w < b->n_workers; w++)
+                found |= b->workers[w] == v[i];
+            if (!found) {
+                const int bad = v[i];
+                g_free(v);
+                return df_cli_usage(PROG,
+                                    "bad --trace-workers \"%s\": %d is not one of --workers",
+                                    b->o.trace_workers, bad);
+            }
+        }
+    } else {
+        n = 1;
+        v = g_new(int, 1);
+        v[0] = 1;
+        for (int w = 0; w < b->n_workers; w++)
+            v[0] = b->workers[w] > v[0] ? b->workers[w] : v[0];
+    }
+    b->n_traces = n;
+    b->trace_workers = v;
+    b->trace_paths = g_new0(char *, (gsize)n + 1);
+    b->trace_fps = g_new(double, (gsize)n);
+    for (int i = 0; i < n; i++) {
+        b->trace_paths[i] = trace_path(b->o.trace, v[i], n > 1);
+        b->trace_fps[i] = NAN;
+    }
+    return DF_BENCH_OK;
+}
 
 static const char *const known_peers[] = {"ffmpeg-slice", "ffmpeg-frame", "avdec", "dfdec"};
 #define N_KNOWN_PEERS ((int)(sizeof(known_peers) / sizeof(known_peers[0])))
@@ -281,10 +339,14 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
          "first) and report the frame rate lost to tracing",
          NULL},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace,
-         "After the runs, decode the first clip once more on the first policy and the largest "
-         "worker count with tracing on, and write the dfsched trace (Chrome/Perfetto JSON, "
-         "dfsim's input) to FILE; that run is not timed",
+         "In the middle of the repeats (so in the same stretch of machine load as the samples), "
+         "decode the first clip once more on the first policy with tracing on, and write the "
+         "dfsched trace (Chrome/Perfetto JSON, dfsim's input) to FILE; that run is not a sample",
          "FILE"},
+        {"trace-workers", 0, 0, G_OPTION_ARG_STRING, &o->trace_workers,
+         "Worker counts to trace, from --workers (default: the largest); with more than one, "
+         "each trace goes to FILE with .wN before its extension (trace.w1.json, ...)",
+         "LIST"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_set_prgname("dfbench decode");
@@ -382,9 +444,20 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         goto cleanup;
     }
     /* The outputs are written after minutes of runs: refuse them now. */
-    const DfCliOutput outs[] = {
-        {"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}, {"--trace", o->trace}};
+    if (o->trace_workers && !o->trace) {
+        status = df_cli_usage(PROG, "--trace-workers needs --trace FILE");
+        goto cleanup;
+    }
+    if (o->trace && (status = parse_trace_workers(b)) != DF_BENCH_OK)
+        goto cleanup;
+    const DfCliOutput outs[] = {{"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}};
     status = df_cli_check_outputs(PROG, outs, G_N_ELEMENTS(outs));
+    if (status != DF_BENCH_OK)
+        goto cleanup;
+    for (int i = 0; i < b->n_traces && status == DF_BENCH_OK; i++) {
+        const DfCliOutput t = {"--trace", b->trace_paths[i]};
+        status = df_cli_check_outputs(PROG, &t, 1);
+    }
     if (status != DF_BENCH_OK)
         goto cleanup;
     /* Clips last: a bad option is reported before seconds of demuxing. */
@@ -678,6 +751,61 @@ static void configs_free(DfDecBench *b)
     b->configs = NULL;
 }
 
+/* The --trace runs: the first clip on the first dfmedia policy, once per
+ * traced worker count, with the scheduler's trace on.  Not samples: the
+ * trace's cost is in them (dfsim replays what the traced run did). */
+static int first_dfmedia(const DfDecBench *b)
+{
+    for (int i = 0; i < b->n_impls; i++)
+        if (b->impls[i].kind == DF_IMPL_DFMEDIA)
+            return i;
+    return -1; /* parse_options() refused --trace then */
+}
+
+static void write_traces(DfDecBench *b)
+{
+    const int impl = first_dfmedia(b);
+    for (int i = 0; i < b->n_traces; i++) {
+        const int workers = b->trace_workers[i];
+        const char *path = b->trace_paths[i];
+        DfSched *s = NULL;
+        DfError err = {0};
+        DfAffinity saved;
+        df_affinity_save(&saved);
+        df_bench_confine(&b->map, workers);
+        DfSample smp = {.fps = NAN};
+        if (new_sched(b, b->impls[impl].policy, workers, TRACE_CAPACITY, &s, &err) < 0) {
+            fprintf(stderr, "\ndfbench decode: error: --trace: %s\n", err.msg);
+            goto next;
+        }
+        run_df(b, s, &b->clips[0], &smp);
+        if (smp.error[0]) {
+            fprintf(stderr, "\ndfbench decode: error: --trace run: %s\n", smp.error);
+            goto next;
+        }
+        if (df_sched_trace_write(s, path, &err) < 0) {
+            fprintf(stderr, "\ndfbench decode: error: cannot write trace %s: %s\n", path,
+                    err.msg);
+            goto next;
+        }
+        b->trace_fps[i] = smp.fps;
+    next:
+        if (s)
+            df_sched_unref(s);
+        df_affinity_restore(&saved);
+        b->trace_failed |= isnan(b->trace_fps[i]);
+    }
+}
+
+static void print_traces(const DfDecBench *b)
+{
+    for (int i = 0; i < b->n_traces; i++)
+        if (!isnan(b->trace_fps[i]))
+            printf("trace of %s on %s, %d worker%s (%.1f fps traced): %s\n", b->clips[0].name,
+                   b->impls[first_dfmedia(b)].name, b->trace_workers[i], b->trace_workers[i] == 1 ? "" : "s", b->trace_fps[i],
+                   b->trace_paths[i]);
+}
+
 static void run_all(DfDecBench *b)
 {
     const int n = (int)b->configs->len;
@@ -685,7 +813,12 @@ static void run_all(DfDecBench *b)
     df_progress_begin(&prog, n * b->o.repeat);
     df_report_loadavg(b->load_start);
     b->start_ns = df_now_ns();
-    for (int r = 0; r < b->o.repeat; r++)
+    for (int r = 0; r < b->o.repeat; r++) {
+        /* Halfway: the traces see the load the samples around them see. */
+        if (r == b->o.repeat / 2 && b->n_traces) {
+            df_progress_step(&prog, "traced run%s", b->n_traces > 1 ? "s" : "");
+            write_traces(b);
+        }
         for (int k = 0; k < n; k++) {
             /* Rotated each repeat so that no configuration always runs
              * first (or right after the same neighbour). */
@@ -695,6 +828,7 @@ static void run_all(DfDecBench *b)
                              cf->workers == 1 ? "" : "s");
             run_sample(b, cf);
         }
+    }
     b->end_ns = df_now_ns();
     df_report_loadavg(b->load_end);
     df_progress_end(&prog);
@@ -990,6 +1124,19 @@ static bool write_json(const DfDecBench *b)
     df_json_double(jb, "duration_s", (double)(b->end_ns - b->start_ns) / 1e9);
     df_json_double(jb, "load_avg_start", b->load_start[0]);
     df_json_double(jb, "load_avg_end", b->load_end[0]);
+    /* The traces and their own frame rates: dfsim's "recording". */
+    json_builder_set_member_name(jb, "traces");
+    json_builder_begin_array(jb);
+    for (int i = 0; i < b->n_traces; i++) {
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "workers");
+        json_builder_add_int_value(jb, b->trace_workers[i]);
+        json_builder_set_member_name(jb, "file");
+        json_builder_add_string_value(jb, b->trace_paths[i]);
+        df_json_double(jb, "fps", b->trace_fps[i]);
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
     json_builder_set_member_name(jb, "inputs");
     json_builder_begin_array(jb);
     for (int i = 0; i < b->n_clips; i++) {
@@ -1201,51 +1348,6 @@ static bool write_plot(const DfDecBench *b)
     return ret == 0;
 }
 
-/* One more, untimed dfmedia decode with the scheduler's trace on. */
-static bool write_trace(const DfDecBench *b)
-{
-    int impl = -1;
-    for (int i = 0; i < b->n_impls && impl < 0; i++)
-        if (b->impls[i].kind == DF_IMPL_DFMEDIA)
-            impl = i;
-    if (impl < 0) {
-        fprintf(stderr,
-                "dfbench decode: error: --trace needs a dfmedia policy (--policy is none)\n");
-        return false;
-    }
-    int workers = 1;
-    for (int w = 0; w < b->n_workers; w++)
-        workers = b->workers[w] > workers ? b->workers[w] : workers;
-    DfSched *s = NULL;
-    DfError err = {0};
-    bool ok = false;
-    DfAffinity saved;
-    df_affinity_save(&saved);
-    df_bench_confine(&b->map, workers);
-    if (new_sched(b, b->impls[impl].policy, workers, TRACE_CAPACITY, &s, &err) < 0) {
-        fprintf(stderr, "dfbench decode: error: --trace: %s\n", err.msg);
-        goto cleanup;
-    }
-    DfSample smp = {.fps = NAN};
-    run_df(b, s, &b->clips[0], &smp);
-    if (smp.error[0]) {
-        fprintf(stderr, "dfbench decode: error: --trace run: %s\n", smp.error);
-        goto cleanup;
-    }
-    if (df_sched_trace_write(s, b->o.trace, &err) < 0) {
-        fprintf(stderr, "dfbench decode: error: cannot write trace %s: %s\n", b->o.trace, err.msg);
-        goto cleanup;
-    }
-    printf("trace of %s on %s, %d worker%s: %s\n", b->clips[0].name, b->impls[impl].name, workers,
-           workers == 1 ? "" : "s", b->o.trace);
-    ok = true;
-cleanup:
-    if (s)
-        df_sched_unref(s);
-    df_affinity_restore(&saved);
-    return ok;
-}
-
 /* ----------------------------------------------------------------- main */
 
 int df_bench_decode_main(int argc, char **argv)
@@ -1278,7 +1380,8 @@ int df_bench_decode_main(int argc, char **argv)
         status = DF_BENCH_FAILED;
     if (b.o.plot && !write_plot(&b))
         status = DF_BENCH_FAILED;
-    if (b.o.trace && !write_trace(&b))
+    print_traces(&b);
+    if (b.trace_failed)
         status = DF_BENCH_FAILED;
     for (guint i = 0; i < b.configs->len; i++)
         if (g_array_index(b.configs, DfDecConfig, i).failures)
@@ -1300,6 +1403,10 @@ cleanup:
     g_free(b.o.csv);
     g_free(b.o.plot);
     g_free(b.o.trace);
+    g_free(b.o.trace_workers);
+    g_free(b.trace_workers);
+    g_strfreev(b.trace_paths);
+    g_free(b.trace_fps);
     g_free(b.o.threading);
     df_gst_deinit();
     df_cpu_map_fini(&b.map);
