@@ -40,9 +40,6 @@
 
 #define DEFAULT_REPEAT 5
 #define MAX_WORKERS    1024
-/* Trace events kept per worker for --trace: a 1080p frame makes about 20
- * (D, S jobs, R bands, O), so this holds several hundred frames. */
-#define TRACE_CAPACITY (1u << 16)
 
 typedef enum DfImplKind {
     DF_IMPL_LAVC = 0, /* libavcodec in process (thread_type below) */
@@ -362,8 +359,10 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         "e(N) = (1/S - 1/N)/(1 - 1/N) and Gustafson's scaled speed-up N + (1 - N) s.");
     g_option_context_set_description(
         ctx,
-        "In-process runs decode packets held in memory; GStreamer runs are a pipeline\n"
-        "filesrc ! parsebin ! DEC ! fakesink sync=false (demux included).  Configurations are\n"
+        "In-process runs decode packets held in memory, each on a decoder warmed up by the\n"
+        "clip's first 24 packets (then flushed), timing one whole pass; GStreamer runs are a\n"
+        "pipeline filesrc ! parsebin ! DEC ! fakesink sync=false (demux and start-up\n"
+        "included).  Configurations are\n"
         "interleaved across repeats; every sample is reported.  Timings are never pass/fail.\n"
         "\n"
         "Example: dfbench decode --input clip.mkv --workers 1,2 --policy all\n"
@@ -498,6 +497,20 @@ static void sample_fail(DfSample *s, const char *fmt, ...)
     s->fps = NAN;
 }
 
+/* Packets decoded before the timed pass, then drained and flushed: the
+ * codec's buffer pools and the picture pool hold their memory.  A cold
+ * decoder's first pictures pay first-touch page faults (8-14 us per 4 KiB
+ * page on these VMs, 3000-3600 per MPEG-2 run); how many depended on what
+ * the previous sample left in the heap, so a 240-frame run's fps varied by
+ * 10-20 % with its neighbour.  Every in-process implementation warms up
+ * alike. */
+#define WARMUP_PACKETS 24
+
+static int warmup_packets(const DfClip *c)
+{
+    return c->n_pkts < WARMUP_PACKETS ? c->n_pkts : WARMUP_PACKETS;
+}
+
 static void run_lavc(const DfClip *c, int type, int threads, DfSample *out)
 {
     char e[AV_ERROR_MAX_STRING_SIZE];
@@ -518,6 +531,12 @@ static void run_lavc(const DfClip *c, int type, int threads, DfSample *out)
         sample_fail(out, "avcodec_open2: %s", e);
         goto cleanup;
     }
+    for (int i = 0; i <= warmup_packets(c); i++) {
+        avcodec_send_packet(ctx, i < warmup_packets(c) ? c->pkts[i] : NULL);
+        while (avcodec_receive_frame(ctx, f) == 0)
+            ;
+    }
+    avcodec_flush_buffers(ctx);
     uint64_t frames = 0;
     const int64_t t0 = df_now_ns();
     for (int i = 0; i <= c->n_pkts; i++) {
@@ -551,9 +570,28 @@ static int new_sched(const DfDecBench *b, const char *policy, int workers, size_
     return df_sched_new(&sc, out, err);
 }
 
+/* All of `n` packets of `c` into `dec` and its frames out; the count. */
+static uint64_t decode_packets(DfDecoder *dec, const DfClip *c, int n, AVFrame *f)
+{
+    uint64_t frames = 0;
+    for (int i = 0; i < n; i++) {
+        while (df_decoder_send_packet(dec, c->pkts[i]) == AVERROR(EAGAIN))
+            if (df_decoder_receive_frame(dec, f) == 0)
+                frames++;
+        while (df_decoder_try_receive_frame(dec, f) == 0)
+            frames++;
+    }
+    df_decoder_send_packet(dec, NULL);
+    while (df_decoder_receive_frame(dec, f) == 0)
+        frames++;
+    return frames;
+}
+
 /* One dfmedia decode of the clip on `s`: packets sent as fast as the
- * decoder takes them, frames taken as soon as they are ready. */
-static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, DfSample *out)
+ * decoder takes them, frames taken as soon as they are ready; after the
+ * warm-up, with the trace on when `trace_capacity` is set. */
+static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, size_t trace_capacity,
+                   DfSample *out)
 {
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
@@ -573,18 +611,15 @@ static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, DfSample *o
         sample_fail(out, "%s", err.msg);
         goto cleanup;
     }
-    uint64_t frames = 0;
-    const int64_t t0 = df_now_ns();
-    for (int i = 0; i < c->n_pkts; i++) {
-        while (df_decoder_send_packet(dec, c->pkts[i]) == AVERROR(EAGAIN))
-            if (df_decoder_receive_frame(dec, f) == 0)
-                frames++;
-        while (df_decoder_try_receive_frame(dec, f) == 0)
-            frames++;
+    decode_packets(dec, c, warmup_packets(c), f);
+    df_decoder_flush(dec);
+    df_decoder_reset_latency(dec);
+    if (trace_capacity && df_sched_trace_start(s, trace_capacity) < 0) {
+        sample_fail(out, "cannot start the trace: out of memory");
+        goto cleanup;
     }
-    df_decoder_send_packet(dec, NULL);
-    while (df_decoder_receive_frame(dec, f) == 0)
-        frames++;
+    const int64_t t0 = df_now_ns();
+    const uint64_t frames = decode_packets(dec, c, c->n_pkts, f);
     const int64_t t1 = df_now_ns();
     DfDecoderStats st;
     df_decoder_stats(dec, &st);
@@ -646,12 +681,11 @@ static void run_dfmedia(DfDecBench *b, DfDecConfig *cf, bool traced, DfSample *o
     const DfClip *c = &b->clips[cf->input];
     DfSched *sched = NULL;
     DfError err = {0};
-    if (new_sched(b, b->impls[cf->impl].policy, cf->workers, traced ? clip_trace_capacity(c) : 0,
-                  &sched, &err) < 0) {
+    if (new_sched(b, b->impls[cf->impl].policy, cf->workers, 0, &sched, &err) < 0) {
         sample_fail(out, "%s", err.msg);
         return;
     }
-    run_df(b, sched, c, out);
+    run_df(b, sched, c, traced ? clip_trace_capacity(c) : 0, out);
     DfTrace t;
     if (traced && df_sched_trace_collect(sched, &t) == 0) {
         cf->dropped += t.dropped;
@@ -774,11 +808,11 @@ static void write_traces(DfDecBench *b)
         df_affinity_save(&saved);
         df_bench_confine(&b->map, workers);
         DfSample smp = {.fps = NAN};
-        if (new_sched(b, b->impls[impl].policy, workers, TRACE_CAPACITY, &s, &err) < 0) {
+        if (new_sched(b, b->impls[impl].policy, workers, 0, &s, &err) < 0) {
             fprintf(stderr, "\ndfbench decode: error: --trace: %s\n", err.msg);
             goto next;
         }
-        run_df(b, s, &b->clips[0], &smp);
+        run_df(b, s, &b->clips[0], clip_trace_capacity(&b->clips[0]), &smp);
         if (smp.error[0]) {
             fprintf(stderr, "\ndfbench decode: error: --trace run: %s\n", smp.error);
             goto next;
