@@ -86,7 +86,8 @@ DF_TEST(BenchDecode, RunsAndWritesJsonCsvPlotTrace)
     char *h264 = clip("h264_cabac_slices8.mkv"), *hevc = clip("hevc_wpp8.mkv"),
          *mpeg2 = clip("mpeg2_prog.mkv");
     const char *peers =
-        with_gst() ? "ffmpeg-slice,ffmpeg-frame,avdec" : "ffmpeg-slice,ffmpeg-frame";
+        with_gst() ? "ffmpeg-slice,ffmpeg-frame,ffmpeg-streams,avdec"
+                   : "ffmpeg-slice,ffmpeg-frame,ffmpeg-streams";
     const char *argv[] = {dfbench,   "decode", "--input",   h264,  "--input",  hevc,
                           "--input", mpeg2,    "--workers", "1,2", "--policy", "cost-local,steal",
                           "--peers", peers,    "--repeat",  "1",   "--json",   json,
@@ -126,7 +127,7 @@ DF_TEST(BenchDecode, RunsAndWritesJsonCsvPlotTrace)
     DF_ASSERT(res);
     /* Per clip: the 1-thread baseline once, then 2 policies + the peers
      * at 1 and 2 workers. */
-    const int n_impl = 2 + 2 + (with_gst() ? 1 : 0);
+    const int n_impl = 2 + 3 + (with_gst() ? 1 : 0);
     DF_EXPECT_EQ_INT((int)json_array_get_length(res), 3 * (1 + 2 * n_impl));
     GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (guint i = 0; i < json_array_get_length(res); i++) {
@@ -160,7 +161,8 @@ DF_TEST(BenchDecode, RunsAndWritesJsonCsvPlotTrace)
     }
     const char *const must[] = {"h264_cabac_slices8.mkv|dfmedia/cost-local|2",
                                 "hevc_wpp8.mkv|ffmpeg-frame|2", "mpeg2_prog.mkv|ffmpeg|1",
-                                "mpeg2_prog.mkv|dfmedia/steal|1"};
+                                "mpeg2_prog.mkv|dfmedia/steal|1",
+                                "h264_cabac_slices8.mkv|ffmpeg-streams|2"};
     for (size_t i = 0; i < G_N_ELEMENTS(must); i++)
         DF_EXPECT_MSG(g_hash_table_contains(seen, must[i]), "%s missing", must[i]);
     g_hash_table_destroy(seen);

@@ -6,6 +6,7 @@
 #include "dftest.h"
 
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,8 +76,13 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     snprintf(meas, sizeof(meas), "%s/meas.json", dir);
     FILE *f = fopen(meas, "w");
     DF_ASSERT(f);
+    /* ffmpeg-streams: 100 fps alone, 160 for two at once: each core 1.25x
+     * slower while both are busy. */
     fprintf(f, "{\"bench\":\"decode\",\"results\":[{\"input\":\"clip\",\"impl\":\"dfmedia/fifo\","
-               "\"workers\":1,\"fps_median\":1.0}]}");
+               "\"workers\":1,\"fps_median\":1.0},"
+               "{\"input\":\"clip\",\"impl\":\"ffmpeg-streams\",\"workers\":1,\"fps_median\":100},"
+               "{\"input\":\"clip\",\"impl\":\"ffmpeg-streams\",\"workers\":2,\"fps_median\":160}"
+               "]}");
     fclose(f);
     const char *argv2[] = {dfsim, "--trace",    trace, "--policy", "fifo", "--workers",
                            "1",   "--validate", meas,  "--json",   json,   NULL};
@@ -92,6 +98,12 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     /* On this machine (no --topology) the lost CPU is charged. */
     DF_EXPECT(
         json_object_get_boolean_member(json_object_get_object_member(root, "model"), "lost_cpu"));
+    /* The slowdown the measurement's ffmpeg-streams peer shows. */
+    JsonArray *sd =
+        json_object_get_array_member(json_object_get_object_member(root, "model"), "slowdown");
+    DF_ASSERT(sd);
+    DF_EXPECT_EQ_INT((int)json_array_get_length(sd), 1);
+    DF_EXPECT(fabs(json_array_get_double_element(sd, 0) - 1.25) < 1e-3);
     JsonObject *v = json_object_get_object_member(root, "validation");
     DF_EXPECT(!json_object_get_boolean_member(v, "all_within_10pct"));
     DF_EXPECT_EQ_INT(json_object_get_int_member(v, "checked"), 1);
@@ -166,6 +178,10 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", trace, "--explore", "nan"}, 2, "bad --explore nan"},
         {{"--trace", trace, "--explore", "2"}, 2, "bad --explore 2"},
         {{"--trace", trace, "--lost-cpu", "maybe"}, 2, "bad --lost-cpu \"maybe\""},
+        {{"--trace", trace, "--slowdown", "1:1.2"}, 2, "bad --slowdown \"1:1.2\""},
+        {{"--trace", trace, "--slowdown", "2:nan"}, 2, "bad --slowdown \"2:nan\""},
+        {{"--trace", trace, "--slowdown", "2:1.2,2:1.3"}, 2, "bad --slowdown \"2:1.2,2:1.3\""},
+        {{"--trace", trace, "--slowdown", "2:1.2x"}, 2, "bad --slowdown \"2:1.2x\""},
         {{"--trace", trace, "--ns-per-byte", "l3"}, 2, "bad --ns-per-byte entry \"l3\""},
         {{"--trace", trace, "--ns-per-byte", "l3=inf"}, 2, "bad --ns-per-byte entry \"l3=inf\""},
         {{"--trace", trace, "--ns-per-byte", ""}, 2, "bad --ns-per-byte \"\""},

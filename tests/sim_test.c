@@ -397,3 +397,70 @@ DF_TEST(Sim, RealDecodeTraceChargesCrossWorkerBytes)
     t_clip_free(&clip);
 }
 #endif
+
+static SimResult run_slow(SimGraph *g, int workers, double f2)
+{
+    SimConfig c;
+    sim_config_init(&c);
+    c.policy = "fifo";
+    c.n_workers = workers;
+    c.topology = "core:2 pu:1";
+    c.task_overhead_ns = 0;
+    c.complete_ns = 0;
+    c.window = 1000000;
+    c.slowdown[1] = 1;
+    c.slowdown[2] = f2;
+    c.n_slowdown = 2;
+    SimResult r;
+    DfError err = {0};
+    if (sim_run(g, &c, &r, &err) < 0) {
+        df_test_fail(__FILE__, __LINE__, false, "%d workers: %s", workers, err.msg);
+        memset(&r, 0, sizeof(r));
+    }
+    return r;
+}
+
+/* Two busy cores each run slower than one (--slowdown 2:1.5).  40
+ * independent 100 us tasks recorded on one worker: 2 ms on two workers
+ * without the slowdown, 20 x 150 us = 3 ms with it; one worker is never
+ * slowed (4 ms).  The same tasks recorded two at a time on two workers at
+ * 150 us come back to 100 us on one worker (4 ms). */
+DF_TEST(Sim, SlowdownOfBusyCores)
+{
+    Builder b;
+    b_init(&b, 1);
+    for (int i = 0; i < 40; i++)
+        b_node(&b, (uint64_t)i + 1, 0, i, i * 100000, 100000, 0, 0, 0, NULL, NULL);
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    SimResult r1 = run_slow(g, 2, 1.0), r15 = run_slow(g, 2, 1.5);
+    DF_EXPECT_MSG(fabs((double)r1.makespan_ns - 2e6) < 0.05 * 2e6, "no slowdown: %lld ns",
+                  (long long)r1.makespan_ns);
+    DF_EXPECT_MSG(fabs((double)r15.makespan_ns - 3e6) < 0.05 * 3e6, "slowdown 1.5: %lld ns",
+                  (long long)r15.makespan_ns);
+    /* One worker is never slowed. */
+    SimResult one = run_slow(g, 1, 1.5);
+    DF_EXPECT_MSG(fabs((double)one.makespan_ns - 4e6) < 0.05 * 4e6, "1 worker: %lld ns",
+                  (long long)one.makespan_ns);
+    sim_graph_free(g);
+    b_free(&b);
+
+    /* Recorded on two workers, both busy: 150 us bodies. */
+    b_init(&b, 2);
+    for (int i = 0; i < 40; i++) {
+        DfTraceEvent *e =
+            b_node(&b, (uint64_t)i + 1, 0, i, (i / 2) * 150000, 150000, 0, 0, 0, NULL, NULL);
+        e->worker = i % 2;
+    }
+    g = graph_of(&b);
+    DF_ASSERT(g);
+    one = run_slow(g, 1, 1.5);
+    DF_EXPECT_MSG(fabs((double)one.makespan_ns - 4e6) < 0.05 * 4e6,
+                  "2-worker recording on 1 worker: %lld ns (bodies back to 100 us)",
+                  (long long)one.makespan_ns);
+    SimResult two = run_slow(g, 2, 1.5);
+    DF_EXPECT_MSG(fabs((double)two.makespan_ns - 3e6) < 0.05 * 3e6,
+                  "2-worker recording replayed: %lld ns", (long long)two.makespan_ns);
+    sim_graph_free(g);
+    b_free(&b);
+}

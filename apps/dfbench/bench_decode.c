@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <libavutil/log.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,7 @@ typedef enum DfImplKind {
 typedef struct DfDecImpl {
     char name[48]; /* "ffmpeg", "ffmpeg-slice", "dfmedia/cost-local", ... */
     DfImplKind kind;
-    int lavc_type;      /* 0: one thread (the baseline), FF_THREAD_SLICE/FRAME */
+    int lavc_type; /* 0: one thread (the baseline), FF_THREAD_SLICE/FRAME; LAVC_STREAMS */
     const char *policy; /* dfmedia and dfdec */
     bool baseline;      /* T(1): runs at one worker only */
 } DfDecImpl;
@@ -154,7 +155,14 @@ static int parse_trace_workers(DfDecBench *b)
     return DF_BENCH_OK;
 }
 
-static const char *const known_peers[] = {"ffmpeg-slice", "ffmpeg-frame", "avdec", "dfdec"};
+static const char *const known_peers[] = {"ffmpeg-slice", "ffmpeg-frame", "avdec", "dfdec",
+                                          "ffmpeg-streams"};
+/* ffmpeg-streams: N independent single-threaded decodes of the clip at
+ * once, one per core.  Their aggregate fps is what N cores carry with no
+ * parallelism inside a stream, and fps(1) / (fps(N) / N) is how much
+ * slower a core decodes while the others are busy too (shared caches,
+ * memory bandwidth, a host's SMT siblings): dfsim's --slowdown. */
+#define LAVC_STREAMS (-1)
 #define N_KNOWN_PEERS ((int)(sizeof(known_peers) / sizeof(known_peers[0])))
 
 static void add_impl(GArray *v, const char *name, DfImplKind kind, int lavc_type,
@@ -223,10 +231,11 @@ static bool parse_impls(DfDecBench *b, GError **err)
         add_impl(v, name, DF_IMPL_DFMEDIA, 0, pol->pdata[p], false);
     }
     /* Default: every peer this build and machine have. */
-    gchar **pe = g_strsplit(b->o.peers       ? b->o.peers
-                            : df_gst_built() ? "ffmpeg-slice,ffmpeg-frame,avdec,dfdec"
-                                             : "ffmpeg-slice,ffmpeg-frame",
-                            ",", -1);
+    gchar **pe =
+        g_strsplit(b->o.peers       ? b->o.peers
+                   : df_gst_built() ? "ffmpeg-slice,ffmpeg-frame,ffmpeg-streams,avdec,dfdec"
+                                    : "ffmpeg-slice,ffmpeg-frame,ffmpeg-streams",
+                   ",", -1);
     for (int i = 0; ok && pe[i]; i++) {
         const char *want = g_strstrip(pe[i]);
         if (!*want) {
@@ -243,14 +252,16 @@ static bool parse_impls(DfDecBench *b, GError **err)
         if (k == N_KNOWN_PEERS) {
             g_set_error(
                 err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                "bad --peers: unknown peer \"%s\" (ffmpeg-slice, ffmpeg-frame, avdec, dfdec "
-                "or none)",
+                "bad --peers: unknown peer \"%s\" (ffmpeg-slice, ffmpeg-frame, ffmpeg-streams, "
+                "avdec, dfdec or none)",
                 want);
             ok = false;
         } else if (k == 0) {
             add_impl(v, "ffmpeg-slice", DF_IMPL_LAVC, FF_THREAD_SLICE, NULL, false);
         } else if (k == 1) {
             add_impl(v, "ffmpeg-frame", DF_IMPL_LAVC, FF_THREAD_FRAME, NULL, false);
+        } else if (k == 4) {
+            add_impl(v, "ffmpeg-streams", DF_IMPL_LAVC, LAVC_STREAMS, NULL, false);
         } else if (!df_gst_built()) {
             g_set_error(
                 err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -307,7 +318,9 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
          "cost-local, learned",
          "LIST"},
         {"peers", 0, 0, G_OPTION_ARG_STRING, &o->peers,
-         "Peers: ffmpeg-slice, ffmpeg-frame (libavcodec's own threads, in process), avdec "
+         "Peers: ffmpeg-slice, ffmpeg-frame (libavcodec's own threads, in process), "
+         "ffmpeg-streams (N independent single-threaded decodes at once: what N cores carry "
+         "without parallelism in a stream, and how much a busy core slows the others), avdec "
          "(GStreamer avdec_*), dfdec (GStreamer, when the element is found); none; default: all "
          "of them this build has. Single-threaded libavcodec (T(1)) always runs",
          "LIST"},
@@ -511,8 +524,11 @@ static int warmup_packets(const DfClip *c)
     return c->n_pkts < WARMUP_PACKETS ? c->n_pkts : WARMUP_PACKETS;
 }
 
-static void run_lavc(const DfClip *c, int type, int threads, DfSample *out)
+/* `sync`: ffmpeg-streams' barrier, so that the timed passes overlap. */
+static void run_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *sync,
+                     DfSample *out)
 {
+    bool synced = false;
     char e[AV_ERROR_MAX_STRING_SIZE];
     const AVCodec *codec = avcodec_find_decoder(c->par->codec_id);
     AVCodecContext *ctx = avcodec_alloc_context3(codec);
@@ -537,6 +553,9 @@ static void run_lavc(const DfClip *c, int type, int threads, DfSample *out)
             ;
     }
     avcodec_flush_buffers(ctx);
+    if (sync)
+        pthread_barrier_wait(sync);
+    synced = true;
     uint64_t frames = 0;
     const int64_t t0 = df_now_ns();
     for (int i = 0; i <= c->n_pkts; i++) {
@@ -550,8 +569,58 @@ static void run_lavc(const DfClip *c, int type, int threads, DfSample *out)
     if (!frames)
         sample_fail(out, "no frames decoded");
 cleanup:
+    if (sync && !synced)
+        pthread_barrier_wait(sync); /* failed before it: the others still pass */
     av_frame_free(&f);
     avcodec_free_context(&ctx);
+}
+
+typedef struct DfStreamRun {
+    const DfClip *clip;
+    pthread_barrier_t *sync;
+    DfSample out;
+} DfStreamRun;
+
+static void *stream_run(void *arg)
+{
+    DfStreamRun *r = arg;
+    run_lavc(r->clip, 0, 1, r->sync, &r->out);
+    return NULL;
+}
+
+/* ffmpeg-streams: `n` single-threaded decodes at once (threads inherit the
+ * caller's CPU set of n cores); fps is their sum. */
+static void run_lavc_streams(const DfClip *c, int n, DfSample *out)
+{
+    DfStreamRun *r = g_new0(DfStreamRun, (gsize)n);
+    pthread_t *th = g_new0(pthread_t, (gsize)n);
+    pthread_barrier_t sync;
+    pthread_barrier_init(&sync, NULL, (unsigned)n);
+    int started = 0;
+    for (int i = 0; i < n; i++) {
+        r[i] = (DfStreamRun){.clip = c, .sync = &sync, .out = {.fps = NAN}};
+        if (pthread_create(&th[i], NULL, stream_run, &r[i]) != 0)
+            break;
+        started++;
+    }
+    /* A thread that did not start would leave the others at the barrier. */
+    for (int i = started; i < n; i++)
+        pthread_barrier_wait(&sync);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&sync);
+    out->fps = 0;
+    out->frames = 0;
+    if (started < n)
+        sample_fail(out, "pthread_create failed");
+    for (int i = 0; i < started && !out->error[0]; i++) {
+        if (r[i].out.error[0])
+            sample_fail(out, "%s", r[i].out.error);
+        out->fps += r[i].out.fps;
+        out->frames += r[i].out.frames;
+    }
+    g_free(th);
+    g_free(r);
 }
 
 static int new_sched(const DfDecBench *b, const char *policy, int workers, size_t trace_capacity,
@@ -706,7 +775,10 @@ static void run_sample(DfDecBench *b, DfDecConfig *cf)
     df_bench_confine(&b->map, cf->workers);
     switch (im->kind) {
     case DF_IMPL_LAVC:
-        run_lavc(c, im->lavc_type, cf->workers, &s);
+        if (im->lavc_type == LAVC_STREAMS)
+            run_lavc_streams(c, cf->workers, &s);
+        else
+            run_lavc(c, im->lavc_type, cf->workers, NULL, &s);
         break;
     case DF_IMPL_DFMEDIA: {
         if (!cf->fps_on) {

@@ -24,7 +24,7 @@
 
 typedef struct Opts {
     char *trace, *topology, *policies, *workers, *streams, *json, *csv, *plot;
-    char *ns_per_byte, *validate, *validate_input, *validate_impl, *lost_cpu;
+    char *ns_per_byte, *validate, *validate_input, *validate_impl, *lost_cpu, *slowdown;
     int task_overhead_ns, poll_ns, window;
     double explore;
 } Opts;
@@ -116,6 +116,74 @@ static double measured_fps(JsonArray *results, const char *impl, int workers, co
     return NAN;
 }
 
+/* --slowdown "N:F,...": F for N busy workers, linear between the points
+ * given (1 busy: 1), the last beyond.  false on a bad list. */
+static bool parse_slowdown(const char *spec, SimConfig *c)
+{
+    double f[SIM_MAX_SLOWDOWN + 1] = {0};
+    f[1] = 1;
+    int max = 1;
+    gchar **parts = g_strsplit(spec, ",", -1);
+    bool ok = parts[0] != NULL;
+    for (int i = 0; ok && parts[i]; i++) {
+        char *end = NULL;
+        errno = 0;
+        const long n = strtol(parts[i], &end, 10);
+        ok = errno == 0 && end != parts[i] && *end == ':' && n >= 2 && n <= SIM_MAX_SLOWDOWN &&
+             f[n] == 0;
+        if (!ok)
+            break;
+        const char *fs = end + 1;
+        const double v = g_ascii_strtod(fs, &end);
+        /* Negated: NaN fails. */
+        ok = end != fs && *end == '\0' && v >= 0.5 && v <= 10;
+        f[n] = v;
+        max = (int)n > max ? (int)n : max;
+    }
+    g_strfreev(parts);
+    if (!ok)
+        return false;
+    for (int k = 2, lo = 1; k <= max; k++) {
+        if (f[k] > 0) {
+            lo = k;
+            continue;
+        }
+        int hi = k + 1;
+        while (f[hi] == 0)
+            hi++;
+        f[k] = f[lo] + (f[hi] - f[lo]) * (k - lo) / (hi - lo);
+    }
+    memcpy(c->slowdown, f, sizeof(f));
+    c->n_slowdown = max;
+    return true;
+}
+
+/* The slowdown dfbench decode measured: its ffmpeg-streams peer decodes N
+ * independent single-threaded streams at once, so fps(1) / (fps(N) / N)
+ * is how much slower each core decoded with N busy. */
+static void slowdown_from(JsonArray *results, const char *input, SimConfig *c)
+{
+    const double one = measured_fps(results, "ffmpeg-streams", 1, input);
+    double f[SIM_MAX_SLOWDOWN + 1] = {0};
+    int max = 0;
+    for (int n = 2; n <= SIM_MAX_SLOWDOWN && one > 0; n++) {
+        const double fn = measured_fps(results, "ffmpeg-streams", n, input);
+        if (fn > 0) {
+            f[n] = one / (fn / n);
+            max = n;
+        }
+    }
+    if (!max)
+        return;
+    GString *spec = g_string_new(NULL);
+    for (int n = 2; n <= max; n++)
+        if (f[n] > 0)
+            g_string_append_printf(spec, "%s%d:%.4f", spec->len ? "," : "", n,
+                                   f[n] < 0.5 ? 0.5 : f[n] > 10 ? 10 : f[n]);
+    parse_slowdown(spec->str, c);
+    g_string_free(spec, TRUE);
+}
+
 int main(int argc, char **argv)
 {
     Opts o = {.task_overhead_ns = -1, .poll_ns = -1, .explore = 0.01};
@@ -138,6 +206,11 @@ int main(int argc, char **argv)
         {"poll-ns", 0, 0, G_OPTION_ARG_INT, &o.poll_ns, "Idle poll period (default 1000)", "NS"},
         {"window", 0, 0, G_OPTION_ARG_INT, &o.window,
          "Outside submissions in flight per stream (default: as recorded)", "N"},
+        {"slowdown", 0, 0, G_OPTION_ARG_STRING, &o.slowdown,
+         "How much slower a body runs while N workers are busy, e.g. 2:1.25 (N from 2 to 64; "
+         "none: off; default: with --validate on this machine, measured by its ffmpeg-streams "
+         "peer, else off)",
+         "LIST"},
         {"lost-cpu", 0, 0, G_OPTION_ARG_STRING, &o.lost_cpu,
          "Charge the CPU time the recording lost outside tasks (auto: when replaying on "
          "this machine, i.e. without --topology)",
@@ -232,6 +305,11 @@ int main(int argc, char **argv)
     if (o.poll_ns > 0)
         base.poll_ns = o.poll_ns;
     base.window = o.window;
+    if (o.slowdown && strcmp(o.slowdown, "none") != 0 && !parse_slowdown(o.slowdown, &base)) {
+        rc = df_cli_usage(PROG, "bad --slowdown \"%s\" (e.g. 2:1.25; N 2 to 64, factor 0.5 to 10)",
+                          o.slowdown);
+        goto out;
+    }
     base.explore_rate = o.explore;
     base.topology = o.topology && *o.topology ? o.topology : NULL;
     if (base.topology && sim_check_topology(&base, &err) < 0) {
@@ -304,6 +382,8 @@ int main(int argc, char **argv)
                              o.validate);
             goto out;
         }
+        if (!o.slowdown && !base.topology)
+            slowdown_from(vresults, o.validate_input, &base);
     }
     rc = DF_CLI_FAILED;
 
@@ -356,6 +436,13 @@ int main(int argc, char **argv)
     printf("lost CPU in the recording: %.3f ms per frame (%s), dispatch %lld ns\n",
            (double)sim_graph_lost_ns(graph) / 1e6 / frames,
            base.lost_cpu ? "charged" : "not charged", (long long)sim_graph_dispatch_ns(graph));
+    if (base.n_slowdown) {
+        printf("slowdown of a body with N workers busy (%s):", o.slowdown ? "--slowdown"
+                                                             : "ffmpeg-streams in --validate");
+        for (int k = 2; k <= base.n_slowdown; k++)
+            printf(" %d: %.3f", k, base.slowdown[k]);
+        printf("\n");
+    }
     const char *hdr[] = {"policy",   "workers", "streams", "fps",         "fps/stream",
                          "speed-up", "idle %",  "local %", "cross-L3+ MB"};
     DfTable *tab = df_table_new(9, hdr, "lrrrrrrrr");
@@ -492,6 +579,12 @@ int main(int argc, char **argv)
         df_json_double(b, "lost_ms_per_frame", (double)sim_graph_lost_ns(graph) / 1e6 / frames);
         json_builder_set_member_name(b, "recorded_dispatch_ns");
         json_builder_add_int_value(b, sim_graph_dispatch_ns(graph));
+        /* Factor per busy count, from 2 (empty: not modelled). */
+        json_builder_set_member_name(b, "slowdown");
+        json_builder_begin_array(b);
+        for (int k = 2; k <= base.n_slowdown; k++)
+            json_builder_add_double_value(b, base.slowdown[k]);
+        json_builder_end_array(b);
         json_builder_end_object(b);
         json_builder_set_member_name(b, "results");
         json_builder_begin_array(b);
@@ -643,5 +736,6 @@ out:
     g_free(o.validate_input);
     g_free(o.validate_impl);
     g_free(o.lost_cpu);
+    g_free(o.slowdown);
     return rc;
 }

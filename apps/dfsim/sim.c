@@ -16,9 +16,11 @@
  * Ordered jobs (HEVC WPP rows, which block in libavcodec until the row
  * above is ahead) run for their recorded time less their overlap with the
  * row above (never less than their CPU time) and end no earlier than the
- * row above, holding their worker meanwhile.  Not modelled: memory
- * bandwidth and other resources shared between cores (on a shared machine
- * two busy cores may each run slower than one alone). */
+ * row above, holding their worker meanwhile.  Resources shared between
+ * cores (caches, memory bandwidth, a VM host's SMT siblings) enter as one
+ * measured factor per busy count (SimConfig.slowdown): a body recorded
+ * while k workers ran is first brought back to one busy worker, then
+ * slowed by the count busy when the replay starts it. */
 #include "sim.h"
 #include "internal.h"
 
@@ -57,6 +59,7 @@ typedef struct SimNode {
     int64_t lost_ns;  /* recorded: ready, its worker idle, yet not started */
     int64_t cpu_ns;   /* single-segment body: recorded CPU time (0: unknown) */
     double cpu_share; /* body with waits: its own CPU time over its self time (0: unknown) */
+    int rec_busy;     /* workers busy at its recorded start, itself included */
 } SimNode;
 
 struct SimGraph {
@@ -231,6 +234,81 @@ static double own_cpu_share(const DfTrace *t, int i, const SimSeg *segs, int n_s
     return own >= self ? 1.0 : (double)own / (double)self;
 }
 
+/* ------------------------------------------------------------ busy count */
+
+typedef struct BusyPoint {
+    int64_t t;
+    int d; /* +1: a worker turns busy, -1: idle */
+} BusyPoint;
+
+static int cmp_busy(const void *a, const void *b)
+{
+    const BusyPoint *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->d - y->d; /* ends first: a body that ends as another starts did not overlap it */
+}
+
+static int cmp_span_start(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b; /* {worker, start, end} */
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Each node's rec_busy: how many workers ran a body (nested ones count
+ * once) at its recorded start. */
+static int busy_counts(const DfTrace *t, SimGraph *g)
+{
+    const size_t n = t->n_events;
+    int64_t *sp = malloc(sizeof(int64_t) * 3 * (n ? n : 1));
+    BusyPoint *pt = malloc(sizeof(BusyPoint) * 2 * (n ? n : 1));
+    if (!sp || !pt) {
+        free(sp);
+        free(pt);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sp[3 * i] = t->events[i].worker;
+        sp[3 * i + 1] = t->events[i].start_ns;
+        sp[3 * i + 2] = t->events[i].end_ns;
+    }
+    qsort(sp, n, sizeof(int64_t) * 3, cmp_span_start);
+    /* A worker's busy spans: the union of its bodies (nested ones inside). */
+    size_t np = 0;
+    for (size_t i = 0; i < n;) {
+        int64_t lo = sp[3 * i + 1], hi = sp[3 * i + 2];
+        size_t j = i + 1;
+        for (; j < n && sp[3 * j] == sp[3 * i] && sp[3 * j + 1] <= hi; j++)
+            hi = sp[3 * j + 2] > hi ? sp[3 * j + 2] : hi;
+        pt[np++] = (BusyPoint){lo, +1};
+        pt[np++] = (BusyPoint){hi, -1};
+        i = j;
+    }
+    qsort(pt, np, sizeof(BusyPoint), cmp_busy);
+    for (size_t k = 0, busy = 0; k < np; k++) {
+        busy = (size_t)((int64_t)busy + pt[k].d);
+        pt[k].d = (int)busy; /* from here on: the count after point k */
+    }
+    for (size_t i = 0; i < n; i++) {
+        /* The last point at or before the start: its own span's start is one. */
+        const int64_t at = t->events[i].start_ns;
+        size_t lo = 0, hi = np;
+        while (lo < hi) {
+            const size_t mid = (lo + hi) / 2;
+            if (pt[mid].t <= at)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        g->nodes[i].rec_busy = lo > 0 && pt[lo - 1].d > 0 ? pt[lo - 1].d : 1;
+    }
+    free(sp);
+    free(pt);
+    return 0;
+}
+
 /* Time event i ran while event p (the row above) ran too. */
 static int64_t row_overlap(const DfTrace *t, int i, int p)
 {
@@ -382,6 +460,10 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
     ret = lost_time(t, g, waits_of, err);
     if (ret < 0)
         goto out;
+    if (busy_counts(t, g) < 0) {
+        ret = df_set_error(err, -ENOMEM, "out of memory");
+        goto out;
+    }
     /* Which parent segment created each child. */
     for (int i = 0; i < n; i++) {
         SimNode *sn = &g->nodes[i];
@@ -637,6 +719,7 @@ typedef struct Sim {
     int64_t queued;
     SimResult *res;
     int64_t idle_ns;
+    int n_running; /* workers running a body */
     int wake_rr;
     uint64_t rng;
 } Sim;
@@ -696,6 +779,7 @@ static void set_status(Sim *s, int w, int st)
     Worker *wk = &s->w[w];
     if (wk->status != W_RUNNING)
         s->idle_ns += s->now - wk->since;
+    s->n_running += (st == W_RUNNING) - (wk->status == W_RUNNING);
     wk->status = st;
     wk->since = s->now;
     wk->epoch++;
@@ -799,6 +883,13 @@ static void submit_external(Sim *s, int stream)
     }
 }
 
+static double slowdown_at(const SimConfig *c, int busy)
+{
+    if (busy <= 1)
+        return 1.0;
+    return c->slowdown[busy < c->n_slowdown ? busy : c->n_slowdown];
+}
+
 static void begin_segment(Sim *s, int w, int64_t extra)
 {
     Worker *wk = &s->w[w];
@@ -813,6 +904,12 @@ static void begin_segment(Sim *s, int w, int64_t extra)
         ns = sn->cpu_ns;
     if (!s->cfg->lost_cpu && sn->cpu_share > 0)
         ns = (int64_t)((double)ns * sn->cpu_share);
+    /* The machine's slowdown at the busy count now, against the one the
+     * recording ran at (set for the whole segment: counts change at task
+     * ends, which are many per segment only for long bodies). */
+    if (s->cfg->n_slowdown > 0)
+        ns = (int64_t)((double)ns * slowdown_at(s->cfg, s->n_running) /
+                       slowdown_at(s->cfg, sn->rec_busy));
     heap_push(
         s, (Event){.t = s->now + extra + ns, .type = EV_SEG_END, .worker = w, .epoch = wk->epoch});
 }

@@ -33,6 +33,8 @@ int64_t sim_graph_dispatch_ns(const SimGraph *g);
  * node's end: the recorded run's own frame rate is frames / span. */
 int64_t sim_graph_span_ns(const SimGraph *g);
 
+#define SIM_MAX_SLOWDOWN 64
+
 typedef struct SimConfig {
     const char *topology; /* hwloc synthetic string, NULL: this machine */
     int n_workers;
@@ -48,6 +50,14 @@ typedef struct SimConfig {
     int window;                      /* external submissions in flight per stream (0: recorded) */
     double explore_rate;
     uint64_t seed;
+    /* How much slower a body runs while k workers are busy (itself
+     * included): slowdown[k] for k = 1..n_slowdown (slowdown[1] = 1), the
+     * last one beyond.  Measured on the machine (dfbench decode's
+     * ffmpeg-streams peer); the recorded bodies are first brought back to
+     * one busy worker with the busy count of their own recorded start.
+     * n_slowdown 0: no such effect. */
+    double slowdown[SIM_MAX_SLOWDOWN + 1];
+    int n_slowdown;
     bool lost_cpu; /* this machine's load: charge each node the CPU time
                     * the recording lost before it (sim_graph_lost_ns()) and
                     * run bodies for their wall time; off (other machines),
