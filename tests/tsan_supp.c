@@ -13,7 +13,12 @@ const char *__tsan_default_suppressions(void)
 {
     /* GLib (dfdec's tests): GMutex, GCond and GQueue-based thread pools
      * synchronise with futexes and atomics inside uninstrumented libglib. */
+    /* av_buffer_pool_uninit (a filter graph's frame pool, on a worker):
+     * the pool is freed by whichever of it and the last buffer's unref (on
+     * the consumer) drops the pool's atomic count last, and TSan takes the
+     * mutex_destroy for a race with that unref's mutex_lock. */
     return "race:av_buffer_unref\n"
+           "race:av_buffer_pool_uninit\n"
            "race:libglib-2.0.so\n";
 }
 #endif
