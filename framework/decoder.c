@@ -76,6 +76,7 @@ int df_frame_list_add(DfFrameList *l, AVFrame *frame, const DfRowMap *map)
     it->map.n = map->n;
     it->map.whole = map->whole;
     it->map.whole_id = map->whole_id;
+    it->map.rewritten = map->rewritten;
     memcpy(it->map.worker, map->worker, sizeof(map->worker[0]) * (size_t)map->n);
     memcpy(it->map.node, map->node, sizeof(map->node[0]) * (size_t)map->n);
     it->error = 0;
@@ -380,7 +381,8 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
         goto nomem;
     if (!(dec->par = avcodec_parameters_alloc()) || avcodec_parameters_copy(dec->par, par) < 0)
         goto nomem;
-    if (!(dec->worker_bytes = calloc((size_t)dec->n_workers, sizeof(uint64_t))))
+    if (!(dec->worker_bytes = calloc((size_t)dec->n_workers, sizeof(uint64_t))) ||
+        !(dec->ref_bytes = calloc((size_t)dec->n_workers, sizeof(uint64_t))))
         goto nomem;
     if ((ret = df_pool_new(sched, 6, &dec->pool)) < 0)
         goto nomem;
@@ -676,6 +678,7 @@ void df_decoder_free(DfDecoder **pdec)
     df_pool_unref(dec->pool);
     avcodec_parameters_free(&dec->par);
     free(dec->worker_bytes);
+    free(dec->ref_bytes);
     free(dec->filter_desc);
     df_latency_fini(&dec->lat);
     df_sched_unref(dec->sched);

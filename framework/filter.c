@@ -111,7 +111,7 @@ static int filter_execute(AVFilterContext *ctx, avfilter_action_func *func, void
         }
         if (map && h > 0) {
             int y0 = (int)((int64_t)h * j / nb_jobs), y1 = (int)((int64_t)h * (j + 1) / nb_jobs);
-            df_graph_add_row_inputs(dec, node, map, h, y0, y1, f->in_row_bytes,
+            df_graph_add_row_inputs(dec, dec->worker_bytes, node, map, h, y0, y1, f->in_row_bytes,
                                     map == &f->last ? dec->graph.mod_fb : dec->graph.mod_s);
         }
         df_node_submit(node);
@@ -125,6 +125,7 @@ static int filter_execute(AVFilterContext *ctx, avfilter_action_func *func, void
     f->last.n = 0;
     f->last.whole = -1;
     f->last.whole_id = 0;
+    f->last.rewritten = false;
     for (int j = 0; j < nb_jobs; j++) {
         if (workers[j] >= 0 && workers[j] < 64 && workers[j] < dec->n_workers)
             DF_CTR_ADD(dec, filter_jobs_per_worker[workers[j]], 1);

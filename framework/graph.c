@@ -84,6 +84,7 @@ int df_graph_setup(DfDecoder *dec, DfGraph *g, DfError *err)
     if (ret < 0)
         return AVERROR(-ret);
     g->mod_s = df_sched_module_id(dec->sched, "S");
+    g->mod_d = df_sched_module_id(dec->sched, "D");
     g->mod_fb = df_sched_module_id(dec->sched, "F.band");
     return 0;
 }
@@ -138,17 +139,16 @@ uint64_t df_row_bytes(const AVFrame *f)
     return sum;
 }
 
-void df_graph_add_row_inputs(DfDecoder *dec, DfNode *node, const DfRowMap *map, int h, int y0,
-                             int y1, uint64_t row_bytes, int module)
+void df_graph_add_row_inputs(DfDecoder *dec, uint64_t *acc, DfNode *node, const DfRowMap *map,
+                             int h, int y0, int y1, uint64_t row_bytes, int module)
 {
     const int nw = dec->n_workers;
-    uint64_t *acc = dec->worker_bytes;
     if (y1 <= y0 || h <= 0)
         return;
-    if (map->n == 0) {
+    if (map->n == 0 || map->rewritten) {
         if (map->whole >= 0 && map->whole < nw)
-            df_node_add_input(node, map->whole, (uint64_t)(y1 - y0) * row_bytes, module,
-                              map->whole_id);
+            df_node_add_input(node, map->whole, (uint64_t)(y1 - y0) * row_bytes,
+                              map->rewritten ? dec->graph.mod_d : module, map->whole_id);
         return;
     }
     memset(acc, 0, sizeof(*acc) * (size_t)nw);
@@ -189,7 +189,7 @@ void df_graph_submit_bands(DfDecoder *dec, DfSlot *s, bool prepared)
                     continue;
                 int y0, y1;
                 df_band_rows(it->frame->height, g->n_bands, b, 1, &y0, &y1);
-                df_graph_add_row_inputs(dec, node, &it->map, it->frame->height, y0, y1,
+                df_graph_add_row_inputs(dec, dec->worker_bytes, node, &it->map, it->frame->height, y0, y1,
                                         df_row_bytes(it->frame),
                                         dec->filter ? g->mod_fb : g->mod_s);
             }

@@ -15,7 +15,11 @@
  *    per-thread context, and job j waits for job j - thread_count to end.
  *
  * The worker of each job is remembered per picture buffer, so that the
- * bands that later read those rows can be placed where they are cached. */
+ * bands that later read those rows can be placed where they are cached.
+ * The jobs themselves read the reference pictures: job j declares the
+ * co-located rows of the pictures decoded before it as its inputs, so that
+ * cost-local runs it where the same band was decoded last and traces (and
+ * dfsim) see the bytes that cross workers. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -48,6 +52,19 @@ static void run_job2(void *ctx, int jobnr, int threadnr)
         e->ret[jobnr] = r;
 }
 
+/* libavcodec's H.264 decoder with more than one slice context postpones
+ * the deblocking of the whole picture until the slice jobs have ended and
+ * then runs it in the calling thread, D (h264_slice.c, postpone_filter),
+ * whenever the stream filters across slice edges
+ * (disable_deblocking_filter_idc 0, which x264 writes).  The few streams
+ * that do not (idc 1 or 2) are taken as if they did: libavcodec does not
+ * say, and the cost of the mistake is a placement, never a result. */
+static bool deblocks_in_d(const AVCodecContext *c)
+{
+    return c->codec_id == AV_CODEC_ID_H264 && c->skip_loop_filter < AVDISCARD_ALL &&
+           !(c->flags2 & AV_CODEC_FLAG2_FAST);
+}
+
 static void record(DfDecoder *dec, const int *workers, const uint64_t *ids, int count)
 {
     const int nw = dec->n_workers;
@@ -64,6 +81,55 @@ static void record(DfDecoder *dec, const int *workers, const uint64_t *ids, int 
         m->node[m->n] = ids ? ids[i] : 0;
         m->worker[m->n++] = (int16_t)workers[i];
     }
+    if (deblocks_in_d(dec->avctx)) {
+        m->rewritten = true;
+        m->whole = df_sched_current_worker(dec->sched);
+        m->whole_id = df_sched_current_node_id(dec->sched);
+    }
+}
+
+/* Motion compensation reads about one picture of co-located rows (more
+ * at B pictures, less in intra blocks).  libavcodec does not say which
+ * pictures are its references, so the rows come from the two pictures
+ * decoded last, half from each: in an I/P/B stream those hold the same
+ * bands on the same workers once placement has settled. */
+typedef struct RefInputs {
+    DfDecoder *dec;
+    const DfPicRecord *ref[2];
+    int n_ref;
+    int base; /* jobs of the current picture in earlier batches */
+} RefInputs;
+
+static void add_ref_inputs(void *ctx, DfNode *node, int jobnr)
+{
+    const RefInputs *r = ctx;
+    const int g = r->base + jobnr;
+    for (int k = 0; k < r->n_ref; k++) {
+        const DfPicRecord *p = r->ref[k];
+        /* The references were cut into as many jobs as this picture (the
+         * same slices, CTU rows or bands), so job g reads band g. */
+        const int n = p->map.n > 0 ? p->map.n : 1;
+        if (g >= n && p->map.n > 0)
+            continue;
+        const int y0 = (int)((int64_t)p->h * g / n), y1 = (int)((int64_t)p->h * (g + 1) / n);
+        df_graph_add_row_inputs(r->dec, r->dec->ref_bytes, node, &p->map, p->h, y0, y1,
+                                p->row_bytes / (uint64_t)r->n_ref, r->dec->graph.mod_s);
+    }
+}
+
+static void find_refs(DfDecoder *dec, RefInputs *r)
+{
+    const DfPicTable *t = &dec->pics;
+    r->dec = dec;
+    r->n_ref = 0;
+    r->base = t->cur >= 0 ? t->rec[t->cur].map.n : 0;
+    for (int k = 0; k < 2; k++) {
+        const int i = t->prev[k];
+        if (t->prev_seq[k] == 0 || i < 0 || i == t->cur || t->rec[i].seq != t->prev_seq[k] ||
+            t->rec[i].h <= 0)
+            continue;
+        r->ref[r->n_ref++] = &t->rec[i];
+    }
 }
 
 static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
@@ -74,6 +140,8 @@ static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
      * only as many as the row map keeps (DF_ROWMAP_MAX >= STACK_WORKERS). */
     uint64_t stack_ids[STACK_WORKERS];
     const DfSlot *slot = dec->cur_slot;
+    RefInputs refs;
+    find_refs(dec, &refs);
     DfJobs jobs = {
         .n_jobs = count,
         .fn = wpp ? run_job2 : run_job,
@@ -85,6 +153,8 @@ static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
         .out_size = 0,
         .workers = workers,
         .node_ids = count <= STACK_WORKERS ? stack_ids : NULL,
+        .add_inputs = refs.n_ref ? add_ref_inputs : NULL,
+        .in_ctx = &refs,
     };
     if (workers) {
         for (int i = 0; i < count; i++)
@@ -141,12 +211,22 @@ void df_hooks_new_picture(DfDecoder *dec, const AVFrame *frame)
         slot = t->next;
         t->next = (t->next + 1) % DF_PIC_RECORDS;
     }
+    /* The picture before this one becomes a reference candidate. */
+    if (t->cur >= 0 && t->cur != slot) {
+        t->prev[1] = t->prev[0];
+        t->prev_seq[1] = t->prev_seq[0];
+        t->prev[0] = t->cur;
+        t->prev_seq[0] = t->rec[t->cur].seq;
+    }
     t->rec[slot].key = frame->data[0];
+    t->rec[slot].seq = ++t->allocated;
+    t->rec[slot].h = frame->height;
+    t->rec[slot].row_bytes = df_row_bytes(frame);
     t->rec[slot].map.n = 0;
+    t->rec[slot].map.rewritten = false;
     t->rec[slot].map.whole = df_sched_current_worker(dec->sched);
     t->rec[slot].map.whole_id = df_sched_current_node_id(dec->sched);
     t->cur = slot;
-    t->allocated++;
 }
 
 void df_hooks_lookup(DfDecoder *dec, const AVFrame *frame, DfRowMap *out)
@@ -155,6 +235,7 @@ void df_hooks_lookup(DfDecoder *dec, const AVFrame *frame, DfRowMap *out)
     out->n = 0;
     out->whole = -1;
     out->whole_id = 0;
+    out->rewritten = false;
     if (dec->plan.mode == DF_THREADING_FRAME)
         return;
     for (int i = 0; i < DF_PIC_RECORDS; i++)
@@ -163,6 +244,7 @@ void df_hooks_lookup(DfDecoder *dec, const AVFrame *frame, DfRowMap *out)
             out->n = m->n;
             out->whole = m->whole;
             out->whole_id = m->whole_id;
+            out->rewritten = m->rewritten;
             memcpy(out->worker, m->worker, sizeof(m->worker[0]) * (size_t)m->n);
             memcpy(out->node, m->node, sizeof(m->node[0]) * (size_t)m->n);
             return;

@@ -39,8 +39,11 @@ enum { DF_MOD_D, DF_MOD_F, DF_MOD_R, DF_MOD_O, DF_N_MODS };
  * the task that wrote it, not only to its worker. */
 typedef struct DfRowMap {
     int n;             /* jobs recorded; 0 = unknown */
-    int whole;         /* n == 0: worker that wrote everything, or -1 */
-    uint64_t whole_id; /* n == 0: node that wrote everything, or 0 */
+    int whole;         /* n == 0 or rewritten: worker that wrote everything, or -1 */
+    uint64_t whole_id; /* n == 0 or rewritten: node that wrote everything, or 0 */
+    bool rewritten;    /* after the jobs, `whole` rewrote every row (H.264's deblocking
+                        * across slice edges, which libavcodec runs in D): the rows are
+                        * there, whoever decoded them */
     int16_t worker[DF_ROWMAP_MAX];
     uint64_t node[DF_ROWMAP_MAX]; /* job i's node id, 0 if unknown */
 } DfRowMap;
@@ -62,6 +65,9 @@ void df_pool_counts(const DfPool *pool, uint64_t *allocs, uint64_t *reuses, int6
 /* Remembered per picture buffer: the row map of the jobs that decoded it. */
 typedef struct DfPicRecord {
     const uint8_t *key; /* frame->data[0] */
+    uint64_t seq;       /* DfPicTable.allocated when it started */
+    int h;              /* luma rows */
+    uint64_t row_bytes; /* bytes per luma row, all planes */
     DfRowMap map;
 } DfPicRecord;
 
@@ -69,6 +75,8 @@ typedef struct DfPicTable {
     DfPicRecord rec[DF_PIC_RECORDS];
     int next;           /* round-robin replacement */
     int cur;            /* record of the picture being decoded, or -1 */
+    int prev[2];        /* records of the two pictures decoded before it, or -1 */
+    uint64_t prev_seq[2]; /* their seq (a record reused since is another picture) */
     uint64_t allocated; /* pictures allocated (D chain) */
 } DfPicTable;
 
@@ -173,6 +181,7 @@ typedef struct DfGraph {
     int idx[DF_N_MODS]; /* table index of each module, -1 absent */
     int n_bands;        /* width of R */
     int mod_s, mod_fb;  /* module ids of slice jobs and filter band jobs */
+    int mod_d;          /* module id of D (writes the rows of a rewritten map) */
 } DfGraph;
 
 int df_graph_setup(DfDecoder *dec, DfGraph *g, DfError *err);
@@ -185,9 +194,10 @@ void df_band_rows(int h, int n, int b, int align, int *y0, int *y1);
 uint64_t df_row_bytes(const AVFrame *f);
 /* Add to `node` inputs for rows [y0,y1) of a picture written per `map`
  * (h rows, `row_bytes` per row): one input per job whose node id is known
- * (naming it as the producer), the others summed into one per worker. */
-void df_graph_add_row_inputs(DfDecoder *dec, DfNode *node, const DfRowMap *map, int h, int y0,
-                             int y1, uint64_t row_bytes, int module);
+ * (naming it as the producer), the others summed into one per worker.
+ * `acc` is n_workers counters owned by the calling chain. */
+void df_graph_add_row_inputs(DfDecoder *dec, uint64_t *acc, DfNode *node, const DfRowMap *map,
+                             int h, int y0, int y1, uint64_t row_bytes, int module);
 /* Submit the R nodes of a slot after adding their inputs (producer task). */
 void df_graph_submit_bands(DfDecoder *dec, DfSlot *s, bool prepared);
 
@@ -259,6 +269,7 @@ struct DfDecoder {
     DfSlot *cur_slot;       /* D chain: slot whose D is running */
     struct DfConv *conv;    /* producer chain: current conversion */
     uint64_t *worker_bytes; /* producer chain scratch, n_workers */
+    uint64_t *ref_bytes;    /* D chain scratch (slice jobs' inputs), n_workers */
     bool need_bands;        /* R does work: copy or conversion */
 
     /* caller thread */

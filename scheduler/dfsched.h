@@ -333,6 +333,11 @@ typedef struct DfJobs {
     uint64_t out_size;  /* bytes each job produces */
     int *workers;       /* optional out: worker that ran each job (n_jobs entries) */
     uint64_t *node_ids; /* optional out: node id of each job */
+    /* Optional: declares job `jobnr`'s inputs on its node (df_node_add_input)
+     * before it is submitted, so that placement and traces see what the job
+     * reads.  Not called for a batch of one job, which runs inline. */
+    void (*add_inputs)(void *in_ctx, DfNode *node, int jobnr);
+    void *in_ctx;
 } DfJobs;
 
 /* Run a batch and return when every job has finished.  From a worker, the

@@ -89,6 +89,8 @@ int df_jobs_run(DfSched *s, const DfJobs *jobs)
         }
         nodes[j] = node;
         created++;
+        if (jobs->add_inputs)
+            jobs->add_inputs(jobs->in_ctx, node, j);
         if (jobs->n_slots > 0 && j >= jobs->n_slots &&
             df_node_depend(node, nodes[j - jobs->n_slots], 0) < 0) {
             /* Out of memory: this job and the rest run inline afterwards. */

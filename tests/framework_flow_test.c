@@ -548,26 +548,34 @@ static int plain_output(void *opaque, AVFrame *dst, const AVFrame *src)
     return av_frame_get_buffer(dst, 0);
 }
 
-/* R(k,b) reads the rows of band b from the workers whose S jobs decoded
- * them: the trace shows, per R node, inputs from module S (or F.band after
- * a filter) whose bytes add up to the band's rows and whose workers are
- * workers that ran S jobs. */
+/* R(k,b) reads the rows of band b from the worker that wrote them last:
+ * the trace shows, per R node, inputs whose bytes add up to the band's
+ * rows and whose workers ran that module.  MPEG-2's rows are the S jobs';
+ * H.264's are D's, because libavcodec deblocks the whole picture there
+ * after the slice jobs; after a filter they are F.band's. */
 DF_TEST(FrameworkFlow, BandInputsAreSliceRows)
 {
     DfSched *s = t_sched("cost-local", 2, 20);
     DF_ASSERT(s);
-    const int mod_s = df_sched_module_id(s, "S"), mod_r = df_sched_module_id(s, "R");
-    const int mod_fb = df_sched_module_id(s, "F.band");
-    const char *filters[] = {NULL, "unsharp"};
-    for (int k = 0; k < 2; k++) {
+    const struct {
+        const char *clip, *filter, *writer;
+    } cases[] = {
+        {"h264_cabac_slices8.mkv", NULL, "D"},
+        {"h264_cabac_slices8.mkv", "unsharp", "F.band"},
+        {"mpeg2_prog.mkv", NULL, "S"},
+    };
+    const int mod_r = df_sched_module_id(s, "R");
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        const int mod_w = df_sched_module_id(s, cases[k].writer);
+        const char *what = cases[k].filter ? cases[k].filter : cases[k].clip;
         TClip c;
-        DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
+        DF_ASSERT(t_clip_load(cases[k].clip, &c) == 0);
         Sink sink = {0};
         DfDecoderConfig cfg;
         df_decoder_config_init(&cfg);
         cfg.alloc.get_output = plain_output;
         cfg.alloc.opaque = &sink;
-        cfg.filter = filters[k];
+        cfg.filter = cases[k].filter;
         TSums got = {0};
         DfDecoderStats st;
         df_sched_trace_start(s, 1 << 16);
@@ -575,8 +583,13 @@ DF_TEST(FrameworkFlow, BandInputsAreSliceRows)
         df_sched_trace_stop(s);
         DfTrace tr;
         DF_ASSERT(df_sched_trace_collect(s, &tr) == 0);
+        /* Workers that ran the writing module. */
+        bool wrote[2] = {false, false};
+        for (size_t e = 0; e < tr.n_events; e++)
+            if (tr.events[e].module == mod_w && tr.events[e].worker >= 0 && tr.events[e].worker < 2)
+                wrote[tr.events[e].worker] = true;
         const uint64_t frame_bytes = 640 * 360 * 3 / 2;
-        int r_nodes = 0, r_with_rows = 0, bad_worker = 0;
+        int r_nodes = 0, r_with_rows = 0, bad_worker = 0, other_module = 0;
         uint64_t row_bytes = 0;
         for (size_t e = 0; e < tr.n_events; e++) {
             const DfTraceEvent *ev = &tr.events[e];
@@ -586,10 +599,14 @@ DF_TEST(FrameworkFlow, BandInputsAreSliceRows)
             uint64_t bytes = 0;
             for (uint32_t i = 0; i < ev->n_inputs; i++) {
                 const DfTraceInput *in = &tr.inputs[ev->first_input + i];
-                if (in->module != (k ? mod_fb : mod_s))
+                if (in->bytes == 0)
+                    continue; /* edges that carry no rows (O, previous R) */
+                if (in->module != mod_w) {
+                    other_module++;
                     continue;
+                }
                 bytes += in->bytes;
-                if (in->worker < 0 || in->worker > 1 || (!k && !st.jobs_per_worker[in->worker]))
+                if (in->worker < 0 || in->worker > 1 || !wrote[in->worker])
                     bad_worker++;
             }
             row_bytes += bytes;
@@ -598,15 +615,107 @@ DF_TEST(FrameworkFlow, BandInputsAreSliceRows)
         /* Linesizes are padded, so the bytes are at least the visible ones. */
         /* R nodes of packets that gave no picture (reorder delay) read nothing. */
         DF_EXPECT_MSG(r_nodes > 0 && (uint64_t)r_with_rows == st.bands,
-                      "%s: %d of %d R nodes read rows, %llu bands did work",
-                      filters[k] ? filters[k] : "no filter", r_with_rows, r_nodes,
-                      (unsigned long long)st.bands);
+                      "%s: %d of %d R nodes read rows, %llu bands did work", what, r_with_rows,
+                      r_nodes, (unsigned long long)st.bands);
         DF_EXPECT_MSG(row_bytes >= frame_bytes * (uint64_t)got.n &&
                           row_bytes < 2 * frame_bytes * (uint64_t)got.n,
-                      "%s: %llu row bytes for %d frames", filters[k] ? filters[k] : "no filter",
-                      (unsigned long long)row_bytes, got.n);
+                      "%s: %llu row bytes for %d frames", what, (unsigned long long)row_bytes,
+                      got.n);
+        DF_EXPECT_MSG(other_module == 0, "%s: %d row inputs not from %s", what, other_module,
+                      cases[k].writer);
         DF_EXPECT_EQ_INT(bad_worker, 0);
         DF_EXPECT_EQ_INT(sink.calls, got.n);
+        df_trace_free(&tr);
+        t_sums_free(&got);
+        t_clip_free(&c);
+    }
+    df_sched_unref(s);
+}
+
+typedef struct TBatch {
+    uint64_t group, bytes;
+} TBatch;
+
+/* The traced event of node `id`, or NULL. */
+static const DfTraceEvent *t_trace_event(const DfTrace *tr, uint64_t id)
+{
+    for (size_t e = 0; id && e < tr->n_events; e++)
+        if (tr->events[e].node_id == id)
+            return &tr->events[e];
+    return NULL;
+}
+
+/* Slice jobs read the reference pictures: every job of a picture that
+ * follows another declares the co-located rows of the pictures decoded
+ * before it, naming the task that wrote them (its module and worker, as
+ * traced), about one picture's rows per batch.  H.264's rows come from D
+ * (deblocked there), MPEG-2's and HEVC's from the S jobs themselves. */
+DF_TEST(FrameworkFlow, SliceJobsReadReferenceRows)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    const struct {
+        const char *clip, *writer;
+    } cases[] = {
+        {"h264_cabac_slices8.mkv", "D"},
+        {"mpeg2_prog.mkv", "S"},
+        {"hevc_wpp8.mkv", "S"},
+    };
+    const int mod_s = df_sched_module_id(s, "S");
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        const int mod_w = df_sched_module_id(s, cases[k].writer);
+        TClip c;
+        DF_ASSERT(t_clip_load(cases[k].clip, &c) == 0);
+        DfDecoderConfig cfg;
+        df_decoder_config_init(&cfg);
+        TSums got = {0};
+        DfDecoderStats st;
+        df_sched_trace_start(s, 1 << 16);
+        DF_ASSERT(t_df_decode(s, &c, &cfg, &got, &st, NULL, 0) == 0);
+        df_sched_trace_stop(s);
+        DfTrace tr;
+        DF_ASSERT(df_sched_trace_collect(s, &tr) == 0);
+        /* Bytes per batch (group of S jobs). */
+        TBatch batch[256];
+        int n_batch = 0, jobs = 0, with_inputs = 0, bad = 0;
+        for (size_t e = 0; e < tr.n_events; e++) {
+            const DfTraceEvent *ev = &tr.events[e];
+            if (ev->module != mod_s)
+                continue;
+            jobs++;
+            with_inputs += ev->n_inputs > 0;
+            int b = 0;
+            while (b < n_batch && batch[b].group != ev->group_id)
+                b++;
+            if (b == n_batch && n_batch < 256)
+                batch[n_batch++] = (TBatch){ev->group_id, 0};
+            for (uint32_t i = 0; i < ev->n_inputs; i++) {
+                const DfTraceInput *in = &tr.inputs[ev->first_input + i];
+                const DfTraceEvent *p = t_trace_event(&tr, in->pred_id);
+                if (b < n_batch)
+                    batch[b].bytes += in->bytes;
+                if (!p || in->module != mod_w || p->module != mod_w || p->worker != in->worker ||
+                    p->end_ns > ev->start_ns)
+                    bad++;
+            }
+        }
+        int batches = 0, one_picture = 0;
+        const uint64_t frame_bytes = 640 * 360 * 3 / 2;
+        for (int b = 0; b < n_batch; b++) {
+            if (!batch[b].bytes)
+                continue;
+            batches++;
+            one_picture += batch[b].bytes >= frame_bytes && batch[b].bytes < 2 * frame_bytes;
+        }
+        /* All but the first picture's jobs (and the odd job of a picture
+         * that follows a flush) read references. */
+        DF_EXPECT_MSG(jobs > 0 && with_inputs >= jobs * 3 / 4,
+                      "%s: %d of %d slice jobs declare inputs", cases[k].clip, with_inputs, jobs);
+        DF_EXPECT_MSG(bad == 0, "%s: %d inputs name no earlier %s task of their worker",
+                      cases[k].clip, bad, cases[k].writer);
+        DF_EXPECT_MSG(batches > 0 && one_picture == batches,
+                      "%s: %d of %d batches read one picture's rows", cases[k].clip, one_picture,
+                      batches);
         df_trace_free(&tr);
         t_sums_free(&got);
         t_clip_free(&c);

@@ -347,6 +347,63 @@ DF_TEST(SchedJobs, IndependentJobsAndWorkersRecorded)
     df_sched_unref(s);
 }
 
+typedef struct JobInputs {
+    _Atomic int calls[16];
+    int mod;
+} JobInputs;
+
+static void add_job_input(void *in_ctx, DfNode *node, int jobnr)
+{
+    JobInputs *ji = in_ctx;
+    atomic_fetch_add(&ji->calls[jobnr], 1);
+    /* Job j reads 1000 (j + 1) bytes that worker j % 2 wrote. */
+    df_node_add_input(node, jobnr % 2, 1000u * (unsigned)(jobnr + 1), ji->mod, 0);
+}
+
+/* DfJobs.add_inputs: called once per job node before it runs, and the
+ * inputs it declares are the node's (the trace shows them per job); a
+ * batch of one runs inline with no node and no call. */
+DF_TEST(SchedJobs, AddInputsDeclaredPerJob)
+{
+    DfSched *s = df_test_sched("cost-local", 2, 10);
+    DF_ASSERT(s);
+    const int mod_s = df_sched_module_id(s, "S");
+    _Atomic int hits[16] = {0};
+    JobInputs ji = {.mod = df_sched_module_id(s, "D")};
+    DF_ASSERT_EQ_INT(df_sched_trace_start(s, 1024), 0);
+    DfJobs jobs = {.n_jobs = 12, .fn = count_job, .ctx = hits, .module = mod_s,
+                   .add_inputs = add_job_input, .in_ctx = &ji};
+    DF_EXPECT_EQ_INT(df_jobs_run(s, &jobs), 0);
+    df_sched_trace_stop(s);
+    DfTrace tr;
+    DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &tr), 0);
+    int seen = 0;
+    for (size_t e = 0; e < tr.n_events; e++) {
+        const DfTraceEvent *ev = &tr.events[e];
+        if (ev->module != mod_s)
+            continue;
+        seen++;
+        DF_EXPECT_EQ_INT(ev->n_inputs, 1);
+        if (ev->n_inputs != 1)
+            continue;
+        const DfTraceInput *in = &tr.inputs[ev->first_input];
+        DF_EXPECT_EQ_INT(in->worker, ev->index % 2);
+        DF_EXPECT_EQ_INT(in->bytes, 1000 * (ev->index + 1));
+        DF_EXPECT_EQ_INT(in->module, ji.mod);
+    }
+    DF_EXPECT_EQ_INT(seen, 12);
+    for (int j = 0; j < 12; j++) {
+        DF_EXPECT_EQ_INT(atomic_load(&ji.calls[j]), 1);
+        DF_EXPECT_EQ_INT(atomic_load(&hits[j]), 1);
+    }
+    df_trace_free(&tr);
+    jobs.n_jobs = 1;
+    DF_EXPECT_EQ_INT(df_jobs_run(s, &jobs), 0);
+    DF_EXPECT_EQ_INT(atomic_load(&ji.calls[0]), 1);
+    DF_EXPECT_EQ_INT(atomic_load(&hits[0]), 2);
+    df_sched_unref(s);
+}
+
 /* ------------------------------------------------------- edges, holds */
 
 static void note_worker(DfTask *t, void *arg)

@@ -343,36 +343,41 @@ DF_TEST(Sim, RealDecodeTraceChargesCrossWorkerBytes)
     df_sched_unref(s);
     DF_EXPECT_EQ_INT(t.dropped, 0);
 
-    /* Every slice-row input of a band names a recorded slice job. */
-    int mod_s = -1, mod_r = -1;
+    /* Every row input of a band or of a slice job (the reference rows)
+     * names the recorded task that wrote the rows: D, which deblocks an
+     * H.264 picture after its slice jobs. */
+    int mod_s = -1, mod_r = -1, mod_d = -1;
     for (int m = 0; m < t.n_modules; m++) {
         if (strcmp(t.module_names[m], "S") == 0)
             mod_s = m;
         if (strcmp(t.module_names[m], "R") == 0)
             mod_r = m;
+        if (strcmp(t.module_names[m], "D") == 0)
+            mod_d = m;
     }
-    DF_ASSERT(mod_s >= 0 && mod_r >= 0);
+    DF_ASSERT(mod_s >= 0 && mod_r >= 0 && mod_d >= 0);
     uint64_t row_bytes = 0;
-    size_t rows_in = 0, named = 0;
+    size_t rows_in = 0, named = 0, slice_rows_in = 0;
     for (size_t i = 0; i < t.n_events; i++) {
         const DfTraceEvent *e = &t.events[i];
-        if (e->module != mod_r)
+        if (e->module != mod_r && e->module != mod_s)
             continue;
         for (uint32_t k = 0; k < e->n_inputs; k++) {
             const DfTraceInput *in = &t.inputs[e->first_input + k];
-            if (in->module != mod_s || !in->bytes)
+            if (in->module != mod_d || !in->bytes)
                 continue;
             rows_in++;
+            slice_rows_in += e->module == mod_s;
             row_bytes += in->bytes;
             for (size_t j = 0; j < t.n_events; j++)
-                if (t.events[j].node_id == in->pred_id && t.events[j].module == mod_s) {
+                if (t.events[j].node_id == in->pred_id && t.events[j].module == mod_d) {
                     named++;
                     break;
                 }
         }
     }
-    DF_EXPECT(rows_in > 0);
-    DF_EXPECT_MSG(named == rows_in, "%zu of %zu slice-row inputs name their job", named, rows_in);
+    DF_EXPECT(rows_in > 0 && slice_rows_in > 0 && slice_rows_in < rows_in);
+    DF_EXPECT_MSG(named == rows_in, "%zu of %zu row inputs name their D task", named, rows_in);
 
     /* The replay: on one worker every byte is local; on two workers in
      * different packages some are read across, at the machine level. */

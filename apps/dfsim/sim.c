@@ -1199,8 +1199,10 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
                 after_nested(&s, e.worker);
         } else if (e.type == EV_POLL) {
             wk->poll_queued = false;
-            if (wk->status == W_PARKED)
-                set_status(&s, e.worker, W_IDLE); /* woken: spins again */
+            /* Woken: spins again, also one whose spin ran out before it
+             * could park (a thief's grace needs its second poll). */
+            if (wk->status == W_PARKED || (wk->status == W_IDLE && !spinning(&s, e.worker)))
+                set_status(&s, e.worker, W_IDLE);
             if (wk->status != W_RUNNING)
                 dispatch(&s, e.worker);
         }
