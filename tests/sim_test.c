@@ -185,6 +185,48 @@ DF_TEST(Sim, HelpWhileWaitingReplays)
     b_free(&b);
 }
 
+/* cost-local registers jobs whose input rows are on the worker running
+ * their parent (H.264 slices read rows D deblocked) with that worker; the
+ * other one, idle since the last frame, must take them as a thief once it
+ * is woken, though its spin ran out long ago: the grace needs a second
+ * poll.  Without it the second worker sat idle (1 worker's time). */
+DF_TEST(Sim, ThiefTakesJobsOfABusyOwner)
+{
+    Builder b;
+    b_init(&b, 1);
+    uint64_t id = 1;
+    int64_t t = 0;
+    uint64_t prev_d = 0;
+    for (int f = 0; f < 20; f++) {
+        uint64_t d = id++;
+        uint64_t zero = 0, kib = 1024;
+        DfTraceEvent *de =
+            b_node(&b, d, 0, f, t, 0, 0, 1000 + (uint64_t)f, prev_d != 0, &prev_d, &zero);
+        uint64_t grp = 5000 + (uint64_t)f;
+        for (int j = 0; j < 8; j++) {
+            DfTraceEvent *je = b_node(&b, id++, 1, f, t + 200000 + j * 400000, 400000, d, grp,
+                                      prev_d != 0, &prev_d, &kib);
+            je->created_ns = t + 200000;
+        }
+        b.t.waits[b.t.n_waits++] = (DfTraceWait){d, grp, 0, t + 200000, t + 200000 + 8 * 400000};
+        de->end_ns = t + 200000 + 8 * 400000 + 100000;
+        t = de->end_ns;
+        prev_d = d;
+    }
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    SimResult r1 = run(g, "cost-local", 1, "core:2 pu:1", 1);
+    SimResult r2 = run(g, "cost-local", 2, "core:2 pu:1", 1);
+    /* 0.3 ms of D and 8 x 0.4 ms of jobs per frame: 1.9 ms on 2 workers. */
+    DF_EXPECT_MSG(fabs((double)r1.makespan_ns - 20 * 3.5e6) < 0.02 * 20 * 3.5e6,
+                  "1 worker: %lld ns", (long long)r1.makespan_ns);
+    DF_EXPECT_MSG(r2.makespan_ns < 20 * 1.9e6 * 1.1 && r2.stolen > 0,
+                  "2 workers: %lld ns, %llu stolen", (long long)r2.makespan_ns,
+                  (unsigned long long)r2.stolen);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
 /* Ordered jobs (WPP): job j only becomes ready once job j-1 started. */
 DF_TEST(Sim, OrderedStartLinks)
 {
