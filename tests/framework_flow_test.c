@@ -548,6 +548,18 @@ static int plain_output(void *opaque, AVFrame *dst, const AVFrame *src)
     return av_frame_get_buffer(dst, 0);
 }
 
+/* t_df_decode() with the scheduler's trace on; the trace in `tr`. */
+static int decode_traced(DfSched *s, const TClip *c, const DfDecoderConfig *cfg, TSums *got,
+                         DfDecoderStats *st, DfTrace *tr)
+{
+    df_sched_trace_start(s, 1 << 16);
+    int ret = t_df_decode(s, c, cfg, got, st, NULL, 0);
+    df_sched_trace_stop(s);
+    if (ret < 0)
+        return ret;
+    return df_sched_trace_collect(s, tr);
+}
+
 /* R(k,b) reads the rows of band b from the worker that wrote them last:
  * the trace shows, per R node, inputs whose bytes add up to the band's
  * rows and whose workers ran that module.  MPEG-2's rows are the S jobs';
@@ -578,11 +590,8 @@ DF_TEST(FrameworkFlow, BandInputsAreSliceRows)
         cfg.filter = cases[k].filter;
         TSums got = {0};
         DfDecoderStats st;
-        df_sched_trace_start(s, 1 << 16);
-        DF_ASSERT(t_df_decode(s, &c, &cfg, &got, &st, NULL, 0) == 0);
-        df_sched_trace_stop(s);
         DfTrace tr;
-        DF_ASSERT(df_sched_trace_collect(s, &tr) == 0);
+        DF_ASSERT(decode_traced(s, &c, &cfg, &got, &st, &tr) == 0);
         /* Workers that ran the writing module. */
         bool wrote[2] = {false, false};
         for (size_t e = 0; e < tr.n_events; e++)
@@ -670,11 +679,8 @@ DF_TEST(FrameworkFlow, SliceJobsReadReferenceRows)
         df_decoder_config_init(&cfg);
         TSums got = {0};
         DfDecoderStats st;
-        df_sched_trace_start(s, 1 << 16);
-        DF_ASSERT(t_df_decode(s, &c, &cfg, &got, &st, NULL, 0) == 0);
-        df_sched_trace_stop(s);
         DfTrace tr;
-        DF_ASSERT(df_sched_trace_collect(s, &tr) == 0);
+        DF_ASSERT(decode_traced(s, &c, &cfg, &got, &st, &tr) == 0);
         /* Bytes per batch (group of S jobs). */
         TBatch batch[256];
         int n_batch = 0, jobs = 0, with_inputs = 0, bad = 0;

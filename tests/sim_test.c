@@ -139,13 +139,11 @@ DF_TEST(Sim, ChainDoesNotScale)
 }
 
 /* Frames like dfmedia's: D(k) (chain) spends 200 us, creates 8 jobs of
- * 400 us and waits for them, then 100 us more.  On one worker a frame costs
- * 200 + 8*400 + 100 = 3500 us; with 4 workers 200 + 2*400 + 100 = 1100 us
- * (the waiting worker helps), and the next D waits for this one. */
-DF_TEST(Sim, HelpWhileWaitingReplays)
+ * 400 us on `job_worker` and waits for them, then 100 us more.  With
+ * `job_bytes`, every job after the first frame reads that many bytes that
+ * the previous D wrote. */
+static void b_help_frames(Builder *b, int job_worker, uint64_t job_bytes)
 {
-    Builder b;
-    b_init(&b, 2);
     uint64_t id = 1;
     int64_t t = 0;
     uint64_t prev_d = 0;
@@ -153,19 +151,29 @@ DF_TEST(Sim, HelpWhileWaitingReplays)
         uint64_t d = id++;
         uint64_t zero = 0;
         DfTraceEvent *de =
-            b_node(&b, d, 0, f, t, 0, 0, 1000 + (uint64_t)f, prev_d != 0, &prev_d, &zero);
+            b_node(b, d, 0, f, t, 0, 0, 1000 + (uint64_t)f, prev_d != 0, &prev_d, &zero);
         uint64_t grp = 5000 + (uint64_t)f;
         for (int j = 0; j < 8; j++) {
-            DfTraceEvent *je =
-                b_node(&b, id++, 1, f, t + 200000 + j * 400000, 400000, d, grp, 0, NULL, NULL);
+            DfTraceEvent *je = b_node(b, id++, 1, f, t + 200000 + j * 400000, 400000, d, grp,
+                                      job_bytes && prev_d, &prev_d, &job_bytes);
             je->created_ns = t + 200000;
-            je->worker = 1;
+            je->worker = job_worker;
         }
-        b.t.waits[b.t.n_waits++] = (DfTraceWait){d, grp, 0, t + 200000, t + 200000 + 8 * 400000};
+        b->t.waits[b->t.n_waits++] = (DfTraceWait){d, grp, 0, t + 200000, t + 200000 + 8 * 400000};
         de->end_ns = t + 200000 + 8 * 400000 + 100000;
         t = de->end_ns;
         prev_d = d;
     }
+}
+
+/* b_help_frames(): on one worker a frame costs
+ * 200 + 8*400 + 100 = 3500 us; with 4 workers 200 + 2*400 + 100 = 1100 us
+ * (the waiting worker helps), and the next D waits for this one. */
+DF_TEST(Sim, HelpWhileWaitingReplays)
+{
+    Builder b;
+    b_init(&b, 2);
+    b_help_frames(&b, 1, 0);
     SimGraph *g = graph_of(&b);
     DF_ASSERT(g);
     SimResult r1 = run(g, "cost-local", 1, "core:4 pu:1", 1);
@@ -194,25 +202,7 @@ DF_TEST(Sim, ThiefTakesJobsOfABusyOwner)
 {
     Builder b;
     b_init(&b, 1);
-    uint64_t id = 1;
-    int64_t t = 0;
-    uint64_t prev_d = 0;
-    for (int f = 0; f < 20; f++) {
-        uint64_t d = id++;
-        uint64_t zero = 0, kib = 1024;
-        DfTraceEvent *de =
-            b_node(&b, d, 0, f, t, 0, 0, 1000 + (uint64_t)f, prev_d != 0, &prev_d, &zero);
-        uint64_t grp = 5000 + (uint64_t)f;
-        for (int j = 0; j < 8; j++) {
-            DfTraceEvent *je = b_node(&b, id++, 1, f, t + 200000 + j * 400000, 400000, d, grp,
-                                      prev_d != 0, &prev_d, &kib);
-            je->created_ns = t + 200000;
-        }
-        b.t.waits[b.t.n_waits++] = (DfTraceWait){d, grp, 0, t + 200000, t + 200000 + 8 * 400000};
-        de->end_ns = t + 200000 + 8 * 400000 + 100000;
-        t = de->end_ns;
-        prev_d = d;
-    }
+    b_help_frames(&b, 0, 1024);
     SimGraph *g = graph_of(&b);
     DF_ASSERT(g);
     SimResult r1 = run(g, "cost-local", 1, "core:2 pu:1", 1);
