@@ -189,8 +189,8 @@ void df_graph_submit_bands(DfDecoder *dec, DfSlot *s, bool prepared)
                     continue;
                 int y0, y1;
                 df_band_rows(it->frame->height, g->n_bands, b, 1, &y0, &y1);
-                df_graph_add_row_inputs(dec, dec->worker_bytes, node, &it->map, it->frame->height, y0, y1,
-                                        df_row_bytes(it->frame),
+                df_graph_add_row_inputs(dec, dec->worker_bytes, node, &it->map, it->frame->height,
+                                        y0, y1, df_row_bytes(it->frame),
                                         dec->filter ? g->mod_fb : g->mod_s);
             }
         }

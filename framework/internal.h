@@ -73,11 +73,11 @@ typedef struct DfPicRecord {
 
 typedef struct DfPicTable {
     DfPicRecord rec[DF_PIC_RECORDS];
-    int next;           /* round-robin replacement */
-    int cur;            /* record of the picture being decoded, or -1 */
-    int prev[2];        /* records of the two pictures decoded before it, or -1 */
+    int next;             /* round-robin replacement */
+    int cur;              /* record of the picture being decoded, or -1 */
+    int prev[2];          /* records of the two pictures decoded before it, or -1 */
     uint64_t prev_seq[2]; /* their seq (a record reused since is another picture) */
-    uint64_t allocated; /* pictures allocated (D chain) */
+    uint64_t allocated;   /* pictures allocated (D chain) */
 } DfPicTable;
 
 /* Install the execute/execute2 overrides (after avcodec_open2). */

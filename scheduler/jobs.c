@@ -13,7 +13,6 @@
 
 #define STACK_JOBS 128
 
-
 static void job_body(DfTask *t, void *arg)
 {
     const DfJobs *jobs = arg;
@@ -98,7 +97,8 @@ int df_jobs_run(DfSched *s, const DfJobs *jobs)
             break;
         }
     }
-    const int first_inline = created > 0 && nodes[created - 1]->aux[0] == UINTPTR_MAX ? created - 1 : created;
+    const int first_inline =
+        created > 0 && nodes[created - 1]->aux[0] == UINTPTR_MAX ? created - 1 : created;
     for (int j = 0; j < created; j++)
         df_node_submit(nodes[j]);
     df_sched_wait(s, g);
