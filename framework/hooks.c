@@ -97,7 +97,8 @@ typedef struct RefInputs {
     DfDecoder *dec;
     const DfPicRecord *ref[2];
     int n_ref;
-    int base; /* jobs of the current picture in earlier batches */
+    int base;  /* jobs of the current picture in earlier batches */
+    int total; /* base + this batch's jobs */
 } RefInputs;
 
 static void add_ref_inputs(void *ctx, DfNode *node, int jobnr)
@@ -107,9 +108,10 @@ static void add_ref_inputs(void *ctx, DfNode *node, int jobnr)
     for (int k = 0; k < r->n_ref; k++) {
         const DfPicRecord *p = r->ref[k];
         /* The references were cut into as many jobs as this picture (the
-         * same slices, CTU rows or bands), so job g reads band g. */
-        const int n = p->map.n > 0 ? p->map.n : 1;
-        if (g >= n && p->map.n > 0)
+         * same slices, CTU rows or bands), so job g reads band g; one
+         * written whole is cut as this picture is. */
+        const int n = p->map.n > 0 ? p->map.n : r->total;
+        if (g >= n)
             continue;
         const int y0 = (int)((int64_t)p->h * g / n), y1 = (int)((int64_t)p->h * (g + 1) / n);
         df_graph_add_row_inputs(r->dec, r->dec->ref_bytes, node, &p->map, p->h, y0, y1,
@@ -117,12 +119,13 @@ static void add_ref_inputs(void *ctx, DfNode *node, int jobnr)
     }
 }
 
-static void find_refs(DfDecoder *dec, RefInputs *r)
+static void find_refs(DfDecoder *dec, int count, RefInputs *r)
 {
     const DfPicTable *t = &dec->pics;
     r->dec = dec;
     r->n_ref = 0;
     r->base = t->cur >= 0 ? t->rec[t->cur].map.n : 0;
+    r->total = r->base + count;
     for (int k = 0; k < 2; k++) {
         const int i = t->prev[k];
         if (t->prev_seq[k] == 0 || i < 0 || i == t->cur || t->rec[i].seq != t->prev_seq[k] ||
@@ -141,7 +144,7 @@ static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
     uint64_t stack_ids[STACK_WORKERS];
     const DfSlot *slot = dec->cur_slot;
     RefInputs refs;
-    find_refs(dec, &refs);
+    find_refs(dec, count, &refs);
     DfJobs jobs = {
         .n_jobs = count,
         .fn = wpp ? run_job2 : run_job,
