@@ -73,12 +73,7 @@ int df_frame_list_add(DfFrameList *l, AVFrame *frame, const DfRowMap *map)
     DfFrameItem *it = &l->v[l->n++];
     memset(it, 0, offsetof(DfFrameItem, map));
     it->frame = frame;
-    it->map.n = map->n;
-    it->map.whole = map->whole;
-    it->map.whole_id = map->whole_id;
-    it->map.rewritten = map->rewritten;
-    memcpy(it->map.worker, map->worker, sizeof(map->worker[0]) * (size_t)map->n);
-    memcpy(it->map.node, map->node, sizeof(map->node[0]) * (size_t)map->n);
+    df_row_map_copy(&it->map, map);
     it->error = 0;
     return 0;
 }

@@ -232,6 +232,16 @@ void df_hooks_new_picture(DfDecoder *dec, const AVFrame *frame)
     t->cur = slot;
 }
 
+void df_row_map_copy(DfRowMap *dst, const DfRowMap *src)
+{
+    dst->n = src->n;
+    dst->whole = src->whole;
+    dst->whole_id = src->whole_id;
+    dst->rewritten = src->rewritten;
+    memcpy(dst->worker, src->worker, sizeof(src->worker[0]) * (size_t)src->n);
+    memcpy(dst->node, src->node, sizeof(src->node[0]) * (size_t)src->n);
+}
+
 void df_hooks_lookup(DfDecoder *dec, const AVFrame *frame, DfRowMap *out)
 {
     const DfPicTable *t = &dec->pics;
@@ -243,13 +253,7 @@ void df_hooks_lookup(DfDecoder *dec, const AVFrame *frame, DfRowMap *out)
         return;
     for (int i = 0; i < DF_PIC_RECORDS; i++)
         if (t->rec[i].key && t->rec[i].key == frame->data[0]) {
-            const DfRowMap *m = &t->rec[i].map;
-            out->n = m->n;
-            out->whole = m->whole;
-            out->whole_id = m->whole_id;
-            out->rewritten = m->rewritten;
-            memcpy(out->worker, m->worker, sizeof(m->worker[0]) * (size_t)m->n);
-            memcpy(out->node, m->node, sizeof(m->node[0]) * (size_t)m->n);
+            df_row_map_copy(out, &t->rec[i].map);
             return;
         }
 }

@@ -84,6 +84,8 @@ typedef struct DfPicTable {
 void df_hooks_install(DfDecoder *dec);
 /* A new picture buffer was allocated on the D chain: start its record. */
 void df_hooks_new_picture(DfDecoder *dec, const AVFrame *frame);
+/* Copy a row map (only its n recorded jobs). */
+void df_row_map_copy(DfRowMap *dst, const DfRowMap *src);
 /* Row map of an output picture (n = 0 when unknown). */
 void df_hooks_lookup(DfDecoder *dec, const AVFrame *frame, DfRowMap *out);
 
