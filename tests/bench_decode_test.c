@@ -85,14 +85,14 @@ DF_TEST(BenchDecode, RunsAndWritesJsonCsvPlotTrace)
           *svg = g_strdup_printf("%s/d.svg", dir), *trace = g_strdup_printf("%s/t.json", dir);
     char *h264 = clip("h264_cabac_slices8.mkv"), *hevc = clip("hevc_wpp8.mkv"),
          *mpeg2 = clip("mpeg2_prog.mkv");
-    const char *peers =
-        with_gst() ? "ffmpeg-slice,ffmpeg-frame,ffmpeg-streams,avdec"
-                   : "ffmpeg-slice,ffmpeg-frame,ffmpeg-streams";
-    const char *argv[] = {dfbench,   "decode", "--input",   h264,  "--input",  hevc,
-                          "--input", mpeg2,    "--workers", "1,2", "--policy", "cost-local,steal",
-                          "--peers", peers,    "--repeat",  "1",   "--json",   json,
-                          "--csv",   csv,      "--plot",    svg,   "--trace",  trace,
-                          "--trace-workers", "1,2", NULL};
+    const char *peers = with_gst() ? "ffmpeg-slice,ffmpeg-frame,ffmpeg-streams,avdec"
+                                   : "ffmpeg-slice,ffmpeg-frame,ffmpeg-streams";
+    const char *argv[] = {
+        dfbench,           "decode", "--input",   h264,  "--input",  hevc,
+        "--input",         mpeg2,    "--workers", "1,2", "--policy", "cost-local,steal",
+        "--peers",         peers,    "--repeat",  "1",   "--json",   json,
+        "--csv",           csv,      "--plot",    svg,   "--trace",  trace,
+        "--trace-workers", "1,2",    NULL};
     DfRun run = df_test_run(argv, NULL);
     DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench decode exited %d:\n%s\n%s", run.status,
                   run.out ? run.out : "", run.err ? run.err : "");
@@ -109,8 +109,8 @@ DF_TEST(BenchDecode, RunsAndWritesJsonCsvPlotTrace)
               0);
     DF_EXPECT(json_object_has_member(root, "machine"));
     /* Two traced worker counts: two files, named by count, and their fps. */
-    JsonArray *traces = json_object_get_array_member(json_object_get_object_member(root, "run"),
-                                                     "traces");
+    JsonArray *traces =
+        json_object_get_array_member(json_object_get_object_member(root, "run"), "traces");
     DF_ASSERT(traces);
     DF_EXPECT_EQ_INT((int)json_array_get_length(traces), 2);
     for (guint i = 0; i < json_array_get_length(traces); i++) {

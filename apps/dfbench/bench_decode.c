@@ -52,7 +52,7 @@ typedef enum DfImplKind {
 typedef struct DfDecImpl {
     char name[48]; /* "ffmpeg", "ffmpeg-slice", "dfmedia/cost-local", ... */
     DfImplKind kind;
-    int lavc_type; /* 0: one thread (the baseline), FF_THREAD_SLICE/FRAME; LAVC_STREAMS */
+    int lavc_type;      /* 0: one thread (the baseline), FF_THREAD_SLICE/FRAME; LAVC_STREAMS */
     const char *policy; /* dfmedia and dfdec */
     bool baseline;      /* T(1): runs at one worker only */
 } DfDecImpl;
@@ -123,8 +123,7 @@ static int parse_trace_workers(DfDecBench *b)
     if (b->o.trace_workers) {
         n = df_cli_parse_int_list(b->o.trace_workers, 1024, &v);
         if (n < 0)
-            return df_cli_usage(PROG, "bad --trace-workers \"%s\" (e.g. 1,2)",
-                                b->o.trace_workers);
+            return df_cli_usage(PROG, "bad --trace-workers \"%s\" (e.g. 1,2)", b->o.trace_workers);
         for (int i = 0; i < n; i++) {
             bool found = false;
             for (int w = 0; w < b->n_workers; w++)
@@ -132,8 +131,7 @@ static int parse_trace_workers(DfDecBench *b)
             if (!found) {
                 const int bad = v[i];
                 g_free(v);
-                return df_cli_usage(PROG,
-                                    "bad --trace-workers \"%s\": %d is not one of --workers",
+                return df_cli_usage(PROG, "bad --trace-workers \"%s\": %d is not one of --workers",
                                     b->o.trace_workers, bad);
             }
         }
@@ -162,7 +160,7 @@ static const char *const known_peers[] = {"ffmpeg-slice", "ffmpeg-frame", "avdec
  * parallelism inside a stream, and fps(1) / (fps(N) / N) is how much
  * slower a core decodes while the others are busy too (shared caches,
  * memory bandwidth, a host's SMT siblings): dfsim's --slowdown. */
-#define LAVC_STREAMS (-1)
+#define LAVC_STREAMS  (-1)
 #define N_KNOWN_PEERS ((int)(sizeof(known_peers) / sizeof(known_peers[0])))
 
 static void add_impl(GArray *v, const char *name, DfImplKind kind, int lavc_type,
@@ -371,16 +369,15 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         "S(N) = T(1)/T(N), Amdahl's serial fraction s fitted to it, the Karp-Flatt metric\n"
         "e(N) = (1/S - 1/N)/(1 - 1/N) and Gustafson's scaled speed-up N + (1 - N) s.");
     g_option_context_set_description(
-        ctx,
-        "In-process runs decode packets held in memory, each on a decoder warmed up by the\n"
-        "clip's first 24 packets (then flushed), timing one whole pass; GStreamer runs are a\n"
-        "pipeline filesrc ! parsebin ! DEC ! fakesink sync=false (demux and start-up\n"
-        "included).  Configurations are\n"
-        "interleaved across repeats; every sample is reported.  Timings are never pass/fail.\n"
-        "\n"
-        "Example: dfbench decode --input clip.mkv --workers 1,2 --policy all\n"
-        "         --peers ffmpeg-slice,ffmpeg-frame,avdec --repeat 5 --json out.json\n"
-        "         --csv out.csv --plot out.svg");
+        ctx, "In-process runs decode packets held in memory, each on a decoder warmed up by the\n"
+             "clip's first 24 packets (then flushed), timing one whole pass; GStreamer runs are a\n"
+             "pipeline filesrc ! parsebin ! DEC ! fakesink sync=false (demux and start-up\n"
+             "included).  Configurations are\n"
+             "interleaved across repeats; every sample is reported.  Timings are never pass/fail.\n"
+             "\n"
+             "Example: dfbench decode --input clip.mkv --workers 1,2 --policy all\n"
+             "         --peers ffmpeg-slice,ffmpeg-frame,avdec --repeat 5 --json out.json\n"
+             "         --csv out.csv --plot out.svg");
     g_option_context_add_main_entries(ctx, entries, NULL);
     GError *err = NULL;
     int status = DF_BENCH_OK;
@@ -525,8 +522,7 @@ static int warmup_packets(const DfClip *c)
 }
 
 /* `sync`: ffmpeg-streams' barrier, so that the timed passes overlap. */
-static void run_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *sync,
-                     DfSample *out)
+static void run_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *sync, DfSample *out)
 {
     bool synced = false;
     char e[AV_ERROR_MAX_STRING_SIZE];
@@ -890,8 +886,7 @@ static void write_traces(DfDecBench *b)
             goto next;
         }
         if (df_sched_trace_write(s, path, &err) < 0) {
-            fprintf(stderr, "\ndfbench decode: error: cannot write trace %s: %s\n", path,
-                    err.msg);
+            fprintf(stderr, "\ndfbench decode: error: cannot write trace %s: %s\n", path, err.msg);
             goto next;
         }
         b->trace_fps[i] = smp.fps;
@@ -908,8 +903,8 @@ static void print_traces(const DfDecBench *b)
     for (int i = 0; i < b->n_traces; i++)
         if (!isnan(b->trace_fps[i]))
             printf("trace of %s on %s, %d worker%s (%.1f fps traced): %s\n", b->clips[0].name,
-                   b->impls[first_dfmedia(b)].name, b->trace_workers[i], b->trace_workers[i] == 1 ? "" : "s", b->trace_fps[i],
-                   b->trace_paths[i]);
+                   b->impls[first_dfmedia(b)].name, b->trace_workers[i],
+                   b->trace_workers[i] == 1 ? "" : "s", b->trace_fps[i], b->trace_paths[i]);
 }
 
 static void run_all(DfDecBench *b)
