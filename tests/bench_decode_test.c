@@ -154,6 +154,13 @@ DF_TEST(BenchDecode, RunsAndWritesJsonCsvPlotTrace)
                           "%s: dfmedia latency", key);
         else
             DF_EXPECT_MSG(is_null(r, "latency_p50_ms"), "%s: latency where none is measured", key);
+        /* CPU per frame: measured for the in-process implementations. */
+        if (g_str_has_prefix(impl, "ffmpeg") || g_str_has_prefix(impl, "dfmedia/"))
+            DF_EXPECT_MSG(is_number(r, "cpu_ms_per_frame") &&
+                              json_object_get_double_member(r, "cpu_ms_per_frame") > 0,
+                          "%s: cpu_ms_per_frame", key);
+        else
+            DF_EXPECT_MSG(is_null(r, "cpu_ms_per_frame"), "%s: CPU of a pipeline", key);
         if (strcmp(impl, "ffmpeg") == 0)
             DF_EXPECT_MSG(workers == 1 &&
                               fabs(json_object_get_double_member(r, "speedup") - 1) < 1e-9,

@@ -62,6 +62,7 @@ typedef struct DfDecConfig {
     bool oversubscribed;
     int n;                   /* samples taken (failed ones as NAN) */
     double *fps, *p50, *p99; /* per sample */
+    double *cpu;             /* per sample: CPU ms per frame, NAN where not measured */
     uint64_t frames;         /* of the last good sample */
     int failures;
     char *error;         /* the first failure */
@@ -492,6 +493,7 @@ cleanup:
 
 typedef struct DfSample {
     double fps, p50, p99;
+    double cpu; /* ms of CPU per frame over the timed pass */
     uint64_t frames;
     char threading[160];
     char error[256];
@@ -505,6 +507,21 @@ static void sample_fail(DfSample *s, const char *fmt, ...)
     vsnprintf(s->error, sizeof(s->error), fmt, ap);
     va_end(ap);
     s->fps = NAN;
+}
+
+/* CPU time of `clock` (the process: every thread of an implementation's
+ * own pool; a thread: one of ffmpeg-streams' decodes). */
+static int64_t cpu_ns(clockid_t clock)
+{
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) < 0)
+        return -1;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static double cpu_ms_per_frame(int64_t c0, int64_t c1, uint64_t frames)
+{
+    return c0 >= 0 && c1 >= c0 && frames ? (double)(c1 - c0) / 1e6 / (double)frames : NAN;
 }
 
 /* Packets decoded before the timed pass, then drained and flushed: the
@@ -553,6 +570,10 @@ static void run_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *
         pthread_barrier_wait(sync);
     synced = true;
     uint64_t frames = 0;
+    /* ffmpeg-streams' decodes share the process: each counts its own
+     * thread; slice and frame threads are the process's. */
+    const clockid_t clock = sync ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID;
+    const int64_t c0 = cpu_ns(clock);
     const int64_t t0 = df_now_ns();
     for (int i = 0; i <= c->n_pkts; i++) {
         avcodec_send_packet(ctx, i < c->n_pkts ? c->pkts[i] : NULL);
@@ -560,6 +581,7 @@ static void run_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *
             frames++;
     }
     const int64_t t1 = df_now_ns();
+    out->cpu = cpu_ms_per_frame(c0, cpu_ns(clock), frames);
     out->frames = frames;
     out->fps = frames ? (double)frames / ((double)(t1 - t0) / 1e9) : NAN;
     if (!frames)
@@ -594,7 +616,7 @@ static void run_lavc_streams(const DfClip *c, int n, DfSample *out)
     pthread_barrier_init(&sync, NULL, (unsigned)n);
     int started = 0;
     for (int i = 0; i < n; i++) {
-        r[i] = (DfStreamRun){.clip = c, .sync = &sync, .out = {.fps = NAN}};
+        r[i] = (DfStreamRun){.clip = c, .sync = &sync, .out = {.fps = NAN, .cpu = NAN}};
         if (pthread_create(&th[i], NULL, stream_run, &r[i]) != 0)
             break;
         started++;
@@ -607,6 +629,7 @@ static void run_lavc_streams(const DfClip *c, int n, DfSample *out)
     pthread_barrier_destroy(&sync);
     out->fps = 0;
     out->frames = 0;
+    double cpu_ms = 0;
     if (started < n)
         sample_fail(out, "pthread_create failed");
     for (int i = 0; i < started && !out->error[0]; i++) {
@@ -614,7 +637,9 @@ static void run_lavc_streams(const DfClip *c, int n, DfSample *out)
             sample_fail(out, "%s", r[i].out.error);
         out->fps += r[i].out.fps;
         out->frames += r[i].out.frames;
+        cpu_ms += r[i].out.cpu * (double)r[i].out.frames;
     }
+    out->cpu = out->frames ? cpu_ms / (double)out->frames : NAN;
     g_free(th);
     g_free(r);
 }
@@ -683,9 +708,12 @@ static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, size_t trac
         sample_fail(out, "cannot start the trace: out of memory");
         goto cleanup;
     }
+    const int64_t c0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
     const int64_t t0 = df_now_ns();
     const uint64_t frames = decode_packets(dec, c, c->n_pkts, f);
     const int64_t t1 = df_now_ns();
+    /* The workers' idle spin included: CPU the decode kept from others. */
+    out->cpu = cpu_ms_per_frame(c0, cpu_ns(CLOCK_PROCESS_CPUTIME_ID), frames);
     DfDecoderStats st;
     df_decoder_stats(dec, &st);
     const char *reason = NULL;
@@ -763,7 +791,7 @@ static void run_sample(DfDecBench *b, DfDecConfig *cf)
 {
     const DfClip *c = &b->clips[cf->input];
     const DfDecImpl *im = &b->impls[cf->impl];
-    DfSample s = {.fps = NAN, .p50 = NAN, .p99 = NAN};
+    DfSample s = {.fps = NAN, .p50 = NAN, .p99 = NAN, .cpu = NAN};
     DfAffinity saved;
     df_affinity_save(&saved);
     /* The caller's thread too: it runs the packet loop (and, for peers,
@@ -784,7 +812,7 @@ static void run_sample(DfDecBench *b, DfDecConfig *cf)
         /* Off and on back to back, the first of the pair alternating
          * with the repeat, so that a drift of the load favours neither. */
         const bool on_first = (cf->n + cf->impl) % 2 == 1;
-        DfSample on = {.fps = NAN, .p50 = NAN, .p99 = NAN};
+        DfSample on = {.fps = NAN, .p50 = NAN, .p99 = NAN, .cpu = NAN};
         run_dfmedia(b, cf, on_first, on_first ? &on : &s);
         run_dfmedia(b, cf, !on_first, on_first ? &s : &on);
         cf->fps_on[cf->n_on++] = on.error[0] ? NAN : on.fps;
@@ -802,6 +830,7 @@ static void run_sample(DfDecBench *b, DfDecConfig *cf)
     cf->fps[i] = s.fps;
     cf->p50[i] = s.p50;
     cf->p99[i] = s.p99;
+    cf->cpu[i] = s.error[0] ? NAN : s.cpu;
     if (s.error[0]) {
         cf->failures++;
         if (!cf->error)
@@ -831,6 +860,7 @@ static void configs_init(DfDecBench *b)
                 cf.fps = g_new(double, (gsize)b->o.repeat);
                 cf.p50 = g_new(double, (gsize)b->o.repeat);
                 cf.p99 = g_new(double, (gsize)b->o.repeat);
+                cf.cpu = g_new(double, (gsize)b->o.repeat);
                 if (b->o.trace_overhead && b->impls[i].kind == DF_IMPL_DFMEDIA)
                     cf.fps_on = g_new(double, (gsize)b->o.repeat);
                 g_array_append_val(b->configs, cf);
@@ -845,6 +875,7 @@ static void configs_free(DfDecBench *b)
         DfDecConfig *cf = &g_array_index(b->configs, DfDecConfig, i);
         g_free(cf->fps);
         g_free(cf->p50);
+        g_free(cf->cpu);
         g_free(cf->p99);
         g_free(cf->fps_on);
         g_free(cf->error);
@@ -1089,9 +1120,10 @@ static void print_trace_overhead(const DfDecBench *b)
 
 static void print_table(const DfDecBench *b)
 {
-    static const char *const headers[] = {"clip", "workers", "impl",   "fps",    "min",    "max",
-                                          "n",    "speedup", "p50 ms", "p99 ms", "frames", "note"};
-    DfTable *t = df_table_new(12, headers, "lrlrrrrrrrrl");
+    static const char *const headers[] = {"clip",   "workers", "impl",    "fps",      "min",
+                                          "max",    "n",       "speedup", "cpu ms/f", "p50 ms",
+                                          "p99 ms", "frames",  "note"};
+    DfTable *t = df_table_new(13, headers, "lrlrrrrrrrrrl");
     int last_input = -1;
     for (int in = 0; in < b->n_clips; in++)
         for (int w = 0; w < b->n_workers; w++)
@@ -1103,7 +1135,7 @@ static void print_table(const DfDecBench *b)
                     df_table_rule(t);
                 last_input = in;
                 const DfSummary fps = df_summarize(cf->fps, cf->n);
-                char workers[16], med[32], mn[32], mx[32], n[16], sp[32], p50[32], p99[32],
+                char workers[16], med[32], mn[32], mx[32], n[16], sp[32], cpu[32], p50[32], p99[32],
                     frames[32], note[512];
                 snprintf(workers, sizeof(workers), "%d", cf->workers);
                 df_fmt_num(med, sizeof(med), fps.median, 1);
@@ -1111,6 +1143,7 @@ static void print_table(const DfDecBench *b)
                 df_fmt_num(mx, sizeof(mx), fps.max, 1);
                 snprintf(n, sizeof(n), "%d", fps.n);
                 df_fmt_num(sp, sizeof(sp), fps.median / baseline_fps(b, in), 2);
+                df_fmt_num(cpu, sizeof(cpu), df_summarize(cf->cpu, cf->n).median, 2);
                 df_fmt_num(p50, sizeof(p50), df_summarize(cf->p50, cf->n).median, 1);
                 df_fmt_num(p99, sizeof(p99), df_summarize(cf->p99, cf->n).median, 1);
                 snprintf(frames, sizeof(frames), "%llu", (unsigned long long)cf->frames);
@@ -1123,6 +1156,7 @@ static void print_table(const DfDecBench *b)
                                        mx,
                                        n,
                                        sp,
+                                       cpu,
                                        p50,
                                        p99,
                                        frames,
@@ -1132,7 +1166,8 @@ static void print_table(const DfDecBench *b)
     df_table_print(t, stdout);
     df_table_free(t);
     printf("fps: median of the samples (min, max beside it); speedup: S(N) = fps / fps of "
-           "single-threaded libavcodec (ffmpeg)\np50/p99: dfmedia's packet-in to frame-out "
+           "single-threaded libavcodec (ffmpeg)\ncpu ms/f: CPU time per frame of all the "
+           "implementation's threads (in-process ones)\np50/p99: dfmedia's packet-in to frame-out "
            "latency (median over samples)\n");
 
     bool header = false;
@@ -1285,6 +1320,9 @@ static bool write_json(const DfDecBench *b)
         /* Measured only by dfmedia (its own counters). */
         df_json_double(jb, "latency_p50_ms", df_summarize(cf->p50, cf->n).median);
         df_json_double(jb, "latency_p99_ms", df_summarize(cf->p99, cf->n).median);
+        /* In-process implementations only (GStreamer's pipelines start
+         * and stop threads of their own). */
+        df_json_double(jb, "cpu_ms_per_frame", df_summarize(cf->cpu, cf->n).median);
         json_builder_set_member_name(jb, "frames");
         json_builder_add_int_value(jb, (gint64)cf->frames);
         if (cf->threading[0]) {
@@ -1344,7 +1382,7 @@ static bool write_csv(const DfDecBench *b)
     static const char *const headers[] = {
         "input",          "impl",    "workers",  "oversubscribed", "samples",
         "fps_median",     "fps_min", "fps_max",  "speedup",        "latency_p50_ms",
-        "latency_p99_ms", "frames",  "failures", "error"};
+        "latency_p99_ms", "frames",  "failures", "error",          "cpu_ms_per_frame"};
     enum { N_COLS = sizeof(headers) / sizeof(headers[0]) };
     DfCsv csv;
     int ret = df_csv_open(&csv, b->o.csv, N_COLS, headers);
@@ -1355,21 +1393,24 @@ static bool write_csv(const DfDecBench *b)
     for (guint k = 0; k < b->configs->len; k++) {
         const DfDecConfig *cf = &g_array_index(b->configs, DfDecConfig, k);
         const DfSummary fps = df_summarize(cf->fps, cf->n);
-        const double v[6] = {fps.median,
+        const double v[7] = {fps.median,
                              fps.min,
                              fps.max,
                              fps.median / baseline_fps(b, cf->input),
                              df_summarize(cf->p50, cf->n).median,
-                             df_summarize(cf->p99, cf->n).median};
-        char f[10][40];
+                             df_summarize(cf->p99, cf->n).median,
+                             df_summarize(cf->cpu, cf->n).median};
+        char f[11][40];
         snprintf(f[0], sizeof(f[0]), "%d", cf->workers);
         snprintf(f[1], sizeof(f[1]), "%d", cf->n);
         /* Empty cells, not "nan", where nothing was measured. */
-        for (int j = 0; j < 6; j++)
+        for (int j = 0; j < 7; j++) {
+            char *cell = f[j < 6 ? 2 + j : 10];
             if (isnan(v[j]))
-                f[2 + j][0] = '\0';
+                cell[0] = '\0';
             else
-                snprintf(f[2 + j], sizeof(f[2 + j]), "%.4f", v[j]);
+                snprintf(cell, sizeof(f[0]), "%.4f", v[j]);
+        }
         snprintf(f[8], sizeof(f[8]), "%llu", (unsigned long long)cf->frames);
         snprintf(f[9], sizeof(f[9]), "%d", cf->failures);
         const char *cells[N_COLS] = {b->clips[cf->input].name,
@@ -1385,7 +1426,8 @@ static bool write_csv(const DfDecBench *b)
                                      f[7],
                                      f[8],
                                      f[9],
-                                     cf->error};
+                                     cf->error,
+                                     f[10]};
         df_csv_row(&csv, cells);
     }
     ret = df_csv_close(&csv);
