@@ -81,7 +81,11 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     fprintf(f, "{\"bench\":\"decode\",\"results\":[{\"input\":\"clip\",\"impl\":\"dfmedia/fifo\","
                "\"workers\":1,\"fps_median\":1.0},"
                "{\"input\":\"clip\",\"impl\":\"ffmpeg-streams\",\"workers\":1,\"fps_median\":100},"
-               "{\"input\":\"clip\",\"impl\":\"ffmpeg-streams\",\"workers\":2,\"fps_median\":160}"
+               "{\"input\":\"clip\",\"impl\":\"ffmpeg-streams\",\"workers\":2,\"fps_median\":160},"
+               "{\"input\":\"clip\",\"impl\":\"ffmpeg-slice\",\"workers\":1,"
+               "\"cpu_ms_per_frame\":4.0},"
+               "{\"input\":\"clip\",\"impl\":\"ffmpeg-slice\",\"workers\":2,"
+               "\"cpu_ms_per_frame\":6.0}"
                "]}");
     fclose(f);
     const char *argv2[] = {dfsim, "--trace",    trace, "--policy", "fifo", "--workers",
@@ -104,6 +108,9 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     DF_ASSERT(sd);
     DF_EXPECT_EQ_INT((int)json_array_get_length(sd), 1);
     DF_EXPECT(fabs(json_array_get_double_element(sd, 0) - 1.25) < 1e-3);
+    /* ffmpeg-slice's CPU grows, but the trace has no WPP rows to slow. */
+    DF_EXPECT(
+        json_object_get_null_member(json_object_get_object_member(root, "model"), "wpp_factor"));
     JsonObject *v = json_object_get_object_member(root, "validation");
     DF_EXPECT(!json_object_get_boolean_member(v, "all_within_10pct"));
     DF_EXPECT_EQ_INT(json_object_get_int_member(v, "checked"), 1);
@@ -182,6 +189,9 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", trace, "--slowdown", "2:nan"}, 2, "bad --slowdown \"2:nan\""},
         {{"--trace", trace, "--slowdown", "2:1.2,2:1.3"}, 2, "bad --slowdown \"2:1.2,2:1.3\""},
         {{"--trace", trace, "--slowdown", "2:1.2x"}, 2, "bad --slowdown \"2:1.2x\""},
+        {{"--trace", trace, "--wpp-factor", "0.5"}, 2, "bad --wpp-factor \"0.5\""},
+        {{"--trace", trace, "--wpp-factor", "nan"}, 2, "bad --wpp-factor \"nan\""},
+        {{"--trace", trace, "--wpp-factor", "1.5x"}, 2, "bad --wpp-factor \"1.5x\""},
         {{"--trace", trace, "--ns-per-byte", "l3"}, 2, "bad --ns-per-byte entry \"l3\""},
         {{"--trace", trace, "--ns-per-byte", "l3=inf"}, 2, "bad --ns-per-byte entry \"l3=inf\""},
         {{"--trace", trace, "--ns-per-byte", ""}, 2, "bad --ns-per-byte \"\""},

@@ -501,3 +501,140 @@ DF_TEST(Sim, SlowdownOfBusyCores)
     sim_graph_free(g);
     b_free(&b);
 }
+
+static SimResult run_wpp(SimGraph *g, int workers, double factor)
+{
+    SimConfig c;
+    sim_config_init(&c);
+    c.policy = "fifo";
+    c.n_workers = workers;
+    c.topology = "core:2 pu:1";
+    c.task_overhead_ns = 0;
+    c.complete_ns = 0;
+    c.window = 1000000;
+    c.wpp_factor = factor;
+    SimResult r;
+    DfError err = {0};
+    if (sim_run(g, &c, &r, &err) < 0) {
+        df_test_fail(__FILE__, __LINE__, false, "%d workers: %s", workers, err.msg);
+        memset(&r, 0, sizeof(r));
+    }
+    return r;
+}
+
+/* A WPP row runs wpp_factor longer while the row above runs on another
+ * worker.  20 rows of 100 us recorded one after the other on one worker:
+ * on two workers they alternate, each next to the row above, so the
+ * factor 1.5 makes the picture 1.5x as long (row 0 is never next to one);
+ * on one worker no row is, so it stays 2 ms.  Recorded on two workers, each
+ * row 150 us next to the row above, they come back to 100 us on one. */
+DF_TEST(Sim, WppRowFactor)
+{
+    Builder b;
+    b_init(&b, 1);
+    for (int j = 0; j < 20; j++) {
+        DfTraceEvent *e =
+            b_node(&b, (uint64_t)j + 1, 1, 0, j * 100000, 100000, 0, 0, 0, NULL, NULL);
+        e->start_pred_id = j ? (uint64_t)j : 0;
+        e->cpu_ns = 100000;
+    }
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    int64_t ordered_wpp, ordered_alone, other;
+    sim_graph_self_split(g, &ordered_wpp, &ordered_alone, &other);
+    DF_EXPECT_EQ_INT(ordered_wpp, 0);
+    DF_EXPECT_EQ_INT(ordered_alone, 19 * 100000);
+    DF_EXPECT_EQ_INT(other, 100000);
+    const SimResult plain = run_wpp(g, 2, 0), slow = run_wpp(g, 2, 1.5), one = run_wpp(g, 1, 1.5);
+    const double ratio = (double)slow.makespan_ns / (double)plain.makespan_ns;
+    DF_EXPECT_MSG(ratio > 1.4 && ratio < 1.55, "2 workers: %lld ns with the factor, %lld without",
+                  (long long)slow.makespan_ns, (long long)plain.makespan_ns);
+    DF_EXPECT_MSG(fabs((double)one.makespan_ns - 2e6) < 0.05 * 2e6, "1 worker: %lld ns",
+                  (long long)one.makespan_ns);
+    sim_graph_free(g);
+    b_free(&b);
+
+    b_init(&b, 2);
+    for (int j = 0; j < 20; j++) {
+        DfTraceEvent *e =
+            b_node(&b, (uint64_t)j + 1, 1, 0, j * 75000, j ? 150000 : 100000, 0, 0, 0, NULL, NULL);
+        e->worker = j % 2;
+        e->start_pred_id = j ? (uint64_t)j : 0;
+        e->cpu_ns = e->end_ns - e->start_ns;
+    }
+    g = graph_of(&b);
+    DF_ASSERT(g);
+    sim_graph_self_split(g, &ordered_wpp, &ordered_alone, &other);
+    DF_EXPECT_EQ_INT(ordered_wpp, 19 * 150000);
+    DF_EXPECT_EQ_INT(ordered_alone, 0);
+    const SimResult back = run_wpp(g, 1, 1.5), kept = run_wpp(g, 1, 0);
+    DF_EXPECT_MSG(fabs((double)back.makespan_ns - 2e6) < 0.05 * 2e6,
+                  "2-worker recording on 1 worker: %lld ns (rows back to 100 us)",
+                  (long long)back.makespan_ns);
+    DF_EXPECT_MSG(fabs((double)kept.makespan_ns - 2.95e6) < 0.05 * 2.95e6,
+                  "without the factor: %lld ns", (long long)kept.makespan_ns);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
+#ifdef DF_SIM_REAL_TRACE
+/* The graph of a traced HEVC WPP decode on `workers` workers. */
+static SimGraph *wpp_graph(int workers)
+{
+    TClip clip;
+    SimGraph *g = NULL;
+    if (t_clip_load("hevc_wpp8.mkv", &clip) < 0)
+        return NULL;
+    DfSched *s = t_sched("cost-local", workers, 0);
+    DfTrace t = {0};
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.threading = DF_THREADING_SLICE;
+    TSums sums = {0};
+    DfError err = {0};
+    if (s && df_sched_trace_start(s, 1 << 14) == 0 &&
+        t_df_decode(s, &clip, &cfg, &sums, NULL, NULL, 0) == 0 &&
+        df_sched_trace_collect(s, &t) == 0 && t.dropped == 0 &&
+        sim_graph_from_trace(&t, NULL, &g, &err) < 0)
+        df_test_fail(__FILE__, __LINE__, false, "%s", err.msg);
+    df_sched_unref(s);
+    df_trace_free(&t);
+    t_sums_free(&sums);
+    t_clip_free(&clip);
+    return g;
+}
+
+/* Real HEVC WPP decodes: the CTU-row jobs are ordered jobs and most of
+ * the graph's self time.  Recorded on one worker, the replay on two slows
+ * the rows it runs next to the row above on the other worker by the WPP
+ * row factor; recorded on two, the rows recorded so run faster on one. */
+DF_TEST(Sim, RealWppTraceRowsTakeTheFactor)
+{
+    SimGraph *g = wpp_graph(1);
+    DF_ASSERT(g);
+    int64_t ordered_wpp, ordered_alone, other;
+    sim_graph_self_split(g, &ordered_wpp, &ordered_alone, &other);
+    DF_EXPECT_EQ_INT(ordered_wpp, 0);
+    DF_EXPECT_MSG(ordered_alone > other, "rows %lld ns, the rest %lld ns: the rows are the work",
+                  (long long)ordered_alone, (long long)other);
+    const SimResult plain = run_wpp(g, 2, 0), slow = run_wpp(g, 2, 2.0);
+    DF_EXPECT_MSG((double)slow.makespan_ns > 1.2 * (double)plain.makespan_ns,
+                  "1-worker recording on 2: %lld ns with 2.0, %lld without",
+                  (long long)slow.makespan_ns, (long long)plain.makespan_ns);
+    sim_graph_free(g);
+
+    g = wpp_graph(2);
+    DF_ASSERT(g);
+    sim_graph_self_split(g, &ordered_wpp, &ordered_alone, &other);
+    DF_EXPECT_MSG(ordered_wpp + ordered_alone > other, "rows %lld + %lld ns, the rest %lld ns",
+                  (long long)ordered_wpp, (long long)ordered_alone, (long long)other);
+    const SimResult one = run_wpp(g, 1, 2.0), one_plain = run_wpp(g, 1, 0);
+    DF_EXPECT_MSG(ordered_wpp == 0 ? one.makespan_ns == one_plain.makespan_ns
+                                   : one.makespan_ns < one_plain.makespan_ns,
+                  "2-worker recording on 1: %lld ns with 2.0, %lld without (recorded next to "
+                  "the row above: %lld ns)",
+                  (long long)one.makespan_ns, (long long)one_plain.makespan_ns,
+                  (long long)ordered_wpp);
+    sim_graph_free(g);
+}
+#endif

@@ -25,6 +25,7 @@
 typedef struct Opts {
     char *trace, *topology, *policies, *workers, *streams, *json, *csv, *plot;
     char *ns_per_byte, *validate, *validate_input, *validate_impl, *lost_cpu, *slowdown;
+    char *wpp_factor;
     int task_overhead_ns, poll_ns, window;
     double explore;
 } Opts;
@@ -91,8 +92,9 @@ typedef struct Row {
     double speedup;
 } Row;
 
-/* Measured fps_median of dfbench decode for impl/workers (NAN if absent). */
-static double measured_fps(JsonArray *results, const char *impl, int workers, const char *input)
+/* A number of dfbench decode's result for impl/workers (NAN if absent). */
+static double measured(JsonArray *results, const char *impl, int workers, const char *input,
+                       const char *field)
 {
     for (guint i = 0; i < json_array_get_length(results); i++) {
         /* The file is user input: a member of another type is no match
@@ -102,7 +104,7 @@ static double measured_fps(JsonArray *results, const char *impl, int workers, co
         JsonNode *in = o ? json_object_get_member(o, "impl") : NULL;
         JsonNode *wn = o ? json_object_get_member(o, "workers") : NULL;
         JsonNode *pn = o ? json_object_get_member(o, "input") : NULL;
-        JsonNode *fn = o ? json_object_get_member(o, "fps_median") : NULL;
+        JsonNode *fn = o ? json_object_get_member(o, field) : NULL;
         const char *name = in && JSON_NODE_HOLDS_VALUE(in) ? json_node_get_string(in) : NULL;
         const char *inp = pn && JSON_NODE_HOLDS_VALUE(pn) ? json_node_get_string(pn) : NULL;
         if (!name || !wn || !JSON_NODE_HOLDS_VALUE(wn) || strcmp(name, impl) != 0 ||
@@ -110,10 +112,45 @@ static double measured_fps(JsonArray *results, const char *impl, int workers, co
             continue;
         if (input && inp && !strstr(inp, input))
             continue;
-        if (fn && JSON_NODE_HOLDS_VALUE(fn))
+        if (fn && JSON_NODE_HOLDS_VALUE(fn) && json_node_get_value_type(fn) != G_TYPE_STRING)
             return json_node_get_double(fn);
     }
     return NAN;
+}
+
+static double measured_fps(JsonArray *results, const char *impl, int workers, const char *input)
+{
+    return measured(results, impl, workers, input, "fps_median");
+}
+
+/* The WPP row factor dfbench decode measured: its ffmpeg-slice peer runs
+ * the same rows on libavcodec's own threads, each row's above on the other
+ * thread at 2 workers, alone at 1.  Its CPU per frame grows by
+ * r = 1 - rho + rho * f where rho is the rows' share of the work, here the
+ * ordered jobs' share of the graph's self time (rows recorded next to a
+ * remote row above counted at 1/f, so a fixed point), after the slowdown
+ * every body has with 2 busy.  NAN when not measured or no rows. */
+static double wpp_factor_from(JsonArray *results, const char *input, const SimConfig *c,
+                              const SimGraph *g, double *ratio)
+{
+    int64_t rw = 0, ra = 0, other = 0;
+    sim_graph_self_split(g, &rw, &ra, &other);
+    const double one = measured(results, "ffmpeg-slice", 1, input, "cpu_ms_per_frame");
+    const double two = measured(results, "ffmpeg-slice", 2, input, "cpu_ms_per_frame");
+    *ratio = two / one;
+    if (rw + ra == 0 || !(one > 0) || !(two > 0))
+        return NAN;
+    const double r = two / one / (c->n_slowdown >= 2 ? c->slowdown[2] : 1.0);
+    if (r <= 1)
+        return 1.0;
+    double f = r;
+    for (int it = 0; it < 50; it++) {
+        const double rows = (double)ra + (double)rw / f;
+        f = 1 + (r - 1) * (rows + (double)other) / rows;
+        if (f > 10)
+            return 10;
+    }
+    return f;
 }
 
 /* --slowdown "N:F,...": F for N busy workers, linear between the points
@@ -179,7 +216,9 @@ static void slowdown_from(JsonArray *results, const char *input, SimConfig *c)
     for (int n = 2; n <= max; n++)
         if (f[n] > 0)
             g_string_append_printf(spec, "%s%d:%.4f", spec->len ? "," : "", n,
-                                   f[n] < 0.5 ? 0.5 : f[n] > 10 ? 10 : f[n]);
+                                   f[n] < 0.5  ? 0.5
+                                   : f[n] > 10 ? 10
+                                               : f[n]);
     parse_slowdown(spec->str, c);
     g_string_free(spec, TRUE);
 }
@@ -211,6 +250,11 @@ int main(int argc, char **argv)
          "none: off; default: with --validate on this machine, measured by its ffmpeg-streams "
          "peer, else off)",
          "LIST"},
+        {"wpp-factor", 0, 0, G_OPTION_ARG_STRING, &o.wpp_factor,
+         "How much longer a WPP row runs while the row above runs on another worker, e.g. "
+         "1.5 (1 to 10; none: off; default: with --validate on this machine, measured by its "
+         "ffmpeg-slice peer's CPU per frame, else off)",
+         "F"},
         {"lost-cpu", 0, 0, G_OPTION_ARG_STRING, &o.lost_cpu,
          "Charge the CPU time the recording lost outside tasks (auto: when replaying on "
          "this machine, i.e. without --topology)",
@@ -310,6 +354,15 @@ int main(int argc, char **argv)
                           o.slowdown);
         goto out;
     }
+    if (o.wpp_factor && strcmp(o.wpp_factor, "none") != 0) {
+        char *end = NULL;
+        base.wpp_factor = g_ascii_strtod(o.wpp_factor, &end);
+        /* Negated: NaN fails. */
+        if (end == o.wpp_factor || *end || !(base.wpp_factor >= 1 && base.wpp_factor <= 10)) {
+            rc = df_cli_usage(PROG, "bad --wpp-factor \"%s\" (1 to 10, or none)", o.wpp_factor);
+            goto out;
+        }
+    }
     base.explore_rate = o.explore;
     base.topology = o.topology && *o.topology ? o.topology : NULL;
     if (base.topology && sim_check_topology(&base, &err) < 0) {
@@ -397,6 +450,12 @@ int main(int argc, char **argv)
     }
     if (sim_graph_frames(graph) == 0)
         fprintf(stderr, "dfsim: warning: the trace has no frame tags; fps counts 1 frame\n");
+    double wpp_ratio = NAN;
+    if (vresults && !o.wpp_factor && !base.topology) {
+        const double f = wpp_factor_from(vresults, o.validate_input, &base, graph, &wpp_ratio);
+        if (!isnan(f))
+            base.wpp_factor = f;
+    }
 
     int n_pol = (int)g_strv_length(pols);
     rows = calloc((size_t)(n_pol * n_workers * n_streams), sizeof(Row));
@@ -437,11 +496,19 @@ int main(int argc, char **argv)
            (double)sim_graph_lost_ns(graph) / 1e6 / frames,
            base.lost_cpu ? "charged" : "not charged", (long long)sim_graph_dispatch_ns(graph));
     if (base.n_slowdown) {
-        printf("slowdown of a body with N workers busy (%s):", o.slowdown ? "--slowdown"
-                                                             : "ffmpeg-streams in --validate");
+        printf("slowdown of a body with N workers busy (%s):",
+               o.slowdown ? "--slowdown" : "ffmpeg-streams in --validate");
         for (int k = 2; k <= base.n_slowdown; k++)
             printf(" %d: %.3f", k, base.slowdown[k]);
         printf("\n");
+    }
+    if (base.wpp_factor > 1) {
+        printf("WPP row factor (a row whose row above runs on another worker): %.3f",
+               base.wpp_factor);
+        if (o.wpp_factor)
+            printf(" (--wpp-factor)\n");
+        else
+            printf(" (ffmpeg-slice in --validate: CPU per frame x%.3f at 2 workers)\n", wpp_ratio);
     }
     const char *hdr[] = {"policy",   "workers", "streams", "fps",         "fps/stream",
                          "speed-up", "idle %",  "local %", "cross-L3+ MB"};
@@ -585,6 +652,8 @@ int main(int argc, char **argv)
         for (int k = 2; k <= base.n_slowdown; k++)
             json_builder_add_double_value(b, base.slowdown[k]);
         json_builder_end_array(b);
+        /* null: not modelled. */
+        df_json_double(b, "wpp_factor", base.wpp_factor > 1 ? base.wpp_factor : NAN);
         json_builder_end_object(b);
         json_builder_set_member_name(b, "results");
         json_builder_begin_array(b);
@@ -737,5 +806,6 @@ out:
     g_free(o.validate_impl);
     g_free(o.lost_cpu);
     g_free(o.slowdown);
+    g_free(o.wpp_factor);
     return rc;
 }

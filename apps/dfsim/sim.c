@@ -20,7 +20,12 @@
  * cores (caches, memory bandwidth, a VM host's SMT siblings) enter as one
  * measured factor per busy count (SimConfig.slowdown): a body recorded
  * while k workers ran is first brought back to one busy worker, then
- * slowed by the count busy when the replay starts it. */
+ * slowed by the count busy when the replay starts it.  A WPP row costs
+ * more CPU while the row above runs on another core (libavcodec's
+ * per-CTU progress handshake, and the rows above it filters, move between
+ * the cores): one measured factor (SimConfig.wpp_factor) for a row that
+ * starts while the row above runs elsewhere, taken off the rows the
+ * recording ran so first. */
 #include "sim.h"
 #include "internal.h"
 
@@ -60,6 +65,8 @@ typedef struct SimNode {
     int64_t cpu_ns;   /* single-segment body: recorded CPU time (0: unknown) */
     double cpu_share; /* body with waits: its own CPU time over its self time (0: unknown) */
     int rec_busy;     /* workers busy at its recorded start, itself included */
+    bool rec_wpp;     /* ordered job whose row above was running on another worker
+                       * when it started in the recording */
 } SimNode;
 
 struct SimGraph {
@@ -428,6 +435,9 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
          * and +81 % against the recorded runs, +23 and +26 % this way.) */
         sn->cpu_ns = sn->n_seg == 1 ? e->cpu_ns : 0;
         sn->cpu_share = sn->n_seg > 1 ? own_cpu_share(t, i, g->segs + sn->first_seg, sn->n_seg) : 0;
+        if (sn->start_pred >= 0)
+            sn->rec_wpp = t->events[sn->start_pred].worker != e->worker &&
+                          row_overlap(t, i, sn->start_pred) > 0;
         if (sn->start_pred >= 0 && sn->n_seg == 1) {
             const int64_t wall = g->segs[sn->first_seg].ns;
             int64_t work = wall - row_overlap(t, i, sn->start_pred);
@@ -652,6 +662,19 @@ int64_t sim_graph_span_ns(const SimGraph *g)
     return g->span_ns;
 }
 
+void sim_graph_self_split(const SimGraph *g, int64_t *ordered_wpp, int64_t *ordered_alone,
+                          int64_t *other)
+{
+    *ordered_wpp = *ordered_alone = *other = 0;
+    for (int i = 0; i < g->n; i++) {
+        const SimNode *sn = &g->nodes[i];
+        int64_t self = 0;
+        for (int k = 0; k < sn->n_seg; k++)
+            self += g->segs[sn->first_seg + k].ns;
+        *(sn->start_pred < 0 ? other : sn->rec_wpp ? ordered_wpp : ordered_alone) += self;
+    }
+}
+
 void sim_config_init(SimConfig *c)
 {
     memset(c, 0, sizeof(*c));
@@ -682,6 +705,7 @@ typedef struct Event {
 typedef struct Frame {
     int node;
     int seg;
+    double scale; /* of every segment: the WPP row factor now over the recording's */
 } Frame;
 
 enum { W_IDLE, W_RUNNING, W_PARKED };
@@ -707,6 +731,7 @@ typedef struct Sim {
     DfNode **dn;
     int *pending;
     uint8_t *done;
+    int *ran_on;     /* worker that started the node; -1 */
     int *blocked_on; /* worker an ordered job blocks, its work done; -1 */
     int *group_left; /* streams * n_groups */
     int *ext_next, *ext_inflight;
@@ -910,6 +935,8 @@ static void begin_segment(Sim *s, int w, int64_t extra)
     if (s->cfg->n_slowdown > 0)
         ns = (int64_t)((double)ns * slowdown_at(s->cfg, s->n_running) /
                        slowdown_at(s->cfg, sn->rec_busy));
+    if (f->scale != 1.0)
+        ns = (int64_t)((double)ns * f->scale);
     heap_push(
         s, (Event){.t = s->now + extra + ns, .type = EV_SEG_END, .worker = w, .epoch = wk->epoch});
 }
@@ -923,7 +950,17 @@ static void start_node(Sim *s, int w, DfNode *n)
         wk->cap = wk->cap ? wk->cap * 2 : 8;
         wk->stack = realloc(wk->stack, sizeof(Frame) * (size_t)wk->cap);
     }
-    wk->stack[wk->depth++] = (Frame){gi, 0};
+    /* A WPP row runs slower while the row above runs on another worker
+     * (SimConfig.wpp_factor); one recorded so is first brought back. */
+    const SimNode *sn = node_of(s, gi);
+    double scale = 1.0;
+    if (sn->start_pred >= 0 && s->cfg->wpp_factor > 1.0) {
+        const int above = gi - gi % s->g->n + sn->start_pred;
+        const bool now_wpp = !s->done[above] && s->ran_on[above] >= 0 && s->ran_on[above] != w;
+        scale = (now_wpp ? s->cfg->wpp_factor : 1.0) / (sn->rec_wpp ? s->cfg->wpp_factor : 1.0);
+    }
+    s->ran_on[gi] = w;
+    wk->stack[wk->depth++] = (Frame){gi, 0, scale};
     set_status(s, w, W_RUNNING);
     if (n->flags & DF_NF_STOLEN)
         s->res->stolen++;
@@ -940,7 +977,7 @@ static void start_node(Sim *s, int w, DfNode *n)
     }
     s->res->transfer_ns += (int64_t)transfer;
     /* The recording's CPU time lost before this node (see lost_time()). */
-    int64_t lost = s->cfg->lost_cpu ? node_of(s, gi)->lost_ns : 0;
+    int64_t lost = s->cfg->lost_cpu ? sn->lost_ns : 0;
     s->res->lost_ns += lost;
     /* Ordered jobs released by this start. */
     const SimGraph *g = s->g;
@@ -1111,16 +1148,17 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
     s.pending = calloc((size_t)(s.total ? s.total : 1), sizeof(int));
     s.done = calloc((size_t)(s.total ? s.total : 1), 1);
     s.blocked_on = malloc(sizeof(int) * (size_t)(s.total ? s.total : 1));
+    s.ran_on = malloc(sizeof(int) * (size_t)(s.total ? s.total : 1));
     s.group_left = calloc((size_t)K * (size_t)(g->n_groups ? g->n_groups : 1), sizeof(int));
     s.ext_next = calloc((size_t)K, sizeof(int));
     s.ext_inflight = calloc((size_t)K, sizeof(int));
-    if (!s.state || !s.w || !s.dn || !s.pending || !s.done || !s.blocked_on || !s.group_left ||
-        !s.ext_next || !s.ext_inflight) {
+    if (!s.state || !s.w || !s.dn || !s.pending || !s.done || !s.blocked_on || !s.ran_on ||
+        !s.group_left || !s.ext_next || !s.ext_inflight) {
         ret = df_set_error(err, -ENOMEM, "out of memory");
         goto out;
     }
     for (int gi = 0; gi < s.total; gi++)
-        s.blocked_on[gi] = -1;
+        s.blocked_on[gi] = s.ran_on[gi] = -1;
     for (int v = 0; v < s.nw; v++) {
         atomic_init(&s.state[v].v, DF_WS_PARKED);
         atomic_init(&s.state[v].beat, 0);
@@ -1250,6 +1288,7 @@ out:
     free(s.pending);
     free(s.done);
     free(s.blocked_on);
+    free(s.ran_on);
     free(s.group_left);
     free(s.ext_next);
     free(s.ext_inflight);

@@ -33,6 +33,12 @@ int64_t sim_graph_dispatch_ns(const SimGraph *g);
  * node's end: the recorded run's own frame rate is frames / span. */
 int64_t sim_graph_span_ns(const SimGraph *g);
 
+/* Self time of the graph's bodies (as replayed at one busy worker):
+ * ordered jobs (WPP rows) whose row above ran on another worker when they
+ * started in the recording, the other ordered jobs, and the rest. */
+void sim_graph_self_split(const SimGraph *g, int64_t *ordered_wpp, int64_t *ordered_alone,
+                          int64_t *other);
+
 #define SIM_MAX_SLOWDOWN 64
 
 typedef struct SimConfig {
@@ -58,6 +64,12 @@ typedef struct SimConfig {
      * n_slowdown 0: no such effect. */
     double slowdown[SIM_MAX_SLOWDOWN + 1];
     int n_slowdown;
+    /* How much longer an ordered job (a WPP row) runs when the row above
+     * runs on another worker at its start: libavcodec's per-CTU progress
+     * waits and the row above's pixels, which the row filters, cross the
+     * cores.  Measured on the machine (dfbench decode's ffmpeg-slice CPU
+     * per frame at 2 workers over 1); 0 or 1: no such effect. */
+    double wpp_factor;
     bool lost_cpu; /* this machine's load: charge each node the CPU time
                     * the recording lost before it (sim_graph_lost_ns()) and
                     * run bodies for their wall time; off (other machines),
