@@ -3,7 +3,7 @@
 # downloaded, cached: a clip that already exists is not made again.
 #
 #   gen.sh OUTDIR NAME...     make OUTDIR/NAME for each NAME
-#   gen.sh --list [SET]       names of a set: test (default), bench, demo
+#   gen.sh --list [SET]       names of a set: test (default), bench, demo, scale
 #
 # NAME is a clip below plus its extension (.mkv, or .h264/.m2v for raw
 # elementary streams remuxed from the .mkv of the same base name).  Other
@@ -19,6 +19,8 @@ DF_MEDIA_TEST=(
 DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_h264_1080p_single.mkv bench_hevc_1080p_wpp.mkv
                 bench_mpeg2_1080p.mkv)
 DF_MEDIA_DEMO=(demo_h264_1080p_10s.mkv)
+# dfsim's projections beyond this machine (a 4K HEVC WPP trace).
+DF_MEDIA_SCALE=(bench_hevc_2160p_wpp.mkv)
 
 # df_media_args BASE: source and encoder arguments of a clip.
 df_media_args() {
@@ -45,6 +47,7 @@ df_media_args() {
     bench_h264_1080p_single) echo "1920x1080 240 $x264 keyint=50:slices=1" ;;
     bench_hevc_1080p_wpp) echo "1920x1080 120 $x265:wpp=1" ;;
     bench_mpeg2_1080p) echo "1920x1080 240 -c:v mpeg2video -g 12 -bf 2 -b:v 12M" ;;
+    bench_hevc_2160p_wpp) echo "3840x2160 48 $x265:wpp=1" ;;
     demo_h264_1080p_10s) echo "1920x1080 250 $x264 keyint=50:slices=8" ;;
     *) return 1 ;;
     esac
@@ -87,11 +90,12 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
         test) printf '%s\n' "${DF_MEDIA_TEST[@]}" ;;
         bench) printf '%s\n' "${DF_MEDIA_BENCH[@]}" ;;
         demo) printf '%s\n' "${DF_MEDIA_DEMO[@]}" ;;
+        scale) printf '%s\n' "${DF_MEDIA_SCALE[@]}" ;;
         *) echo "gen.sh: unknown set $2" >&2; exit 1 ;;
         esac
         exit 0
     fi
-    [ $# -ge 2 ] || { echo "usage: gen.sh OUTDIR NAME... | gen.sh --list [test|bench|demo]" >&2; exit 2; }
+    [ $# -ge 2 ] || { echo "usage: gen.sh OUTDIR NAME... | gen.sh --list [test|bench|demo|scale]" >&2; exit 2; }
     out=$1
     shift
     for n in "$@"; do df_media_make "$out" "$n"; done
