@@ -25,10 +25,10 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     snprintf(svg, sizeof(svg), "%s/out.svg", dir);
     DF_ASSERT_EQ_INT(df_test_record_trace(trace), 0);
     const char *argv[] = {
-        dfsim,      "--trace", trace,       "--topology", "package:2 l3:2 core:4 pu:2",
-        "--policy", "all",     "--workers", "1,2,16",     "--streams",
-        "1,3",      "--json",  json,        "--csv",      csv,
-        "--plot",   svg,       NULL};
+        dfsim,      "--trace", trace,          "--topology", "package:2 l3:2 core:4 pu:2",
+        "--policy", "all",     "--workers",    "1,2,16",     "--streams",
+        "1,3",      "--json",  json,           "--csv",      csv,
+        "--plot",   svg,       "--wpp-factor", "1.5",        NULL};
     DfRun r = df_test_run(argv, NULL);
     DF_ASSERT(r.spawned);
     DF_EXPECT_MSG(r.status == 0, "dfsim exited %d: %s", r.status, r.err);
@@ -49,6 +49,8 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     JsonObject *model = json_object_get_object_member(root, "model");
     DF_EXPECT(!json_object_get_boolean_member(model, "lost_cpu"));
     DF_EXPECT(json_object_get_double_member(model, "lost_ms_per_frame") >= 0);
+    /* Given, it is used on a synthetic topology too. */
+    DF_EXPECT(fabs(json_object_get_double_member(model, "wpp_factor") - 1.5) < 1e-9);
     JsonArray *res = json_object_get_array_member(root, "results");
     DF_EXPECT_EQ_INT(json_array_get_length(res), 5 * 3 * 2);
     for (guint i = 0; i < json_array_get_length(res); i++) {
