@@ -14,6 +14,8 @@ typedef struct DfSubcommand {
 static const DfSubcommand subcommands[] = {
     {"sched", df_bench_sched_main,
      "scheduler overhead and locality: dfsched policies vs OpenMP and oneTBB"},
+    {"transfer", df_bench_transfer_main,
+     "what a byte another core wrote costs to read, per level (dfsim's --ns-per-byte)"},
 #ifdef DF_BENCH_HAVE_MEDIA
     {"decode", df_bench_decode_main,
      "decode fps over worker counts: dfmedia policies vs libavcodec threads, avdec, dfdec"},

@@ -11,6 +11,8 @@ enum { DF_BENCH_OK = DF_CLI_OK, DF_BENCH_FAILED = DF_CLI_FAILED, DF_BENCH_USAGE 
 
 /* dfbench sched: scheduler overhead and locality (bench_sched.c). */
 int df_bench_sched_main(int argc, char **argv);
+/* dfbench transfer: cost per byte read across workers, per level (bench_transfer.c). */
+int df_bench_transfer_main(int argc, char **argv);
 
 #ifdef DF_BENCH_HAVE_MEDIA
 /* dfbench decode: decode fps over workers, policies and peers (bench_decode.c). */
