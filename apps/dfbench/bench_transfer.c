@@ -74,18 +74,6 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Measure one pair; the calling thread is the reader.  0 or -errno. */
 static int measure_pair(DfXferRun *r, DfXferPair *p)
 {
@@ -119,8 +107,8 @@ static int measure_pair(DfXferRun *r, DfXferPair *p)
         ret = -EINVAL;
         goto out;
     }
-    p->remote_us = median(remote, r->repeat);
-    p->local_us = median(local, r->repeat);
+    p->remote_us = df_summarize(remote, r->repeat).median;
+    p->local_us = df_summarize(local, r->repeat).median;
     p->ns_per_byte = (p->remote_us - p->local_us) * 1e3 / (double)r->bytes;
 out:
     (void)sink;
