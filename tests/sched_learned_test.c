@@ -238,9 +238,12 @@ DF_TEST(Learned, FindsTheRealCostOfAMisdeclaredEdge)
     /* Placement follows (exploration sends 5 % elsewhere on purpose, and
      * on a loaded machine a preempted owner loses some to thieves). */
     DF_EXPECT_MSG(learned >= 0.7, "learned kept C with P2 in %.0f %% of frames", 100 * learned);
-    /* cost-local lands there only through steals, which a slow run (TSan,
-     * a loaded machine) makes more frequent: bounded, and well below. */
-    DF_EXPECT_MSG(cost_local <= 0.5 && learned - cost_local >= 0.3,
+    /* cost-local lands there only through steals.  A slow run makes them
+     * frequent: under TSan on 2 vCPUs the main thread and two workers
+     * share two cores, a preempted owner's heartbeat goes stale and the
+     * thief takes C after its one-poll grace, up to half the frames (52 %
+     * seen).  So the bound is learned's lead, not cost-local's share. */
+    DF_EXPECT_MSG(learned - cost_local >= 0.3,
                   "cost-local kept C with P2 in %.0f %% of frames (learned %.0f %%)",
                   100 * cost_local, 100 * learned);
     printf("C on P2's worker: learned %.0f %%, cost-local %.0f %%\n", 100 * learned,
