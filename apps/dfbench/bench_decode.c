@@ -509,16 +509,6 @@ static void sample_fail(DfSample *s, const char *fmt, ...)
     s->fps = NAN;
 }
 
-/* CPU time of `clock` (the process: every thread of an implementation's
- * own pool; a thread: one of ffmpeg-streams' decodes). */
-static int64_t cpu_ns(clockid_t clock)
-{
-    struct timespec ts;
-    if (clock_gettime(clock, &ts) < 0)
-        return -1;
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static double cpu_ms_per_frame(int64_t c0, int64_t c1, uint64_t frames)
 {
     return c0 >= 0 && c1 >= c0 && frames ? (double)(c1 - c0) / 1e6 / (double)frames : NAN;
@@ -571,9 +561,10 @@ static void run_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *
     synced = true;
     uint64_t frames = 0;
     /* ffmpeg-streams' decodes share the process: each counts its own
-     * thread; slice and frame threads are the process's. */
+     * thread; slice and frame threads are the process's (every thread of
+     * the implementation's own pool). */
     const clockid_t clock = sync ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID;
-    const int64_t c0 = cpu_ns(clock);
+    const int64_t c0 = df_report_cpu_ns(clock);
     const int64_t t0 = df_now_ns();
     for (int i = 0; i <= c->n_pkts; i++) {
         avcodec_send_packet(ctx, i < c->n_pkts ? c->pkts[i] : NULL);
@@ -581,7 +572,7 @@ static void run_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *
             frames++;
     }
     const int64_t t1 = df_now_ns();
-    out->cpu = cpu_ms_per_frame(c0, cpu_ns(clock), frames);
+    out->cpu = cpu_ms_per_frame(c0, df_report_cpu_ns(clock), frames);
     out->frames = frames;
     out->fps = frames ? (double)frames / ((double)(t1 - t0) / 1e9) : NAN;
     if (!frames)
@@ -708,12 +699,12 @@ static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, size_t trac
         sample_fail(out, "cannot start the trace: out of memory");
         goto cleanup;
     }
-    const int64_t c0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+    const int64_t c0 = df_report_cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
     const int64_t t0 = df_now_ns();
     const uint64_t frames = decode_packets(dec, c, c->n_pkts, f);
     const int64_t t1 = df_now_ns();
     /* The workers' idle spin included: CPU the decode kept from others. */
-    out->cpu = cpu_ms_per_frame(c0, cpu_ns(CLOCK_PROCESS_CPUTIME_ID), frames);
+    out->cpu = cpu_ms_per_frame(c0, df_report_cpu_ns(CLOCK_PROCESS_CPUTIME_ID), frames);
     DfDecoderStats st;
     df_decoder_stats(dec, &st);
     const char *reason = NULL;

@@ -37,10 +37,8 @@ const char *df_case_name(DfBenchCase c)
 int64_t df_bench_cpu_ns(void)
 {
     /* A system call, twice per timed run and outside its loop. */
-    struct timespec ts;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
-        return 0;
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    const int64_t ns = df_report_cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+    return ns < 0 ? 0 : ns;
 }
 
 void df_case_result_init(DfCaseResult *r)

@@ -438,3 +438,11 @@ void df_report_loadavg(double out[3])
         out[0] = out[1] = out[2] = NAN;
     fclose(f);
 }
+
+int64_t df_report_cpu_ns(clockid_t clock)
+{
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0)
+        return -1;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

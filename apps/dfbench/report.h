@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 /* ----------------------------------------------------------- summaries */
 
@@ -95,5 +96,8 @@ void df_report_machine_line(char *buf, size_t len);
 /* /proc/loadavg's three figures (NAN when unreadable): other users of a
  * shared machine show up here. */
 void df_report_loadavg(double out[3]);
+/* CPU time of `clock` (CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID)
+ * in ns, -1 when it cannot be read.  A system call: outside timed loops. */
+int64_t df_report_cpu_ns(clockid_t clock);
 
 #endif
