@@ -82,8 +82,10 @@ typedef struct DfDecoderConfig {
     DfThreading threading; /* default AUTO */
     /* libavcodec thread_count in slice mode: H.264 slices per execute call,
      * MPEG-2 row bands per picture, HEVC WPP rows in progress at once.
-     * 0 (default): 16, 2 x workers and max(2, workers) respectively —
-     * WPP rows beyond the workers only block inside libavcodec. */
+     * 0 (default): 16; one band per ~4 macroblock rows (at most 16), or
+     * 2 per worker on bigger machines (at most 32, libavcodec's limit);
+     * and max(2, workers) respectively — WPP rows beyond the workers only
+     * block inside libavcodec. */
     int thread_count;
     int frame_threads;             /* threads for the frame-threading fallback (0 = workers) */
     const char *filter;            /* libavfilter graph description, or NULL */

@@ -280,23 +280,47 @@ static void plan_frame(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCod
 }
 
 /* Measured on 2 cores (DESIGN §5 and the framework report): one execute
- * call per H.264 picture needs thread_count >= slices; MPEG-2 bands
- * finer than ~2 per worker cost more in dispatch than they balance; a WPP
- * row started beyond the workers' count just blocks in pthread_cond_wait. */
-static int auto_thread_count(enum AVCodecID id, int n_workers)
+ * call per H.264 picture needs thread_count >= slices; a WPP row started
+ * beyond the workers' count just blocks in pthread_cond_wait.
+ *
+ * MPEG-2 bands are cut by picture height, ~4 macroblock rows each, at
+ * most 16, and at least 2 per worker on bigger machines: libavcodec cuts
+ * the rows evenly, not the work, and in a real picture one band can cost
+ * three times another, so 2 bands per worker (as before) left one worker
+ * with the expensive band and cost-local settled into whichever split the
+ * first picture happened to get (1000 to 1470 fps at 2 workers from run
+ * to run).  Cut by height, the graph is also the same at 1 and 2 workers,
+ * so a 1-worker trace projects the 2-worker run.  libavcodec's mpegvideo
+ * keeps at most MAX_THREADS (32) slice contexts and one per macroblock
+ * row, and warns when asked for more. */
+#define MPEG_MAX_SLICE_CONTEXTS 32
+static int auto_thread_count(enum AVCodecID id, int n_workers, int height)
 {
     if (id == AV_CODEC_ID_HEVC)
         return n_workers > 2 ? n_workers : 2;
-    if (id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO)
-        return 2 * n_workers > 2 ? 2 * n_workers : 2;
+    if (id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO) {
+        const int mb_rows = height > 0 ? (height + 15) / 16 : 0;
+        int n = (mb_rows + 3) / 4;
+        if (n > 16)
+            n = 16;
+        if (n < 2 * n_workers)
+            n = 2 * n_workers;
+        if (n > MPEG_MAX_SLICE_CONTEXTS)
+            n = MPEG_MAX_SLICE_CONTEXTS;
+        if (mb_rows > 0 && n > mb_rows)
+            n = mb_rows;
+        return n > 2 ? n : 2;
+    }
     return 16;
 }
 
-static void plan_slice(DfThreadPlan *pl, const DfDecoderConfig *cfg, enum AVCodecID id,
+static void plan_slice(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCodecParameters *par,
                        int n_workers, const char *why)
 {
     pl->mode = DF_THREADING_SLICE;
-    pl->thread_count = cfg->thread_count > 1 ? cfg->thread_count : auto_thread_count(id, n_workers);
+    pl->thread_count = cfg->thread_count > 1
+                           ? cfg->thread_count
+                           : auto_thread_count(par->codec_id, n_workers, par->height);
     pl->thread_type = FF_THREAD_SLICE;
     snprintf(pl->reason, sizeof(pl->reason), "%s; slice jobs run as tasks (thread_count %d)", why,
              pl->thread_count);
@@ -325,7 +349,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
                      codec->name);
             return;
         }
-        plan_slice(pl, cfg, par->codec_id, n_workers, "requested");
+        plan_slice(pl, cfg, par, n_workers, "requested");
         return;
     case DF_THREADING_AUTO:
     default:
@@ -335,7 +359,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
     switch (par->codec_id) {
     case AV_CODEC_ID_H264:
         if (probe->multi_slice) {
-            plan_slice(pl, cfg, par->codec_id, n_workers, "H.264 with several slices per picture");
+            plan_slice(pl, cfg, par, n_workers, "H.264 with several slices per picture");
             return;
         }
         snprintf(why, sizeof(why), "%s",
@@ -345,7 +369,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
         return;
     case AV_CODEC_ID_HEVC:
         if (probe->wpp && !probe->tiles) {
-            plan_slice(pl, cfg, par->codec_id, n_workers, "HEVC with WPP (one job per CTU row)");
+            plan_slice(pl, cfg, par, n_workers, "HEVC with WPP (one job per CTU row)");
             return;
         }
         snprintf(why, sizeof(why), "%s",
@@ -356,14 +380,14 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
         return;
     case AV_CODEC_ID_MPEG1VIDEO:
     case AV_CODEC_ID_MPEG2VIDEO:
-        plan_slice(pl, cfg, par->codec_id, n_workers, "MPEG-1/2 row bands");
+        plan_slice(pl, cfg, par, n_workers, "MPEG-1/2 row bands");
         return;
     default:
         if (codec->capabilities & AV_CODEC_CAP_FRAME_THREADS) {
             snprintf(why, sizeof(why), "%s: slice structure not inspected", codec->name);
             plan_frame(pl, cfg, codec, n_workers, why);
         } else if (slices) {
-            plan_slice(pl, cfg, par->codec_id, n_workers, codec->name);
+            plan_slice(pl, cfg, par, n_workers, codec->name);
         } else {
             pl->mode = DF_THREADING_NONE;
             pl->thread_count = 1;

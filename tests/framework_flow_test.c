@@ -242,7 +242,7 @@ DF_TEST(FrameworkFlow, SliceJobsRunAsTasks)
         {"h264_cabac_slices8.mkv", 8, 8},
         {"h264_cavlc_slices4.mkv", 4, 4},
         {"hevc_wpp8.mkv", 6, 12}, /* one per CTU row: 360 / 64 .. 360 / 32 */
-        {"mpeg2_prog.mkv", 4, 4}, /* row bands: thread_count = 2 x workers */
+        {"mpeg2_prog.mkv", 6, 6}, /* row bands: 23 macroblock rows / 4 */
     };
     const int s_module = df_sched_module_id(s, "S");
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {

@@ -129,15 +129,20 @@ static int tiled_hvcc(const uint8_t *x, int size, uint8_t *out)
     return i == size ? o : -1;
 }
 
-static void decide(DfSched *s, const TClip *c, const AVCodecParameters *par, const char *want,
-                   const char *why)
+/* Decode the clip's first packet on `s` with `par`, and expect the plan
+ * `want` with `why` in its reason.  `auto_first`: the plan is made at the
+ * first picture (probed streams), not when the decoder is made. */
+static void expect_plan(DfSched *s, const TClip *c, const AVCodecParameters *par, bool auto_first,
+                        const char *want, const char *why)
 {
     DfDecoder *dec = NULL;
     DfError err = {0};
     DF_ASSERT_MSG(df_decoder_new(s, par, c->tb, NULL, &dec, &err) == 0, "%s", err.msg);
-    DF_EXPECT(!strcmp(df_decoder_threading(dec, NULL), "auto"));
+    /* Checked before the packet is sent: a spinning worker may run the
+     * first D task, which opens the codec, at once. */
+    if (auto_first)
+        DF_EXPECT(!strcmp(df_decoder_threading(dec, NULL), "auto"));
     DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, c->pkts[0]), 0);
-    /* The first D task opens the codec; the choice is visible after it. */
     AVFrame *f = av_frame_alloc();
     df_decoder_send_packet(dec, NULL);
     while (df_decoder_receive_frame(dec, f) == 0)
@@ -148,6 +153,12 @@ static void decide(DfSched *s, const TClip *c, const AVCodecParameters *par, con
     DF_EXPECT_MSG(!strcmp(got, want) && strstr(reason, why), "threading %s (%s), expected %s (%s)",
                   got, reason, want, why);
     df_decoder_free(&dec);
+}
+
+static void decide(DfSched *s, const TClip *c, const AVCodecParameters *par, const char *want,
+                   const char *why)
+{
+    expect_plan(s, c, par, true, want, why);
 }
 
 DF_TEST(FrameworkThreading, HevcTilesFallBackToFrameThreads)
@@ -226,4 +237,38 @@ DF_TEST(FrameworkThreading, FrameThreadsGetEveryWorkersCpus)
     av_frame_free(&f);
     t_clip_free(&c);
     df_sched_unref(s);
+}
+
+/* MPEG-2 row bands follow the picture height (about 4 macroblock rows a
+ * band, at most 16), not the worker count, up to 2 per worker on bigger
+ * machines and libavcodec's 32 slice contexts.  The plan is made from the
+ * stream's parameters, so a 1080-line height on the 360-line clip shows
+ * the 1080p choice. */
+DF_TEST(FrameworkThreading, Mpeg2BandsFollowThePictureHeight)
+{
+    TClip c;
+    DF_ASSERT(t_clip_load("mpeg2_prog.mkv", &c) == 0);
+    AVCodecParameters *par = avcodec_parameters_alloc();
+    avcodec_parameters_copy(par, c.par);
+    static const struct {
+        int height, workers;
+        const char *want;
+    } cases[] = {
+        {0, 1, "thread_count 6"},     /* the clip's own 360 lines: 23 rows / 4 */
+        {0, 2, "thread_count 6"},     /* the same graph at 2 workers */
+        {1080, 1, "thread_count 16"}, /* 68 rows / 4 = 17, at most 16 */
+        {1080, 2, "thread_count 16"},  /* and at 2 workers */
+        {1080, 12, "thread_count 24"}, /* 2 a worker */
+        {1080, 24, "thread_count 32"}, /* libavcodec's slice contexts */
+        {32, 1, "thread_count 2"},     /* 2 rows */
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        par->height = cases[k].height ? cases[k].height : c.par->height;
+        DfSched *s = t_sched("fifo", cases[k].workers, 20);
+        DF_ASSERT(s);
+        expect_plan(s, &c, par, false, "slice", cases[k].want);
+        df_sched_unref(s);
+    }
+    avcodec_parameters_free(&par);
+    t_clip_free(&c);
 }
