@@ -254,9 +254,9 @@ DF_TEST(FrameworkThreading, Mpeg2BandsFollowThePictureHeight)
         int height, workers;
         const char *want;
     } cases[] = {
-        {0, 1, "thread_count 6"},     /* the clip's own 360 lines: 23 rows / 4 */
-        {0, 2, "thread_count 6"},     /* the same graph at 2 workers */
-        {1080, 1, "thread_count 16"}, /* 68 rows / 4 = 17, at most 16 */
+        {0, 1, "thread_count 6"},      /* the clip's own 360 lines: 23 rows / 4 */
+        {0, 2, "thread_count 6"},      /* the same graph at 2 workers */
+        {1080, 1, "thread_count 16"},  /* 68 rows / 4 = 17, at most 16 */
         {1080, 2, "thread_count 16"},  /* and at 2 workers */
         {1080, 12, "thread_count 24"}, /* 2 a worker */
         {1080, 24, "thread_count 32"}, /* libavcodec's slice contexts */
