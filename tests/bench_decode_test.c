@@ -317,7 +317,7 @@ DF_TEST(BenchDecode, BadInputIsRefused)
     DF_ASSERT(g_file_set_contents(junk, (const char *)bytes, sizeof(bytes), NULL));
     DF_ASSERT(g_file_set_contents(empty, "", 0, NULL));
     const struct {
-        const char *argv[8];
+        const char *argv[10];
         int status;
         const char *says;
     } bad[] = {
@@ -350,6 +350,14 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"decode", "--input", h264, "--trace-workers", "1000", "--trace", "/tmp/t.json"},
          2,
          "1000 is not one of --workers"},
+        {{"decode", "--input", h264, "--trace-runs", "2"}, 2, "--trace-runs needs --trace"},
+        {{"decode", "--input", h264, "--trace-runs", "-1", "--trace", "/tmp/t.json"},
+         2,
+         "bad --trace-runs -1"},
+        {{"decode", "--input", h264, "--repeat", "2", "--trace-runs", "3", "--trace",
+          "/tmp/t.json"},
+         2,
+         "bad --trace-runs 3: at most --repeat (2)"},
         {{"decode", NULL}, 2, "--input"},
         {{"decode", "--input", h264, "--json", "/nonexistent/dir/d.json"},
          1,
@@ -376,7 +384,7 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"nosuch"}, 2, "unknown subcommand \"nosuch\""},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
-        const char *argv[10] = {dfbench};
+        const char *argv[12] = {dfbench};
         for (int k = 0; bad[i].argv[k]; k++)
             argv[k + 1] = bad[i].argv[k];
         DfRun run = df_test_run(argv, NULL);
@@ -463,5 +471,56 @@ DF_TEST(BenchDecode, TraceOverheadPairsEveryPolicy)
     g_object_unref(p);
     g_free(h264);
     g_free(json);
+    rm_rf(dir);
+}
+
+/* --trace-runs: one traced run per repeat, each to FILE.rK, listed with
+ * the policy and threading it ran, which dfsim compares like with like. */
+DF_TEST(BenchDecode, TraceRunsSpreadOverTheRepeats)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    char dir[] = "/tmp/dfbench-runs-XXXXXX";
+    DF_ASSERT(mkdtemp(dir));
+    gchar *json = g_strdup_printf("%s/r.json", dir), *trace = g_strdup_printf("%s/t.json", dir);
+    char *mpeg2 = clip("mpeg2_prog.mkv");
+    const char *argv[] = {dfbench,    "decode",   "--input", mpeg2,     "--workers",
+                          "1",        "--policy", "fifo",    "--peers", "none",
+                          "--repeat", "3",        "--trace", trace,     "--trace-runs",
+                          "3",        "--json",   json,      NULL};
+    DfRun run = df_test_run(argv, NULL);
+    DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench decode exited %d:\n%s\n%s", run.status,
+                  run.out ? run.out : "", run.err ? run.err : "");
+    df_run_clear(&run);
+    JsonParser *p = json_parser_new();
+    DF_ASSERT(json_parser_load_from_file(p, json, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    JsonArray *traces =
+        json_object_get_array_member(json_object_get_object_member(root, "run"), "traces");
+    DF_ASSERT(traces);
+    DF_EXPECT_EQ_INT((int)json_array_get_length(traces), 3);
+    for (guint i = 0; i < json_array_get_length(traces); i++) {
+        JsonObject *t = json_array_get_object_element(traces, i);
+        DF_EXPECT_EQ_INT((int)json_object_get_int_member(t, "run"), (int)i + 1);
+        DF_EXPECT_EQ_INT((int)json_object_get_int_member(t, "workers"), 1);
+        gchar *want = g_strdup_printf("%s/t.r%u.json", dir, i + 1);
+        DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(t, "file", ""), want) == 0);
+        DF_EXPECT_MSG(file_contains(want, "traceEvents"), "no dfsched trace in %s", want);
+        g_free(want);
+        DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(t, "impl", ""),
+                            "dfmedia/fifo") == 0);
+        DF_EXPECT_MSG(
+            g_str_has_prefix(json_object_get_string_member_with_default(t, "threading", ""),
+                             "slice: "),
+            "threading of the traced run: %s",
+            json_object_get_string_member_with_default(t, "threading", ""));
+        DF_EXPECT(is_number(t, "fps") && json_object_get_double_member(t, "fps") > 0);
+    }
+    DF_EXPECT(!g_file_test(trace, G_FILE_TEST_EXISTS));
+    g_object_unref(p);
+    g_free(mpeg2);
+    g_free(json);
+    g_free(trace);
     rm_rf(dir);
 }

@@ -77,7 +77,7 @@ typedef struct DfDecConfig {
 typedef struct DfDecOpts {
     gchar **inputs;
     char *workers, *policy, *peers, *json, *csv, *plot, *trace, *threading, *trace_workers;
-    int repeat, poll_us, thread_count, in_flight;
+    int repeat, poll_us, thread_count, in_flight, trace_runs;
     gboolean trace_overhead;
 } DfDecOpts;
 
@@ -92,12 +92,14 @@ typedef struct DfDecBench {
     DfDecImpl *impls;
     int n_impls;
     GArray *configs; /* DfDecConfig */
-    /* --trace: one traced run per count of --trace-workers, in the middle
-     * of the repeats, each to its own file. */
+    /* --trace: --trace-runs traced runs per count of --trace-workers,
+     * spread over the repeats, each to its own file. */
     int n_traces;
     int *trace_workers;
+    int *trace_run; /* 0 .. --trace-runs - 1 */
     char **trace_paths;
     double *trace_fps; /* the traced run's own fps; NAN: failed */
+    char (*trace_threading)[160]; /* the traced run's threading and why */
     bool trace_failed;
     double load_start[3], load_end[3];
     int64_t start_ns, end_ns;
@@ -105,16 +107,21 @@ typedef struct DfDecBench {
 
 /* -------------------------------------------------------------- options */
 
-/* FILE, or FILE with .wN before its extension when several are traced. */
-static char *trace_path(const char *file, int workers, bool several)
+/* FILE, with .wN before its extension when several worker counts are
+ * traced and .rK (K from 1) when each is traced several times. */
+static char *trace_path(const char *file, int workers, bool several_workers, int run,
+                        bool several_runs)
 {
-    if (!several)
-        return g_strdup(file);
+    char tag[32] = "";
+    if (several_workers)
+        snprintf(tag, sizeof(tag), ".w%d", workers);
+    if (several_runs)
+        snprintf(tag + strlen(tag), sizeof(tag) - strlen(tag), ".r%d", run + 1);
     const char *base = strrchr(file, '/');
     const char *dot = strrchr(base ? base + 1 : file, '.');
     if (!dot)
-        return g_strdup_printf("%s.w%d", file, workers);
-    return g_strdup_printf("%.*s.w%d%s", (int)(dot - file), file, workers, dot);
+        return g_strdup_printf("%s%s", file, tag);
+    return g_strdup_printf("%.*s%s%s", (int)(dot - file), file, tag, dot);
 }
 
 static int parse_trace_workers(DfDecBench *b)
@@ -143,14 +150,21 @@ static int parse_trace_workers(DfDecBench *b)
         for (int w = 0; w < b->n_workers; w++)
             v[0] = b->workers[w] > v[0] ? b->workers[w] : v[0];
     }
-    b->n_traces = n;
-    b->trace_workers = v;
-    b->trace_paths = g_new0(char *, (gsize)n + 1);
-    b->trace_fps = g_new(double, (gsize)n);
-    for (int i = 0; i < n; i++) {
-        b->trace_paths[i] = trace_path(b->o.trace, v[i], n > 1);
-        b->trace_fps[i] = NAN;
-    }
+    const int runs = b->o.trace_runs;
+    b->n_traces = n * runs;
+    b->trace_workers = g_new(int, (gsize)b->n_traces);
+    b->trace_run = g_new(int, (gsize)b->n_traces);
+    b->trace_paths = g_new0(char *, (gsize)b->n_traces + 1);
+    b->trace_fps = g_new(double, (gsize)b->n_traces);
+    b->trace_threading = g_malloc0_n((gsize)b->n_traces, sizeof(*b->trace_threading));
+    for (int k = 0, i = 0; k < runs; k++)
+        for (int w = 0; w < n; w++, i++) {
+            b->trace_workers[i] = v[w];
+            b->trace_run[i] = k;
+            b->trace_paths[i] = trace_path(b->o.trace, v[w], n > 1, k, runs > 1);
+            b->trace_fps[i] = NAN;
+        }
+    g_free(v);
     return DF_BENCH_OK;
 }
 
@@ -356,6 +370,12 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
          "Worker counts to trace, from --workers (default: the largest); with more than one, "
          "each trace goes to FILE with .wN before its extension (trace.w1.json, ...)",
          "LIST"},
+        {"trace-runs", 0, 0, G_OPTION_ARG_INT, &o->trace_runs,
+         "Traced runs per traced worker count (default 1, at most --repeat), spread over the "
+         "repeats as the samples are; with more than one, each goes to FILE with .rK before its "
+         "extension (trace.w1.r1.json, ...), and dfsim given them all reports the median "
+         "projection, as dfbench reports the median sample",
+         "N"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_set_prgname("dfbench decode");
@@ -404,6 +424,7 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         {"--thread-count", o->thread_count, 0, "0: dfmedia's choice"},
         {"--in-flight", o->in_flight, 0, "0: dfmedia's"},
         {"--poll-us", o->poll_us, -2, "-1: poll mode"},
+        {"--trace-runs", o->trace_runs, 0, "0: the default, 1"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(mins); i++)
         if (mins[i].value < mins[i].min) {
@@ -413,6 +434,17 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         }
     if (!o->repeat)
         o->repeat = DEFAULT_REPEAT;
+    if (o->trace_runs && !o->trace) {
+        status = df_cli_usage(PROG, "--trace-runs needs --trace FILE");
+        goto cleanup;
+    }
+    if (!o->trace_runs)
+        o->trace_runs = 1;
+    if (o->trace_runs > o->repeat) {
+        status = df_cli_usage(PROG, "bad --trace-runs %d: at most --repeat (%d)", o->trace_runs,
+                              o->repeat);
+        goto cleanup;
+    }
     if (o->threading && df_threading_parse(o->threading, &b->threading) < 0) {
         status =
             df_cli_usage(PROG, "bad --threading \"%s\" (auto, slice, frame, none)", o->threading);
@@ -886,10 +918,12 @@ static int first_dfmedia(const DfDecBench *b)
     return -1; /* parse_options() refused --trace then */
 }
 
-static void write_traces(DfDecBench *b)
+static void write_traces(DfDecBench *b, int run)
 {
     const int impl = first_dfmedia(b);
     for (int i = 0; i < b->n_traces; i++) {
+        if (b->trace_run[i] != run)
+            continue;
         const int workers = b->trace_workers[i];
         const char *path = b->trace_paths[i];
         DfSched *s = NULL;
@@ -912,6 +946,7 @@ static void write_traces(DfDecBench *b)
             goto next;
         }
         b->trace_fps[i] = smp.fps;
+        snprintf(b->trace_threading[i], sizeof(b->trace_threading[i]), "%s", smp.threading);
     next:
         if (s)
             df_sched_unref(s);
@@ -933,15 +968,18 @@ static void run_all(DfDecBench *b)
 {
     const int n = (int)b->configs->len;
     DfProgress prog;
-    df_progress_begin(&prog, n * b->o.repeat);
+    df_progress_begin(&prog, n * b->o.repeat + (b->n_traces ? b->o.trace_runs : 0));
     df_report_loadavg(b->load_start);
     b->start_ns = df_now_ns();
     for (int r = 0; r < b->o.repeat; r++) {
-        /* Halfway: the traces see the load the samples around them see. */
-        if (r == b->o.repeat / 2 && b->n_traces) {
-            df_progress_step(&prog, "traced run%s", b->n_traces > 1 ? "s" : "");
-            write_traces(b);
-        }
+        /* Traced run k before repeat (2k + 1) R / 2N: one run halfway, or
+         * spread as the samples are, so that the traces see the load the
+         * samples around them see. */
+        for (int k = 0; k < b->o.trace_runs && b->n_traces; k++)
+            if ((2 * k + 1) * b->o.repeat / (2 * b->o.trace_runs) == r) {
+                df_progress_step(&prog, "traced run%s", b->n_traces > 1 ? "s" : "");
+                write_traces(b, k);
+            }
         for (int k = 0; k < n; k++) {
             /* Rotated each repeat so that no configuration always runs
              * first (or right after the same neighbour). */
@@ -1258,6 +1296,13 @@ static bool write_json(const DfDecBench *b)
         json_builder_begin_object(jb);
         json_builder_set_member_name(jb, "workers");
         json_builder_add_int_value(jb, b->trace_workers[i]);
+        json_builder_set_member_name(jb, "run");
+        json_builder_add_int_value(jb, b->trace_run[i] + 1);
+        json_builder_set_member_name(jb, "impl");
+        json_builder_add_string_value(jb, b->impls[first_dfmedia(b)].name);
+        /* dfsim compares a trace only with runs of the same threading. */
+        json_builder_set_member_name(jb, "threading");
+        json_builder_add_string_value(jb, b->trace_threading[i]);
         json_builder_set_member_name(jb, "file");
         json_builder_add_string_value(jb, b->trace_paths[i]);
         df_json_double(jb, "fps", b->trace_fps[i]);
@@ -1539,8 +1584,10 @@ cleanup:
     g_free(b.o.trace);
     g_free(b.o.trace_workers);
     g_free(b.trace_workers);
+    g_free(b.trace_run);
     g_strfreev(b.trace_paths);
     g_free(b.trace_fps);
+    g_free(b.trace_threading);
     g_free(b.o.threading);
     df_gst_deinit();
     df_cpu_map_fini(&b.map);

@@ -7,7 +7,9 @@
  * trace-file) on a synthetic hwloc topology with dfsched's own policy code,
  * charging every byte read across workers by its trCost level.  With
  * --validate it compares its projection for this machine with measured
- * dfbench decode figures. */
+ * dfbench decode figures.  Given several traces of one clip and worker
+ * count (dfbench decode --trace-runs), it replays each and reports the
+ * median, as dfbench reports the median of its samples. */
 #include "../dfbench/plot.h"
 #include "../dfbench/report.h"
 #include "cli.h"
@@ -23,7 +25,8 @@
 #include <string.h>
 
 typedef struct Opts {
-    char *trace, *topology, *policies, *workers, *streams, *json, *csv, *plot;
+    char **traces;
+    char *topology, *policies, *workers, *streams, *json, *csv, *plot;
     char *ns_per_byte, *validate, *validate_input, *validate_impl, *lost_cpu, *slowdown;
     char *wpp_factor;
     int task_overhead_ns, poll_ns, window;
@@ -88,13 +91,57 @@ static int parse_npb(const char *s, double *npb, GError **err)
 typedef struct Row {
     char policy[32];
     int workers, streams;
-    SimResult r;
+    SimResult r;     /* the median over the traces, field by field */
+    double *fps_run; /* per trace */
     double speedup;
 } Row;
 
-/* A number of dfbench decode's result for impl/workers (NAN if absent). */
-static double measured(JsonArray *results, const char *impl, int workers, const char *input,
-                       const char *field)
+/* One recorded run to replay. */
+typedef struct SimInput {
+    const char *path;
+    DfTrace trace;
+    SimGraph *graph;
+    double wpp_factor; /* this graph's (its rows' share of the work differs) */
+    double wpp_ratio;  /* the measured CPU ratio it came from; NAN: given or none */
+    char threading[16]; /* the recording's libavcodec threading, "" when unknown */
+} SimInput;
+
+static double median_of(const double *v, int n)
+{
+    return df_summarize(v, n).median;
+}
+
+/* The per-trace results of one configuration, field by field. */
+static SimResult median_result(const SimResult *runs, int n)
+{
+    SimResult m = runs[0];
+    double *v = g_new(double, (gsize)n);
+#define MEDIAN_FIELD(f, type)                                                                      \
+    do {                                                                                           \
+        for (int i = 0; i < n; i++)                                                                \
+            v[i] = (double)runs[i].f;                                                              \
+        m.f = (type)median_of(v, n);                                                               \
+    } while (0)
+    MEDIAN_FIELD(makespan_ns, int64_t);
+    MEDIAN_FIELD(frames, uint64_t);
+    MEDIAN_FIELD(fps, double);
+    MEDIAN_FIELD(idle_share, double);
+    MEDIAN_FIELD(tasks, uint64_t);
+    MEDIAN_FIELD(stolen, uint64_t);
+    MEDIAN_FIELD(local_byte_share, double);
+    MEDIAN_FIELD(transfer_ns, int64_t);
+    MEDIAN_FIELD(lost_ns, int64_t);
+    for (int l = 0; l < DF_N_LEVELS; l++)
+        MEDIAN_FIELD(bytes_level[l], uint64_t);
+#undef MEDIAN_FIELD
+    g_free(v);
+    return m;
+}
+
+/* The member `field` of dfbench decode's result for impl/workers (NULL
+ * if absent or null). */
+static JsonNode *measured_node(JsonArray *results, const char *impl, int workers,
+                               const char *input, const char *field)
 {
     for (guint i = 0; i < json_array_get_length(results); i++) {
         /* The file is user input: a member of another type is no match
@@ -112,10 +159,58 @@ static double measured(JsonArray *results, const char *impl, int workers, const 
             continue;
         if (input && inp && !strstr(inp, input))
             continue;
-        if (fn && JSON_NODE_HOLDS_VALUE(fn) && json_node_get_value_type(fn) != G_TYPE_STRING)
-            return json_node_get_double(fn);
+        return fn && JSON_NODE_HOLDS_VALUE(fn) ? fn : NULL;
     }
-    return NAN;
+    return NULL;
+}
+
+/* A number of dfbench decode's result for impl/workers (NAN if absent). */
+static double measured(JsonArray *results, const char *impl, int workers, const char *input,
+                       const char *field)
+{
+    JsonNode *fn = measured_node(results, impl, workers, input, field);
+    return fn && json_node_get_value_type(fn) != G_TYPE_STRING ? json_node_get_double(fn) : NAN;
+}
+
+/* The threading mode of a dfmedia result ("slice", "frame", "none"; the
+ * word before the reason), "" when not recorded. */
+static void measured_threading(JsonArray *results, const char *impl, int workers,
+                               const char *input, char *out, size_t len)
+{
+    JsonNode *fn = measured_node(results, impl, workers, input, "threading");
+    const char *t = fn && json_node_get_value_type(fn) == G_TYPE_STRING ? json_node_get_string(fn)
+                                                                         : "";
+    snprintf(out, len, "%.*s", (int)strcspn(t, ":"), t);
+}
+
+/* The threading of a trace's own run, from dfbench decode's run.traces
+ * entry for the same file name ("" when the trace is not listed). */
+static void trace_threading(JsonObject *vroot, const char *path, char *out, size_t len)
+{
+    out[0] = '\0';
+    JsonNode *rn = json_object_get_member(vroot, "run");
+    JsonObject *run = rn && JSON_NODE_HOLDS_OBJECT(rn) ? json_node_get_object(rn) : NULL;
+    JsonNode *tn = run ? json_object_get_member(run, "traces") : NULL;
+    JsonArray *traces = tn && JSON_NODE_HOLDS_ARRAY(tn) ? json_node_get_array(tn) : NULL;
+    gchar *want = g_path_get_basename(path);
+    for (guint i = 0; traces && i < json_array_get_length(traces); i++) {
+        JsonNode *en = json_array_get_element(traces, i);
+        JsonObject *e = JSON_NODE_HOLDS_OBJECT(en) ? json_node_get_object(en) : NULL;
+        JsonNode *fn = e ? json_object_get_member(e, "file") : NULL;
+        JsonNode *thn = e ? json_object_get_member(e, "threading") : NULL;
+        if (!fn || !thn || json_node_get_value_type(fn) != G_TYPE_STRING ||
+            json_node_get_value_type(thn) != G_TYPE_STRING)
+            continue;
+        gchar *name = g_path_get_basename(json_node_get_string(fn));
+        const bool same = strcmp(name, want) == 0;
+        g_free(name);
+        if (same) {
+            const char *t = json_node_get_string(thn);
+            snprintf(out, len, "%.*s", (int)strcspn(t, ":"), t);
+            break;
+        }
+    }
+    g_free(want);
 }
 
 static double measured_fps(JsonArray *results, const char *impl, int workers, const char *input)
@@ -227,7 +322,10 @@ int main(int argc, char **argv)
 {
     Opts o = {.task_overhead_ns = -1, .poll_ns = -1, .explore = 0.01};
     GOptionEntry entries[] = {
-        {"trace", 't', 0, G_OPTION_ARG_FILENAME, &o.trace, "Trace to replay (required)", "FILE"},
+        {"trace", 't', 0, G_OPTION_ARG_FILENAME_ARRAY, &o.traces,
+         "Trace to replay (required); repeat for several runs of one clip and worker count "
+         "(dfbench decode --trace-runs): each is replayed and the median reported",
+         "FILE"},
         {"topology", 0, 0, G_OPTION_ARG_STRING, &o.topology,
          "hwloc synthetic topology (default: this machine)", "STR"},
         {"policy", 'p', 0, G_OPTION_ARG_STRING, &o.policies,
@@ -284,8 +382,9 @@ int main(int argc, char **argv)
     int rc = 1;
     Row *rows = NULL;
     int n_rows = 0;
-    DfTrace trace = {0};
-    SimGraph *graph = NULL;
+    SimInput *in = NULL;
+    int n_in = 0;
+    double *rec_fps_run = NULL;
     JsonParser *vparser = NULL;
     JsonArray *vresults = NULL;
     gchar **pols = NULL;
@@ -298,10 +397,15 @@ int main(int argc, char **argv)
         rc = df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
         goto out;
     }
-    if (!o.trace) {
+    if (!o.traces || !o.traces[0]) {
         rc = df_cli_usage(PROG, "--trace FILE is required");
         goto out;
     }
+    for (int i = 0; o.traces[i]; i++)
+        if (!*o.traces[i]) {
+            rc = df_cli_usage(PROG, "bad --trace \"\": an empty file name");
+            goto out;
+        }
     int workers[MAX_VALUES], streams[MAX_VALUES];
     int n_workers = parse_list("--workers", o.workers ? o.workers : "1,2", MAX_WORKERS, workers);
     if (n_workers < 0) {
@@ -440,61 +544,119 @@ int main(int argc, char **argv)
     }
     rc = DF_CLI_FAILED;
 
-    if (df_trace_read_json(o.trace, &trace, &err) < 0) {
-        df_cli_fail(PROG, "%s", err.msg);
-        goto out;
+    n_in = (int)g_strv_length(o.traces);
+    in = g_new0(SimInput, (gsize)n_in);
+    for (int i = 0; i < n_in; i++) {
+        SimInput *x = &in[i];
+        x->path = o.traces[i];
+        x->wpp_factor = base.wpp_factor;
+        x->wpp_ratio = NAN;
+        if (df_trace_read_json(x->path, &x->trace, &err) < 0) {
+            df_cli_fail(PROG, "%s", err.msg);
+            goto out;
+        }
+        if (sim_graph_from_trace(&x->trace, base.ns_per_byte, &x->graph, &err) < 0) {
+            df_cli_fail(PROG, "%s", err.msg);
+            goto out;
+        }
+        /* Medians over runs of one configuration only: other clips or
+         * worker counts are other measurements. */
+        if (i > 0 && (x->trace.n_workers != in[0].trace.n_workers ||
+                      sim_graph_frames(x->graph) != sim_graph_frames(in[0].graph))) {
+            df_cli_fail(PROG,
+                        "%s (%d workers, %d frames) is not a run of the same clip and worker "
+                        "count as %s (%d workers, %d frames): give the traces of one "
+                        "configuration",
+                        x->path, x->trace.n_workers, sim_graph_frames(x->graph), in[0].path,
+                        in[0].trace.n_workers, sim_graph_frames(in[0].graph));
+            goto out;
+        }
+        if (vresults) {
+            JsonObject *vr = json_node_get_object(json_parser_get_root(vparser));
+            trace_threading(vr, x->path, x->threading, sizeof(x->threading));
+            if (!o.wpp_factor && !base.topology) {
+                const double f =
+                    wpp_factor_from(vresults, o.validate_input, &base, x->graph, &x->wpp_ratio);
+                if (!isnan(f))
+                    x->wpp_factor = f;
+            }
+        }
     }
-    if (sim_graph_from_trace(&trace, base.ns_per_byte, &graph, &err) < 0) {
-        df_cli_fail(PROG, "%s", err.msg);
-        goto out;
-    }
+    const SimGraph *graph = in[0].graph;
     if (sim_graph_frames(graph) == 0)
         fprintf(stderr, "dfsim: warning: the trace has no frame tags; fps counts 1 frame\n");
-    double wpp_ratio = NAN;
-    if (vresults && !o.wpp_factor && !base.topology) {
-        const double f = wpp_factor_from(vresults, o.validate_input, &base, graph, &wpp_ratio);
-        if (!isnan(f))
-            base.wpp_factor = f;
-    }
 
     int n_pol = (int)g_strv_length(pols);
     rows = calloc((size_t)(n_pol * n_workers * n_streams), sizeof(Row));
+    SimResult *runs = g_new(SimResult, (gsize)n_in);
     DfProgress prog;
-    df_progress_begin(&prog, n_pol * n_workers * n_streams);
+    df_progress_begin(&prog, n_pol * n_workers * n_streams * n_in);
     for (int p = 0; p < n_pol; p++)
         for (int si = 0; si < n_streams; si++) {
             double fps1 = NAN;
             for (int wi = 0; wi < n_workers; wi++) {
-                df_progress_step(&prog, "%s, %d workers, %d streams", pols[p], workers[wi],
-                                 streams[si]);
-                SimConfig c = base;
-                c.policy = pols[p];
-                c.n_workers = workers[wi];
-                c.streams = streams[si];
                 Row *r = &rows[n_rows];
                 snprintf(r->policy, sizeof(r->policy), "%s", pols[p]);
                 r->workers = workers[wi];
                 r->streams = streams[si];
-                if (sim_run(graph, &c, &r->r, &err) < 0) {
-                    df_progress_end(&prog);
-                    df_cli_fail(PROG, "%s, %d workers: %s", pols[p], workers[wi], err.msg);
-                    goto out;
+                r->fps_run = g_new(double, (gsize)n_in);
+                for (int i = 0; i < n_in; i++) {
+                    df_progress_step(&prog, "%s, %d workers, %d streams%s", pols[p], workers[wi],
+                                     streams[si], n_in > 1 ? ", next trace" : "");
+                    SimConfig c = base;
+                    c.policy = pols[p];
+                    c.n_workers = workers[wi];
+                    c.streams = streams[si];
+                    c.wpp_factor = in[i].wpp_factor;
+                    if (sim_run(in[i].graph, &c, &runs[i], &err) < 0) {
+                        df_progress_end(&prog);
+                        df_cli_fail(PROG, "%s, %d workers: %s: %s", pols[p], workers[wi],
+                                    in[i].path, err.msg);
+                        g_free(runs);
+                        n_rows++; /* freed with the others */
+                        goto out;
+                    }
+                    r->fps_run[i] = runs[i].fps;
                 }
+                r->r = median_result(runs, n_in);
                 if (workers[wi] == 1)
                     fps1 = r->r.fps;
                 r->speedup = isnan(fps1) ? NAN : r->r.fps / fps1;
                 n_rows++;
             }
         }
+    g_free(runs);
     df_progress_end(&prog);
 
+    /* Model figures that differ from trace to trace: their medians. */
+    double *per = g_new(double, (gsize)n_in);
+    for (int i = 0; i < n_in; i++)
+        per[i] = (double)sim_graph_lost_ns(in[i].graph);
+    const double lost_ns = median_of(per, n_in);
+    for (int i = 0; i < n_in; i++)
+        per[i] = (double)sim_graph_dispatch_ns(in[i].graph);
+    const double dispatch_ns = median_of(per, n_in);
+    for (int i = 0; i < n_in; i++)
+        per[i] = in[i].wpp_factor;
+    const double wpp_factor = median_of(per, n_in);
+    for (int i = 0; i < n_in; i++)
+        per[i] = in[i].wpp_ratio;
+    const double wpp_ratio = median_of(per, n_in);
+    g_free(per);
+
     const int frames = sim_graph_frames(graph) > 0 ? sim_graph_frames(graph) : 1;
-    printf("dfsim: %s, %zu tasks, %d frames, window %d, topology %s\n", o.trace,
-           sim_graph_tasks(graph), sim_graph_frames(graph), sim_graph_window(graph),
-           base.topology ? base.topology : "this machine");
-    printf("lost CPU in the recording: %.3f ms per frame (%s), dispatch %lld ns\n",
-           (double)sim_graph_lost_ns(graph) / 1e6 / frames,
-           base.lost_cpu ? "charged" : "not charged", (long long)sim_graph_dispatch_ns(graph));
+    if (n_in == 1)
+        printf("dfsim: %s, %zu tasks, %d frames, window %d, topology %s\n", in[0].path,
+               sim_graph_tasks(graph), sim_graph_frames(graph), sim_graph_window(graph),
+               base.topology ? base.topology : "this machine");
+    else
+        printf("dfsim: %d traces (%s, ...), median of their replays; %zu tasks, %d frames, "
+               "window %d, topology %s\n",
+               n_in, in[0].path, sim_graph_tasks(graph), sim_graph_frames(graph),
+               sim_graph_window(graph), base.topology ? base.topology : "this machine");
+    printf("lost CPU in the recording: %.3f ms per frame (%s), dispatch %lld ns%s\n",
+           lost_ns / 1e6 / frames, base.lost_cpu ? "charged" : "not charged",
+           (long long)dispatch_ns, n_in > 1 ? " (medians)" : "");
     if (base.n_slowdown) {
         printf("slowdown of a body with N workers busy (%s):",
                o.slowdown ? "--slowdown" : "ffmpeg-streams in --validate");
@@ -502,9 +664,8 @@ int main(int argc, char **argv)
             printf(" %d: %.3f", k, base.slowdown[k]);
         printf("\n");
     }
-    if (base.wpp_factor > 1) {
-        printf("WPP row factor (a row whose row above runs on another worker): %.3f",
-               base.wpp_factor);
+    if (wpp_factor > 1) {
+        printf("WPP row factor (a row whose row above runs on another worker): %.3f", wpp_factor);
         if (o.wpp_factor)
             printf(" (--wpp-factor)\n");
         else
@@ -538,18 +699,29 @@ int main(int argc, char **argv)
     /* The recorded run itself: the replay of the trace on its own worker
      * count (first policy, this machine) against the trace's wall time.
      * Free of run-to-run noise, unlike the comparison with dfbench. */
-    const double rec_fps = sim_graph_span_ns(graph) > 0 ? (double)sim_graph_frames(graph) * 1e9 /
-                                                              (double)sim_graph_span_ns(graph)
-                                                        : NAN;
+    const int rec_workers = in[0].trace.n_workers;
+    rec_fps_run = g_new(double, (gsize)n_in);
+    for (int i = 0; i < n_in; i++) {
+        const int64_t span = sim_graph_span_ns(in[i].graph);
+        rec_fps_run[i] =
+            span > 0 ? (double)sim_graph_frames(in[i].graph) * 1e9 / (double)span : NAN;
+    }
+    const double rec_fps = median_of(rec_fps_run, n_in);
     const Row *rec_row = NULL;
     for (int i = 0; i < n_rows && !base.topology; i++)
-        if (rows[i].workers == trace.n_workers && rows[i].streams == 1 &&
+        if (rows[i].workers == rec_workers && rows[i].streams == 1 &&
             strcmp(rows[i].policy, pols[0]) == 0)
             rec_row = &rows[i];
-    if (rec_row)
-        printf("\nrecorded run: %d workers, %.1f fps; replayed (%s) %.1f fps, error %+.1f %%\n",
-               trace.n_workers, rec_fps, rec_row->policy, rec_row->r.fps,
-               100 * (rec_row->r.fps - rec_fps) / rec_fps);
+    if (rec_row) {
+        printf("\n");
+        for (int i = 0; i < n_in && n_in > 1; i++)
+            printf("recorded run %d (%s): %.1f fps; replayed %.1f fps, error %+.1f %%\n", i + 1,
+                   in[i].path, rec_fps_run[i], rec_row->fps_run[i],
+                   100 * (rec_row->fps_run[i] - rec_fps_run[i]) / rec_fps_run[i]);
+        printf("recorded run%s: %d workers, %.1f fps%s; replayed (%s) %.1f fps, error %+.1f %%\n",
+               n_in > 1 ? "s" : "", rec_workers, rec_fps, n_in > 1 ? " (median)" : "",
+               rec_row->policy, rec_row->r.fps, 100 * (rec_row->r.fps - rec_fps) / rec_fps);
+    }
 
     /* Validation against measured figures of this machine. */
     JsonBuilder *vb = NULL;
@@ -562,8 +734,9 @@ int main(int argc, char **argv)
         json_builder_add_string_value(vb, o.validate);
         json_builder_set_member_name(vb, "entries");
         json_builder_begin_array(vb);
-        int checked = 0;
-        printf("\nvalidation against %s:\n", o.validate);
+        int checked = 0, not_comparable = 0;
+        printf("\nvalidation against %s%s:\n", o.validate,
+               in[0].threading[0] ? "" : " (the trace is not in its run.traces: threading unknown)");
         for (int i = 0; i < n_rows; i++) {
             const Row *r = &rows[i];
             if (r->streams != 1 || r->workers > 2)
@@ -576,10 +749,27 @@ int main(int argc, char **argv)
                 continue;
             double e = (r->r.fps - m) / m;
             bool ok = fabs(e) <= 0.10;
-            all_ok &= ok;
-            checked++;
-            printf("  %-24s %d workers: measured %.1f fps, projected %.1f fps, error %+.1f %% %s\n",
-                   impl, r->workers, m, r->r.fps, 100 * e, ok ? "ok" : "OUTSIDE 10 %");
+            /* A trace holds the tasks of its own threading mode only:
+             * libavcodec's frame threads run inside D, outside the trace,
+             * and a run without threads has no jobs to spread. */
+            char mode[16];
+            measured_threading(results, impl, r->workers, o.validate_input, mode, sizeof(mode));
+            const bool comparable =
+                !in[0].threading[0] || !mode[0] || strcmp(in[0].threading, mode) == 0;
+            if (comparable) {
+                all_ok &= ok;
+                checked++;
+            } else {
+                not_comparable++;
+            }
+            printf("  %-24s %d workers: measured %.1f fps, projected %.1f fps, error %+.1f %% %s",
+                   impl, r->workers, m, r->r.fps, 100 * e,
+                   !comparable ? "not comparable"
+                   : ok        ? "ok"
+                               : "OUTSIDE 10 %");
+            if (!comparable)
+                printf(" (threading %s there, %s in the trace)", mode, in[0].threading);
+            printf("\n");
             json_builder_begin_object(vb);
             json_builder_set_member_name(vb, "impl");
             json_builder_add_string_value(vb, impl);
@@ -590,6 +780,10 @@ int main(int argc, char **argv)
             df_json_double(vb, "error", e);
             json_builder_set_member_name(vb, "within_10pct");
             json_builder_add_boolean_value(vb, ok);
+            json_builder_set_member_name(vb, "threading");
+            json_builder_add_string_value(vb, mode);
+            json_builder_set_member_name(vb, "comparable");
+            json_builder_add_boolean_value(vb, comparable);
             json_builder_end_object(vb);
         }
         json_builder_end_array(vb);
@@ -597,7 +791,15 @@ int main(int argc, char **argv)
         json_builder_add_boolean_value(vb, checked > 0 && all_ok);
         json_builder_set_member_name(vb, "checked");
         json_builder_add_int_value(vb, checked);
+        json_builder_set_member_name(vb, "not_comparable");
+        json_builder_add_int_value(vb, not_comparable);
+        json_builder_set_member_name(vb, "trace_threading");
+        json_builder_add_string_value(vb, in[0].threading);
         json_builder_end_object(vb);
+        if (not_comparable)
+            printf("  %d not comparable: the trace ran libavcodec's %s threading; a trace "
+                   "projects only its own mode (frame threads run inside D, outside it)\n",
+                   not_comparable, in[0].threading);
         if (!checked)
             fprintf(stderr, "dfsim: warning: no matching 1- or 2-worker results in %s\n",
                     o.validate);
@@ -609,7 +811,12 @@ int main(int argc, char **argv)
         json_builder_set_member_name(b, "bench");
         json_builder_add_string_value(b, "sim");
         json_builder_set_member_name(b, "trace");
-        json_builder_add_string_value(b, o.trace);
+        json_builder_add_string_value(b, in[0].path);
+        json_builder_set_member_name(b, "traces");
+        json_builder_begin_array(b);
+        for (int i = 0; i < n_in; i++)
+            json_builder_add_string_value(b, in[i].path);
+        json_builder_end_array(b);
         json_builder_set_member_name(b, "topology");
         json_builder_add_string_value(b, base.topology ? base.topology : "this machine");
         json_builder_set_member_name(b, "tasks");
@@ -621,7 +828,7 @@ int main(int argc, char **argv)
         json_builder_set_member_name(b, "recording");
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "workers");
-        json_builder_add_int_value(b, trace.n_workers);
+        json_builder_add_int_value(b, rec_workers);
         df_json_double(b, "fps", rec_fps);
         if (rec_row) {
             json_builder_set_member_name(b, "policy");
@@ -629,6 +836,21 @@ int main(int argc, char **argv)
             df_json_double(b, "projected_fps", rec_row->r.fps);
             df_json_double(b, "error", (rec_row->r.fps - rec_fps) / rec_fps);
         }
+        /* Each trace's own run and replay; the figures above are medians. */
+        json_builder_set_member_name(b, "runs");
+        json_builder_begin_array(b);
+        for (int i = 0; i < n_in; i++) {
+            json_builder_begin_object(b);
+            json_builder_set_member_name(b, "trace");
+            json_builder_add_string_value(b, in[i].path);
+            df_json_double(b, "fps", rec_fps_run[i]);
+            if (rec_row)
+                df_json_double(b, "projected_fps", rec_row->fps_run[i]);
+            json_builder_set_member_name(b, "threading");
+            json_builder_add_string_value(b, in[i].threading);
+            json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
         json_builder_end_object(b);
         json_builder_set_member_name(b, "model");
         json_builder_begin_object(b);
@@ -643,9 +865,9 @@ int main(int argc, char **argv)
         json_builder_add_int_value(b, base.poll_ns);
         json_builder_set_member_name(b, "lost_cpu");
         json_builder_add_boolean_value(b, base.lost_cpu);
-        df_json_double(b, "lost_ms_per_frame", (double)sim_graph_lost_ns(graph) / 1e6 / frames);
+        df_json_double(b, "lost_ms_per_frame", lost_ns / 1e6 / frames);
         json_builder_set_member_name(b, "recorded_dispatch_ns");
-        json_builder_add_int_value(b, sim_graph_dispatch_ns(graph));
+        json_builder_add_int_value(b, (gint64)dispatch_ns);
         /* Factor per busy count, from 2 (empty: not modelled). */
         json_builder_set_member_name(b, "slowdown");
         json_builder_begin_array(b);
@@ -653,7 +875,7 @@ int main(int argc, char **argv)
             json_builder_add_double_value(b, base.slowdown[k]);
         json_builder_end_array(b);
         /* null: not modelled. */
-        df_json_double(b, "wpp_factor", base.wpp_factor > 1 ? base.wpp_factor : NAN);
+        df_json_double(b, "wpp_factor", wpp_factor > 1 ? wpp_factor : NAN);
         json_builder_end_object(b);
         json_builder_set_member_name(b, "results");
         json_builder_begin_array(b);
@@ -672,6 +894,12 @@ int main(int argc, char **argv)
             json_builder_add_int_value(b, r->streams);
             df_json_double(b, "fps", r->r.fps);
             df_json_double(b, "fps_per_stream", r->r.fps / r->streams);
+            /* The replay of each trace, of which fps is the median. */
+            json_builder_set_member_name(b, "fps_runs");
+            json_builder_begin_array(b);
+            for (int k = 0; k < n_in; k++)
+                json_builder_add_double_value(b, r->fps_run[k]);
+            json_builder_end_array(b);
             df_json_double(b, "speedup", r->speedup);
             df_json_double(b, "idle_share", r->r.idle_share);
             df_json_double(b, "local_byte_share", r->r.local_byte_share);
@@ -788,11 +1016,17 @@ out:
         g_object_unref(vparser);
     if (gerr)
         g_error_free(gerr);
-    sim_graph_free(graph);
-    df_trace_free(&trace);
+    for (int i = 0; i < n_in; i++) {
+        sim_graph_free(in[i].graph);
+        df_trace_free(&in[i].trace);
+    }
+    g_free(in);
+    g_free(rec_fps_run);
+    for (int i = 0; i < n_rows; i++)
+        g_free(rows[i].fps_run);
     free(rows);
     g_option_context_free(ctx);
-    g_free(o.trace);
+    g_strfreev(o.traces);
     g_free(o.topology);
     g_free(o.policies);
     g_free(o.workers);
