@@ -92,7 +92,11 @@ static void record(DfDecoder *dec, const int *workers, const uint64_t *ids, int 
  * at B pictures, less in intra blocks).  libavcodec does not say which
  * pictures are its references, so the rows come from the two pictures
  * decoded last, half from each: in an I/P/B stream those hold the same
- * bands on the same workers once placement has settled. */
+ * bands on the same workers once placement has settled.  MPEG-1/2 says,
+ * through the picture type: a P picture reads the last I or P picture, a
+ * B picture the last two, half from each, an I picture none (with B
+ * pictures, the two pictures decoded last are mostly not its references:
+ * in I P B B P, B2 reads I and P, not B1, and P reads P, not B1 and B2). */
 typedef struct RefInputs {
     DfDecoder *dec;
     const DfPicRecord *ref[2];
@@ -119,13 +123,51 @@ static void add_ref_inputs(void *ctx, DfNode *node, int jobnr)
     }
 }
 
+static bool mpeg12(const AVCodecContext *c)
+{
+    return c->codec_id == AV_CODEC_ID_MPEG1VIDEO || c->codec_id == AV_CODEC_ID_MPEG2VIDEO;
+}
+
+/* MPEG-1/2: the references of the picture being decoded, from the I/P
+ * pictures before it; it becomes one itself when it is an I or P picture
+ * (a second field finds its own frame among them and skips it). */
+static void find_anchors(DfPicTable *t, RefInputs *r)
+{
+    DfPicRecord *cur = &t->rec[t->cur];
+    const bool first = cur->pict_type == AV_PICTURE_TYPE_NONE;
+    if (first)
+        cur->pict_type = cur->frame ? cur->frame->pict_type : AV_PICTURE_TYPE_NONE;
+    const int want = cur->pict_type == AV_PICTURE_TYPE_P   ? 1
+                     : cur->pict_type == AV_PICTURE_TYPE_B ? 2
+                                                           : 0;
+    for (int k = 0; k < 3 && r->n_ref < want; k++) {
+        const int i = t->anchor[k];
+        if (t->anchor_seq[k] == 0 || i < 0 || i == t->cur || t->rec[i].seq != t->anchor_seq[k] ||
+            t->rec[i].h <= 0)
+            continue;
+        r->ref[r->n_ref++] = &t->rec[i];
+    }
+    if (first && (cur->pict_type == AV_PICTURE_TYPE_I || cur->pict_type == AV_PICTURE_TYPE_P)) {
+        for (int k = 2; k > 0; k--) {
+            t->anchor[k] = t->anchor[k - 1];
+            t->anchor_seq[k] = t->anchor_seq[k - 1];
+        }
+        t->anchor[0] = t->cur;
+        t->anchor_seq[0] = cur->seq;
+    }
+}
+
 static void find_refs(DfDecoder *dec, int count, RefInputs *r)
 {
-    const DfPicTable *t = &dec->pics;
+    DfPicTable *t = &dec->pics;
     r->dec = dec;
     r->n_ref = 0;
     r->base = t->cur >= 0 ? t->rec[t->cur].map.n : 0;
     r->total = r->base + count;
+    if (t->cur >= 0 && mpeg12(dec->avctx)) {
+        find_anchors(t, r);
+        return;
+    }
     for (int k = 0; k < 2; k++) {
         const int i = t->prev[k];
         if (t->prev_seq[k] == 0 || i < 0 || i == t->cur || t->rec[i].seq != t->prev_seq[k] ||
@@ -198,6 +240,8 @@ void df_hooks_install(DfDecoder *dec)
     dec->avctx->execute = hook_execute;
     dec->avctx->execute2 = hook_execute2;
     dec->pics.cur = -1;
+    for (int k = 0; k < 3; k++)
+        dec->pics.anchor[k] = -1;
 }
 
 void df_hooks_new_picture(DfDecoder *dec, const AVFrame *frame)
@@ -229,6 +273,8 @@ void df_hooks_new_picture(DfDecoder *dec, const AVFrame *frame)
     t->rec[slot].map.rewritten = false;
     t->rec[slot].map.whole = df_sched_current_worker(dec->sched);
     t->rec[slot].map.whole_id = df_sched_current_node_id(dec->sched);
+    t->rec[slot].frame = mpeg12(dec->avctx) ? frame : NULL;
+    t->rec[slot].pict_type = AV_PICTURE_TYPE_NONE;
     t->cur = slot;
 }
 

@@ -69,6 +69,11 @@ typedef struct DfPicRecord {
     int h;              /* luma rows */
     uint64_t row_bytes; /* bytes per luma row, all planes */
     DfRowMap map;
+    /* MPEG-1/2: libavcodec's frame of the picture, read only while that
+     * picture is decoded (its pict_type is set before the slice jobs), and
+     * the type kept from then on (AV_PICTURE_TYPE_NONE: not known yet). */
+    const AVFrame *frame;
+    int pict_type;
 } DfPicRecord;
 
 typedef struct DfPicTable {
@@ -77,6 +82,8 @@ typedef struct DfPicTable {
     int cur;              /* record of the picture being decoded, or -1 */
     int prev[2];          /* records of the two pictures decoded before it, or -1 */
     uint64_t prev_seq[2]; /* their seq (a record reused since is another picture) */
+    int anchor[3];        /* MPEG-1/2: the last I/P pictures, newest first, or -1 */
+    uint64_t anchor_seq[3];
     uint64_t allocated;   /* pictures allocated (D chain) */
 } DfPicTable;
 

@@ -728,3 +728,98 @@ DF_TEST(FrameworkFlow, SliceJobsReadReferenceRows)
     }
     df_sched_unref(s);
 }
+
+/* The picture type of each packet of `c`, from a plain single-threaded
+ * libavcodec decode (frames matched to packets by pts). */
+static int packet_types(const TClip *c, int *type)
+{
+    const AVCodec *codec = avcodec_find_decoder(c->par->codec_id);
+    AVCodecContext *ctx = avcodec_alloc_context3(codec);
+    AVFrame *f = av_frame_alloc();
+    int ret = -1;
+    if (!ctx || !f || avcodec_parameters_to_context(ctx, c->par) < 0)
+        goto out;
+    ctx->thread_count = 1;
+    if (avcodec_open2(ctx, codec, NULL) < 0)
+        goto out;
+    for (int i = 0; i < c->n_pkts; i++)
+        type[i] = AV_PICTURE_TYPE_NONE;
+    for (int i = 0; i <= c->n_pkts; i++) {
+        if (avcodec_send_packet(ctx, i < c->n_pkts ? c->pkts[i] : NULL) < 0)
+            goto out;
+        while (avcodec_receive_frame(ctx, f) == 0) {
+            for (int k = 0; k < c->n_pkts; k++)
+                if (c->pkts[k]->pts == f->pts)
+                    type[k] = f->pict_type;
+            av_frame_unref(f);
+        }
+    }
+    ret = 0;
+out:
+    av_frame_free(&f);
+    avcodec_free_context(&ctx);
+    return ret;
+}
+
+/* MPEG-2 says which pictures a picture reads: a P picture's jobs declare
+ * the rows of the I/P picture before it, a B picture's the two before it,
+ * an I picture's none, and no job reads a B picture (the two pictures
+ * decoded last, the rule for the other codecs, are mostly not the
+ * references when there are B pictures). */
+DF_TEST(FrameworkFlow, Mpeg2JobsReadTheirAnchors)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    const int mod_s = df_sched_module_id(s, "S");
+    TClip c;
+    DF_ASSERT(t_clip_load("mpeg2_prog.mkv", &c) == 0);
+    int *type = calloc((size_t)c.n_pkts, sizeof(int));
+    DF_ASSERT(type && packet_types(&c, type) == 0);
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    TSums got = {0};
+    DfDecoderStats st;
+    DfTrace tr;
+    DF_ASSERT(decode_traced(s, &c, &cfg, &got, &st, &tr) == 0);
+    int jobs[4] = {0}, right[4] = {0}, reads_b = 0, n_b = 0;
+    for (size_t e = 0; e < tr.n_events; e++) {
+        const DfTraceEvent *ev = &tr.events[e];
+        const DfTraceEvent *d = ev->module == mod_s ? t_trace_event(&tr, ev->parent_id) : NULL;
+        if (!d || d->tag < 0 || d->tag >= c.n_pkts)
+            continue;
+        const int t = type[d->tag];
+        const int want = t == AV_PICTURE_TYPE_P ? 1 : t == AV_PICTURE_TYPE_B ? 2 : 0;
+        int64_t pics[8];
+        int n_pics = 0;
+        for (uint32_t i = 0; i < ev->n_inputs; i++) {
+            const DfTraceEvent *p = t_trace_event(&tr, tr.inputs[ev->first_input + i].pred_id);
+            const DfTraceEvent *pd = p ? t_trace_event(&tr, p->parent_id) : NULL;
+            if (!pd || pd->tag < 0 || pd->tag >= c.n_pkts)
+                continue;
+            reads_b += type[pd->tag] == AV_PICTURE_TYPE_B;
+            bool seen = false;
+            for (int k = 0; k < n_pics; k++)
+                seen |= pics[k] == pd->tag;
+            if (!seen && n_pics < 8)
+                pics[n_pics++] = pd->tag;
+        }
+        const int slot = t == AV_PICTURE_TYPE_I ? 0 : want;
+        n_b += t == AV_PICTURE_TYPE_B;
+        jobs[slot]++;
+        right[slot] += n_pics == want;
+    }
+    DF_EXPECT_MSG(reads_b == 0, "%d inputs read a B picture", reads_b);
+    DF_EXPECT_MSG(n_b > 0 && jobs[0] > 0 && jobs[1] > 0, "I %d, P %d, B %d jobs", jobs[0], jobs[1],
+                  jobs[2]);
+    DF_EXPECT_MSG(right[0] == jobs[0], "%d of %d I-picture jobs read nothing", right[0], jobs[0]);
+    /* All P and B pictures but those after the first I. */
+    DF_EXPECT_MSG(right[1] >= jobs[1] * 3 / 4, "%d of %d P-picture jobs read one picture", right[1],
+                  jobs[1]);
+    DF_EXPECT_MSG(right[2] >= jobs[2] * 3 / 4, "%d of %d B-picture jobs read two pictures",
+                  right[2], jobs[2]);
+    df_trace_free(&tr);
+    t_sums_free(&got);
+    free(type);
+    t_clip_free(&c);
+    df_sched_unref(s);
+}
