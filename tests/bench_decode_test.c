@@ -503,6 +503,8 @@ DF_TEST(BenchDecode, TraceRunsSpreadOverTheRepeats)
     for (guint i = 0; i < json_array_get_length(traces); i++) {
         JsonObject *t = json_array_get_object_element(traces, i);
         DF_EXPECT_EQ_INT((int)json_object_get_int_member(t, "run"), (int)i + 1);
+        /* One run per repeat: run k in repeat k, for dfsim to pair. */
+        DF_EXPECT_EQ_INT((int)json_object_get_int_member(t, "repeat"), (int)i + 1);
         DF_EXPECT_EQ_INT((int)json_object_get_int_member(t, "workers"), 1);
         gchar *want = g_strdup_printf("%s/t.r%u.json", dir, i + 1);
         DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(t, "file", ""), want) == 0);

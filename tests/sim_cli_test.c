@@ -368,6 +368,63 @@ DF_TEST(SimCli, SeveralTracesGiveTheMedian)
         g_object_unref(p);
     }
 
+    /* Paired: each trace's projection against the sample of the repeat it
+     * ran in (run.traces says which).  The samples are 5 % and 1 % below
+     * the two projections, the medians far off: held against the pairs. */
+    const char *argv5[] = {dfsim,  "--trace",   a,   "--trace", b,    "--policy",
+                           "fifo", "--workers", "1", "--json",  json, NULL};
+    r = df_test_run(argv5, NULL);
+    DF_ASSERT_MSG(r.status == 0, "exit %d: %s", r.status, r.err ? r.err : "");
+    df_run_clear(&r);
+    p = json_parser_new();
+    DF_ASSERT(json_parser_load_from_file(p, json, NULL));
+    JsonArray *fr = json_object_get_array_member(
+        json_array_get_object_element(
+            json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "results"),
+            0),
+        "fps_runs");
+    const double pa = json_array_get_double_element(fr, 0),
+                 pb = json_array_get_double_element(fr, 1);
+    g_object_unref(p);
+    for (int listed = 0; listed <= 1; listed++) {
+        gchar *m = g_strdup_printf(
+            "{\"bench\":\"decode\",\"run\":{\"traces\":[{\"workers\":%d,\"run\":1,\"repeat\":2,"
+            "\"file\":\"x/a.json\",\"threading\":\"slice\"}%s]},"
+            "\"results\":[{\"input\":\"c\",\"impl\":\"dfmedia/fifo\",\"workers\":1,"
+            "\"fps_median\":%.6f,\"fps_samples\":[%.6f,%.6f],\"threading\":\"slice\"}]}",
+            DF_TEST_TRACE_WORKERS,
+            listed ? ",{\"workers\":1,\"run\":2,\"repeat\":1,\"file\":\"b.json\","
+                     "\"threading\":\"slice\"}"
+                   : "",
+            (pa + pb) / 4, pb / 1.01, pa / 1.05);
+        DF_ASSERT(g_file_set_contents(meas, m, -1, NULL));
+        g_free(m);
+        const char *argv6[] = {dfsim,      "--trace", a,           "--trace", b,
+                               "--policy", "fifo",    "--workers", "1",       "--validate",
+                               meas,       "--json",  json,        NULL};
+        r = df_test_run(argv6, NULL);
+        /* Unlisted, b's repeat is unknown: no pairs, the medians fail. */
+        DF_EXPECT_MSG(r.status == (listed ? 0 : 1), "listed %d: exit %d: %s", listed, r.status,
+                      r.out ? r.out : "");
+        df_run_clear(&r);
+        p = json_parser_new();
+        DF_ASSERT(json_parser_load_from_file(p, json, NULL));
+        JsonObject *v = json_object_get_object_member(json_node_get_object(json_parser_get_root(p)),
+                                                      "validation");
+        DF_EXPECT(
+            strcmp(json_object_get_string_member(v, "basis"), listed ? "paired" : "medians") == 0);
+        JsonObject *e0 =
+            json_array_get_object_element(json_object_get_array_member(v, "entries"), 0);
+        if (listed)
+            DF_EXPECT_MSG(fabs(json_object_get_double_member(e0, "error_paired") - 0.03) < 1e-3,
+                          "paired error %g, expected the median of 5 %% and 1 %%",
+                          json_object_get_double_member(e0, "error_paired"));
+        else
+            DF_EXPECT(json_object_get_null_member(e0, "error_paired"));
+        DF_EXPECT(json_object_get_double_member(e0, "error") > 0.5);
+        g_object_unref(p);
+    }
+
     gchar *cmd = g_strdup_printf("rm -rf %s", dir);
     DF_EXPECT(system(cmd) == 0);
     g_free(cmd);

@@ -96,9 +96,10 @@ typedef struct DfDecBench {
      * spread over the repeats, each to its own file. */
     int n_traces;
     int *trace_workers;
-    int *trace_run; /* 0 .. --trace-runs - 1 */
+    int *trace_run;    /* 0 .. --trace-runs - 1 */
+    int *trace_repeat; /* the repeat it ran in (-1: not yet) */
     char **trace_paths;
-    double *trace_fps; /* the traced run's own fps; NAN: failed */
+    double *trace_fps;            /* the traced run's own fps; NAN: failed */
     char (*trace_threading)[160]; /* the traced run's threading and why */
     bool trace_failed;
     double load_start[3], load_end[3];
@@ -154,6 +155,7 @@ static int parse_trace_workers(DfDecBench *b)
     b->n_traces = n * runs;
     b->trace_workers = g_new(int, (gsize)b->n_traces);
     b->trace_run = g_new(int, (gsize)b->n_traces);
+    b->trace_repeat = g_new(int, (gsize)b->n_traces);
     b->trace_paths = g_new0(char *, (gsize)b->n_traces + 1);
     b->trace_fps = g_new(double, (gsize)b->n_traces);
     b->trace_threading = g_malloc0_n((gsize)b->n_traces, sizeof(*b->trace_threading));
@@ -161,6 +163,7 @@ static int parse_trace_workers(DfDecBench *b)
         for (int w = 0; w < n; w++, i++) {
             b->trace_workers[i] = v[w];
             b->trace_run[i] = k;
+            b->trace_repeat[i] = -1;
             b->trace_paths[i] = trace_path(b->o.trace, v[w], n > 1, k, runs > 1);
             b->trace_fps[i] = NAN;
         }
@@ -918,40 +921,55 @@ static int first_dfmedia(const DfDecBench *b)
     return -1; /* parse_options() refused --trace then */
 }
 
-static void write_traces(DfDecBench *b, int run)
+static void write_trace(DfDecBench *b, int i, int repeat)
 {
     const int impl = first_dfmedia(b);
+    const int workers = b->trace_workers[i];
+    const char *path = b->trace_paths[i];
+    DfSched *s = NULL;
+    DfError err = {0};
+    DfAffinity saved;
+    df_affinity_save(&saved);
+    df_bench_confine(&b->map, workers);
+    DfSample smp = {.fps = NAN};
+    b->trace_repeat[i] = repeat;
+    if (new_sched(b, b->impls[impl].policy, workers, 0, &s, &err) < 0) {
+        fprintf(stderr, "\ndfbench decode: error: --trace: %s\n", err.msg);
+        goto out;
+    }
+    run_df(b, s, &b->clips[0], clip_trace_capacity(&b->clips[0]), &smp);
+    if (smp.error[0]) {
+        fprintf(stderr, "\ndfbench decode: error: --trace run: %s\n", smp.error);
+        goto out;
+    }
+    if (df_sched_trace_write(s, path, &err) < 0) {
+        fprintf(stderr, "\ndfbench decode: error: cannot write trace %s: %s\n", path, err.msg);
+        goto out;
+    }
+    b->trace_fps[i] = smp.fps;
+    snprintf(b->trace_threading[i], sizeof(b->trace_threading[i]), "%s", smp.threading);
+out:
+    if (s)
+        df_sched_unref(s);
+    df_affinity_restore(&saved);
+    b->trace_failed |= isnan(b->trace_fps[i]);
+}
+
+/* The traced run k of a worker count goes in repeat (2k + 1) R / 2N (one
+ * run: halfway), right before that repeat's first dfmedia sample of the
+ * first clip at that count: next to the samples it is compared with, in
+ * the same stretch of machine load (dfsim pairs them by repeat). */
+static void traces_before(DfDecBench *b, const DfDecConfig *cf, int r, DfProgress *prog)
+{
+    if (cf->input != 0 || b->impls[cf->impl].kind != DF_IMPL_DFMEDIA)
+        return;
     for (int i = 0; i < b->n_traces; i++) {
-        if (b->trace_run[i] != run)
+        const int k = b->trace_run[i];
+        if (b->trace_repeat[i] >= 0 || b->trace_workers[i] != cf->workers ||
+            (2 * k + 1) * b->o.repeat / (2 * b->o.trace_runs) != r)
             continue;
-        const int workers = b->trace_workers[i];
-        const char *path = b->trace_paths[i];
-        DfSched *s = NULL;
-        DfError err = {0};
-        DfAffinity saved;
-        df_affinity_save(&saved);
-        df_bench_confine(&b->map, workers);
-        DfSample smp = {.fps = NAN};
-        if (new_sched(b, b->impls[impl].policy, workers, 0, &s, &err) < 0) {
-            fprintf(stderr, "\ndfbench decode: error: --trace: %s\n", err.msg);
-            goto next;
-        }
-        run_df(b, s, &b->clips[0], clip_trace_capacity(&b->clips[0]), &smp);
-        if (smp.error[0]) {
-            fprintf(stderr, "\ndfbench decode: error: --trace run: %s\n", smp.error);
-            goto next;
-        }
-        if (df_sched_trace_write(s, path, &err) < 0) {
-            fprintf(stderr, "\ndfbench decode: error: cannot write trace %s: %s\n", path, err.msg);
-            goto next;
-        }
-        b->trace_fps[i] = smp.fps;
-        snprintf(b->trace_threading[i], sizeof(b->trace_threading[i]), "%s", smp.threading);
-    next:
-        if (s)
-            df_sched_unref(s);
-        df_affinity_restore(&saved);
-        b->trace_failed |= isnan(b->trace_fps[i]);
+        df_progress_step(prog, "traced run, %d worker%s", cf->workers, cf->workers == 1 ? "" : "s");
+        write_trace(b, i, r);
     }
 }
 
@@ -968,18 +986,10 @@ static void run_all(DfDecBench *b)
 {
     const int n = (int)b->configs->len;
     DfProgress prog;
-    df_progress_begin(&prog, n * b->o.repeat + (b->n_traces ? b->o.trace_runs : 0));
+    df_progress_begin(&prog, n * b->o.repeat + b->n_traces);
     df_report_loadavg(b->load_start);
     b->start_ns = df_now_ns();
     for (int r = 0; r < b->o.repeat; r++) {
-        /* Traced run k before repeat (2k + 1) R / 2N: one run halfway, or
-         * spread as the samples are, so that the traces see the load the
-         * samples around them see. */
-        for (int k = 0; k < b->o.trace_runs && b->n_traces; k++)
-            if ((2 * k + 1) * b->o.repeat / (2 * b->o.trace_runs) == r) {
-                df_progress_step(&prog, "traced run%s", b->n_traces > 1 ? "s" : "");
-                write_traces(b, k);
-            }
         for (int k = 0; k < n; k++) {
             /* Rotated each repeat so that no configuration always runs
              * first (or right after the same neighbour). */
@@ -987,10 +997,17 @@ static void run_all(DfDecBench *b)
             df_progress_step(&prog, "repeat %d/%d: %s, %s, %d worker%s", r + 1, b->o.repeat,
                              b->clips[cf->input].name, b->impls[cf->impl].name, cf->workers,
                              cf->workers == 1 ? "" : "s");
+            traces_before(b, cf, r, &prog);
             run_sample(b, cf);
         }
     }
     b->end_ns = df_now_ns();
+    for (int i = 0; i < b->n_traces; i++)
+        if (b->trace_repeat[i] < 0) {
+            fprintf(stderr, "\ndfbench decode: error: --trace: %s was not recorded\n",
+                    b->trace_paths[i]);
+            b->trace_failed = true;
+        }
     df_report_loadavg(b->load_end);
     df_progress_end(&prog);
 }
@@ -1298,6 +1315,10 @@ static bool write_json(const DfDecBench *b)
         json_builder_add_int_value(jb, b->trace_workers[i]);
         json_builder_set_member_name(jb, "run");
         json_builder_add_int_value(jb, b->trace_run[i] + 1);
+        /* The repeat it ran in (from 1; its samples are the repeat-th of
+         * each configuration's fps_samples): dfsim pairs them. */
+        json_builder_set_member_name(jb, "repeat");
+        json_builder_add_int_value(jb, b->trace_repeat[i] + 1);
         json_builder_set_member_name(jb, "impl");
         json_builder_add_string_value(jb, b->impls[first_dfmedia(b)].name);
         /* dfsim compares a trace only with runs of the same threading. */
@@ -1585,6 +1606,7 @@ cleanup:
     g_free(b.o.trace_workers);
     g_free(b.trace_workers);
     g_free(b.trace_run);
+    g_free(b.trace_repeat);
     g_strfreev(b.trace_paths);
     g_free(b.trace_fps);
     g_free(b.trace_threading);
