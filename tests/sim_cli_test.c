@@ -434,3 +434,56 @@ DF_TEST(SimCli, SeveralTracesGiveTheMedian)
     g_free(other);
     g_free(meas);
 }
+
+/* The busy-core slowdown from ffmpeg-streams: per repeat (1.25 and 1.0
+ * here: the median of the medians would be 1.071), and never below 1 (two
+ * streams faster each than one is the machine's drift, not a speed-up). */
+DF_TEST(SimCli, SlowdownIsPairedAndNeverBelowOne)
+{
+    const char *dfsim = getenv("DFSIM");
+    if (!dfsim)
+        DF_SKIP("DFSIM not set (run through meson test)");
+    char dir[] = "/tmp/dfsim-slow-XXXXXX";
+    DF_ASSERT(mkdtemp(dir));
+    gchar *a = g_strdup_printf("%s/a.json", dir), *json = g_strdup_printf("%s/o.json", dir),
+          *meas = g_strdup_printf("%s/m.json", dir);
+    DF_ASSERT_EQ_INT(df_test_record_trace(a), 0);
+    static const struct {
+        const char *one, *two;
+        double want;
+    } cases[] = {
+        {"\"fps_median\":150,\"fps_samples\":[100,200]",
+         "\"fps_median\":280,\"fps_samples\":[160,400]", 1.125},
+        {"\"fps_median\":100", "\"fps_median\":220", 1.0},
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
+        gchar *m =
+            g_strdup_printf("{\"bench\":\"decode\",\"results\":["
+                            "{\"input\":\"c\",\"impl\":\"ffmpeg-streams\",\"workers\":1,%s},"
+                            "{\"input\":\"c\",\"impl\":\"ffmpeg-streams\",\"workers\":2,%s}]}",
+                            cases[k].one, cases[k].two);
+        DF_ASSERT(g_file_set_contents(meas, m, -1, NULL));
+        g_free(m);
+        const char *argv[] = {dfsim, "--trace",    a,    "--policy", "fifo", "--workers",
+                              "1",   "--validate", meas, "--json",   json,   NULL};
+        DfRun r = df_test_run(argv, NULL);
+        DF_EXPECT_MSG(r.status == 0, "exit %d: %s", r.status, r.err ? r.err : "");
+        df_run_clear(&r);
+        JsonParser *p = json_parser_new();
+        DF_ASSERT(json_parser_load_from_file(p, json, NULL));
+        JsonArray *sd = json_object_get_array_member(
+            json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "model"),
+            "slowdown");
+        DF_ASSERT(sd && json_array_get_length(sd) == 1);
+        DF_EXPECT_MSG(fabs(json_array_get_double_element(sd, 0) - cases[k].want) < 1e-3,
+                      "case %zu: slowdown %g, expected %g", k, json_array_get_double_element(sd, 0),
+                      cases[k].want);
+        g_object_unref(p);
+    }
+    gchar *cmd = g_strdup_printf("rm -rf %s", dir);
+    DF_EXPECT(system(cmd) == 0);
+    g_free(cmd);
+    g_free(a);
+    g_free(json);
+    g_free(meas);
+}
