@@ -560,6 +560,18 @@ static int decode_traced(DfSched *s, const TClip *c, const DfDecoderConfig *cfg,
     return df_sched_trace_collect(s, tr);
 }
 
+/* decode_traced() with the default configuration, for the trace alone. */
+static int trace_clip(DfSched *s, const TClip *c, DfTrace *tr)
+{
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    TSums got = {0};
+    DfDecoderStats st;
+    const int ret = decode_traced(s, c, &cfg, &got, &st, tr);
+    t_sums_free(&got);
+    return ret;
+}
+
 /* R(k,b) reads the rows of band b from the worker that wrote them last:
  * the trace shows, per R node, inputs whose bytes add up to the band's
  * rows and whose workers ran that module.  MPEG-2's rows are the S jobs';
@@ -675,12 +687,8 @@ DF_TEST(FrameworkFlow, SliceJobsReadReferenceRows)
         const int mod_w = df_sched_module_id(s, cases[k].writer);
         TClip c;
         DF_ASSERT(t_clip_load(cases[k].clip, &c) == 0);
-        DfDecoderConfig cfg;
-        df_decoder_config_init(&cfg);
-        TSums got = {0};
-        DfDecoderStats st;
         DfTrace tr;
-        DF_ASSERT(decode_traced(s, &c, &cfg, &got, &st, &tr) == 0);
+        DF_ASSERT(trace_clip(s, &c, &tr) == 0);
         /* Bytes per batch (group of S jobs). */
         TBatch batch[256];
         int n_batch = 0, jobs = 0, with_inputs = 0, bad = 0;
@@ -723,7 +731,6 @@ DF_TEST(FrameworkFlow, SliceJobsReadReferenceRows)
                       "%s: %d of %d batches read one picture's rows", cases[k].clip, one_picture,
                       batches);
         df_trace_free(&tr);
-        t_sums_free(&got);
         t_clip_free(&c);
     }
     df_sched_unref(s);
@@ -775,12 +782,8 @@ DF_TEST(FrameworkFlow, Mpeg2JobsReadTheirAnchors)
     DF_ASSERT(t_clip_load("mpeg2_prog.mkv", &c) == 0);
     int *type = calloc((size_t)c.n_pkts, sizeof(int));
     DF_ASSERT(type && packet_types(&c, type) == 0);
-    DfDecoderConfig cfg;
-    df_decoder_config_init(&cfg);
-    TSums got = {0};
-    DfDecoderStats st;
     DfTrace tr;
-    DF_ASSERT(decode_traced(s, &c, &cfg, &got, &st, &tr) == 0);
+    DF_ASSERT(trace_clip(s, &c, &tr) == 0);
     int jobs[4] = {0}, right[4] = {0}, reads_b = 0, n_b = 0;
     for (size_t e = 0; e < tr.n_events; e++) {
         const DfTraceEvent *ev = &tr.events[e];
@@ -818,7 +821,6 @@ DF_TEST(FrameworkFlow, Mpeg2JobsReadTheirAnchors)
     DF_EXPECT_MSG(right[2] >= jobs[2] * 3 / 4, "%d of %d B-picture jobs read two pictures",
                   right[2], jobs[2]);
     df_trace_free(&tr);
-    t_sums_free(&got);
     free(type);
     t_clip_free(&c);
     df_sched_unref(s);
