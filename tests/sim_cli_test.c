@@ -51,6 +51,9 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     DF_EXPECT(json_object_get_double_member(model, "lost_ms_per_frame") >= 0);
     /* Given, it is used on a synthetic topology too. */
     DF_EXPECT(fabs(json_object_get_double_member(model, "wpp_factor") - 1.5) < 1e-9);
+    /* Not given: no job factor off this machine (null). */
+    DF_EXPECT(json_object_has_member(model, "job_factor") &&
+              json_object_get_null_member(model, "job_factor"));
     JsonArray *res = json_object_get_array_member(root, "results");
     DF_EXPECT_EQ_INT(json_array_get_length(res), 5 * 3 * 2);
     for (guint i = 0; i < json_array_get_length(res); i++) {
@@ -194,6 +197,8 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", trace, "--wpp-factor", "0.5"}, 2, "bad --wpp-factor \"0.5\""},
         {{"--trace", trace, "--wpp-factor", "nan"}, 2, "bad --wpp-factor \"nan\""},
         {{"--trace", trace, "--wpp-factor", "1.5x"}, 2, "bad --wpp-factor \"1.5x\""},
+        {{"--trace", trace, "--job-factor", "0.5"}, 2, "bad --job-factor \"0.5\""},
+        {{"--trace", trace, "--job-factor", "inf"}, 2, "bad --job-factor \"inf\""},
         {{"--trace", trace, "--ns-per-byte", "l3"}, 2, "bad --ns-per-byte entry \"l3\""},
         {{"--trace", trace, "--ns-per-byte", "l3=inf"}, 2, "bad --ns-per-byte entry \"l3=inf\""},
         {{"--trace", trace, "--ns-per-byte", ""}, 2, "bad --ns-per-byte \"\""},

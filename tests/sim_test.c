@@ -437,7 +437,7 @@ DF_TEST(Sim, RealDecodeTraceChargesCrossWorkerBytes)
 
 /* fifo on "core:2 pu:1" without dispatch costs, with the slowdown f2 of
  * two busy workers (0: none) and the WPP row factor `wpp` (0: none). */
-static SimResult run_model(SimGraph *g, int workers, double f2, double wpp)
+static SimResult run_model_jobs(SimGraph *g, int workers, double f2, double wpp, double job)
 {
     SimConfig c;
     sim_config_init(&c);
@@ -451,6 +451,7 @@ static SimResult run_model(SimGraph *g, int workers, double f2, double wpp)
     c.slowdown[2] = f2;
     c.n_slowdown = f2 > 0 ? 2 : 0;
     c.wpp_factor = wpp;
+    c.job_factor = job;
     SimResult r;
     DfError err = {0};
     if (sim_run(g, &c, &r, &err) < 0) {
@@ -458,6 +459,11 @@ static SimResult run_model(SimGraph *g, int workers, double f2, double wpp)
         memset(&r, 0, sizeof(r));
     }
     return r;
+}
+
+static SimResult run_model(SimGraph *g, int workers, double f2, double wpp)
+{
+    return run_model_jobs(g, workers, f2, wpp, 0);
 }
 
 /* Two busy cores each run slower than one (--slowdown 2:1.5).  40
@@ -559,6 +565,57 @@ DF_TEST(Sim, WppRowFactor)
                   "without the factor: %lld ns", (long long)kept.makespan_ns);
     sim_graph_free(g);
     b_free(&b);
+}
+
+/* An independent job (slice, band) runs job_factor longer while another
+ * job of its batch runs on another worker.  A decode call that makes 20
+ * jobs of 100 us, recorded one after the other on one worker: on two
+ * workers each runs next to a sibling (but the very first), so the factor
+ * 1.5 makes the batch about 1.5x as long; on one worker it stays 2 ms.
+ * Recorded on two workers, each job 150 us next to a sibling, they come
+ * back to 100 us on one. */
+DF_TEST(Sim, JobFactor)
+{
+    for (int workers = 1; workers <= 2; workers++) {
+        Builder b;
+        b_init(&b, workers);
+        b_node(&b, 1, 0, 0, 0, 1000, 0, 0, 0, NULL, NULL);
+        for (int j = 0; j < 20; j++) {
+            const int64_t start = workers == 1 ? 1000 + j * 100000 : 1000 + (j / 2) * 150000;
+            DfTraceEvent *e = b_node(&b, (uint64_t)j + 2, 1, 0, start,
+                                     workers == 1 ? 100000 : 150000, 1, 7, 0, NULL, NULL);
+            e->worker = workers == 1 ? 0 : j % 2;
+            e->cpu_ns = e->end_ns - e->start_ns;
+        }
+        SimGraph *g = graph_of(&b);
+        DF_ASSERT(g);
+        int64_t par, alone, other;
+        sim_graph_job_split(g, &par, &alone, &other);
+        DF_EXPECT_EQ_INT(par, workers == 1 ? 0 : 20 * 150000);
+        DF_EXPECT_EQ_INT(alone, workers == 1 ? 20 * 100000 : 0);
+        DF_EXPECT_EQ_INT(other, 1000);
+        if (workers == 1) {
+            const SimResult plain = run_model_jobs(g, 2, 0, 0, 0),
+                            slow = run_model_jobs(g, 2, 0, 0, 1.5),
+                            one = run_model_jobs(g, 1, 0, 0, 1.5);
+            const double ratio = (double)slow.makespan_ns / (double)plain.makespan_ns;
+            DF_EXPECT_MSG(ratio > 1.4 && ratio < 1.55,
+                          "2 workers: %lld ns with the factor, %lld without",
+                          (long long)slow.makespan_ns, (long long)plain.makespan_ns);
+            DF_EXPECT_MSG(fabs((double)one.makespan_ns - 2e6) < 0.05 * 2e6, "1 worker: %lld ns",
+                          (long long)one.makespan_ns);
+        } else {
+            const SimResult back = run_model_jobs(g, 1, 0, 0, 1.5),
+                            kept = run_model_jobs(g, 1, 0, 0, 0);
+            DF_EXPECT_MSG(fabs((double)back.makespan_ns - 2e6) < 0.05 * 2e6,
+                          "2-worker recording on 1 worker: %lld ns (jobs back to 100 us)",
+                          (long long)back.makespan_ns);
+            DF_EXPECT_MSG(fabs((double)kept.makespan_ns - 3e6) < 0.05 * 3e6,
+                          "without the factor: %lld ns", (long long)kept.makespan_ns);
+        }
+        sim_graph_free(g);
+        b_free(&b);
+    }
 }
 
 #ifdef DF_SIM_REAL_TRACE

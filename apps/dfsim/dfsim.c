@@ -28,7 +28,7 @@ typedef struct Opts {
     char **traces;
     char *topology, *policies, *workers, *streams, *json, *csv, *plot;
     char *ns_per_byte, *validate, *validate_input, *validate_impl, *lost_cpu, *slowdown;
-    char *wpp_factor;
+    char *wpp_factor, *job_factor;
     int task_overhead_ns, poll_ns, window;
     double explore;
 } Opts;
@@ -102,7 +102,8 @@ typedef struct SimInput {
     DfTrace trace;
     SimGraph *graph;
     double wpp_factor;  /* this graph's (its rows' share of the work differs) */
-    double wpp_ratio;   /* the measured CPU ratio it came from; NAN: given or none */
+    double job_factor;  /* likewise for unordered jobs */
+    double wpp_ratio;   /* the measured CPU ratio they came from; NAN: given or none */
     char threading[16]; /* the recording's libavcodec threading, "" when unknown */
     int repeat;         /* the dfbench repeat it ran in, from 1; 0: unknown */
 } SimInput;
@@ -248,12 +249,12 @@ static double measured_fps(JsonArray *results, const char *impl, int workers, co
  * r = 1 - rho + rho * f where rho is the rows' share of the work, here the
  * ordered jobs' share of the graph's self time (rows recorded next to a
  * remote row above counted at 1/f, so a fixed point), after the slowdown
- * every body has with 2 busy.  NAN when not measured or no rows. */
-static double wpp_factor_from(JsonArray *results, const char *input, const SimConfig *c,
-                              const SimGraph *g, double *ratio)
+ * every body has with 2 busy.  The job factor likewise, from the
+ * unordered jobs (slices, bands: each next to a sibling on the other
+ * thread at 2 workers).  NAN when not measured or no such jobs. */
+static double factor_from(JsonArray *results, const char *input, const SimConfig *c, int64_t rw,
+                          int64_t ra, int64_t other, double *ratio)
 {
-    int64_t rw = 0, ra = 0, other = 0;
-    sim_graph_self_split(g, &rw, &ra, &other);
     const double one = measured(results, "ffmpeg-slice", 1, input, "cpu_ms_per_frame");
     const double two = measured(results, "ffmpeg-slice", 2, input, "cpu_ms_per_frame");
     *ratio = two / one;
@@ -403,6 +404,12 @@ int main(int argc, char **argv)
          "1.5 (1 to 10; none: off; default: with --validate on this machine, measured by its "
          "ffmpeg-slice peer's CPU per frame, else off)",
          "F"},
+        {"job-factor", 0, 0, G_OPTION_ARG_STRING, &o.job_factor,
+         "How much longer an independent slice job or band runs while another job of its "
+         "picture runs on another worker, e.g. 1.2 (1 to 10; none: off; default: with "
+         "--validate on this machine, measured by its ffmpeg-slice peer's CPU per frame, else "
+         "off)",
+         "F"},
         {"lost-cpu", 0, 0, G_OPTION_ARG_STRING, &o.lost_cpu,
          "Charge the CPU time the recording lost outside tasks (auto: when replaying on "
          "this machine, i.e. without --topology)",
@@ -508,12 +515,20 @@ int main(int argc, char **argv)
                           o.slowdown);
         goto out;
     }
-    if (o.wpp_factor && strcmp(o.wpp_factor, "none") != 0) {
+    const struct {
+        const char *flag, *value;
+        double *out;
+    } factors[] = {{"--wpp-factor", o.wpp_factor, &base.wpp_factor},
+                   {"--job-factor", o.job_factor, &base.job_factor}};
+    for (size_t k = 0; k < G_N_ELEMENTS(factors); k++) {
+        if (!factors[k].value || strcmp(factors[k].value, "none") == 0)
+            continue;
         char *end = NULL;
-        base.wpp_factor = g_ascii_strtod(o.wpp_factor, &end);
+        *factors[k].out = g_ascii_strtod(factors[k].value, &end);
         /* Negated: NaN fails. */
-        if (end == o.wpp_factor || *end || !(base.wpp_factor >= 1 && base.wpp_factor <= 10)) {
-            rc = df_cli_usage(PROG, "bad --wpp-factor \"%s\" (1 to 10, or none)", o.wpp_factor);
+        if (end == factors[k].value || *end || !(*factors[k].out >= 1 && *factors[k].out <= 10)) {
+            rc = df_cli_usage(PROG, "bad %s \"%s\" (1 to 10, or none)", factors[k].flag,
+                              factors[k].value);
             goto out;
         }
     }
@@ -600,6 +615,7 @@ int main(int argc, char **argv)
         SimInput *x = &in[i];
         x->path = o.traces[i];
         x->wpp_factor = base.wpp_factor;
+        x->job_factor = base.job_factor;
         x->wpp_ratio = NAN;
         if (df_trace_read_json(x->path, &x->trace, &err) < 0) {
             df_cli_fail(PROG, "%s", err.msg);
@@ -624,11 +640,21 @@ int main(int argc, char **argv)
         if (vresults) {
             JsonObject *vr = json_node_get_object(json_parser_get_root(vparser));
             trace_threading(vr, x->path, x->threading, sizeof(x->threading), &x->repeat);
-            if (!o.wpp_factor && !base.topology) {
-                const double f =
-                    wpp_factor_from(vresults, o.validate_input, &base, x->graph, &x->wpp_ratio);
+            /* A clip has WPP rows or independent jobs (or neither). */
+            int64_t rw = 0, ra = 0, other = 0;
+            sim_graph_self_split(x->graph, &rw, &ra, &other);
+            if (rw + ra > 0 && !o.wpp_factor && !base.topology) {
+                const double f = factor_from(vresults, o.validate_input, &base, rw, ra, other,
+                                             &x->wpp_ratio);
                 if (!isnan(f))
                     x->wpp_factor = f;
+            }
+            sim_graph_job_split(x->graph, &rw, &ra, &other);
+            if (rw + ra > 0 && !o.job_factor && !base.topology) {
+                const double f = factor_from(vresults, o.validate_input, &base, rw, ra, other,
+                                             &x->wpp_ratio);
+                if (!isnan(f))
+                    x->job_factor = f;
             }
         }
     }
@@ -658,6 +684,7 @@ int main(int argc, char **argv)
                     c.n_workers = workers[wi];
                     c.streams = streams[si];
                     c.wpp_factor = in[i].wpp_factor;
+                    c.job_factor = in[i].job_factor;
                     if (sim_run(in[i].graph, &c, &runs[i], &err) < 0) {
                         df_progress_end(&prog);
                         df_cli_fail(PROG, "%s, %d workers: %s: %s", pols[p], workers[wi],
@@ -690,6 +717,9 @@ int main(int argc, char **argv)
         per[i] = in[i].wpp_factor;
     const double wpp_factor = median_of(per, n_in);
     for (int i = 0; i < n_in; i++)
+        per[i] = in[i].job_factor;
+    const double job_factor = median_of(per, n_in);
+    for (int i = 0; i < n_in; i++)
         per[i] = in[i].wpp_ratio;
     const double wpp_ratio = median_of(per, n_in);
     g_free(per);
@@ -713,6 +743,15 @@ int main(int argc, char **argv)
         for (int k = 2; k <= base.n_slowdown; k++)
             printf(" %d: %.3f", k, base.slowdown[k]);
         printf("\n");
+    }
+    if (job_factor > 1) {
+        printf("job factor (a slice job or band while another of its picture runs on another "
+               "worker): %.3f",
+               job_factor);
+        if (o.job_factor)
+            printf(" (--job-factor)\n");
+        else
+            printf(" (ffmpeg-slice in --validate: CPU per frame x%.3f at 2 workers)\n", wpp_ratio);
     }
     if (wpp_factor > 1) {
         printf("WPP row factor (a row whose row above runs on another worker): %.3f", wpp_factor);
@@ -955,6 +994,7 @@ int main(int argc, char **argv)
         json_builder_end_array(b);
         /* null: not modelled. */
         df_json_double(b, "wpp_factor", wpp_factor > 1 ? wpp_factor : NAN);
+        df_json_double(b, "job_factor", job_factor > 1 ? job_factor : NAN);
         json_builder_end_object(b);
         json_builder_set_member_name(b, "results");
         json_builder_begin_array(b);
@@ -1120,5 +1160,6 @@ out:
     g_free(o.lost_cpu);
     g_free(o.slowdown);
     g_free(o.wpp_factor);
+    g_free(o.job_factor);
     return rc;
 }

@@ -25,7 +25,11 @@
  * per-CTU progress handshake, and the rows above it filters, move between
  * the cores): one measured factor (SimConfig.wpp_factor) for a row that
  * starts while the row above runs elsewhere, taken off the rows the
- * recording ran so first. */
+ * recording ran so first.  Independent jobs of one batch (H.264 slices,
+ * MPEG-2 bands) likewise cost more while a sibling runs on another core
+ * (the picture's shared per-macroblock tables and the decoder context move
+ * between the cores): SimConfig.job_factor, for a job that starts while a
+ * sibling runs elsewhere. */
 #include "sim.h"
 #include "internal.h"
 
@@ -67,6 +71,8 @@ typedef struct SimNode {
     int rec_busy;     /* workers busy at its recorded start, itself included */
     bool rec_wpp;     /* ordered job whose row above was running on another worker
                        * when it started in the recording */
+    bool job;         /* an unordered job of a batch (siblings: same group, same parent) */
+    bool rec_par;     /* such a job that started while a sibling ran on another worker */
 } SimNode;
 
 struct SimGraph {
@@ -316,6 +322,56 @@ static int busy_counts(const DfTrace *t, SimGraph *g)
     return 0;
 }
 
+/* Unordered job batches: nodes created by one body into one group (a
+ * df_jobs_run() batch), at least two, not ordered; and which of them the
+ * recording started while a sibling ran on another worker. */
+static int mark_jobs(const DfTrace *t, SimGraph *g)
+{
+    const int n = g->n, ng = g->n_groups;
+    int *first = malloc(sizeof(int) * (size_t)(ng + 1)), *at = malloc(sizeof(int) * (size_t)(ng + 1));
+    int *list = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!first || !at || !list) {
+        free(first);
+        free(at);
+        free(list);
+        return -1;
+    }
+    for (int k = 0; k <= ng; k++)
+        first[k] = 0;
+    for (int i = 0; i < n; i++) {
+        const SimNode *sn = &g->nodes[i];
+        if (sn->group >= 0 && sn->parent >= 0 && sn->start_pred < 0)
+            first[sn->group + 1]++;
+    }
+    for (int k = 0; k < ng; k++)
+        first[k + 1] += first[k];
+    memcpy(at, first, sizeof(int) * (size_t)(ng + 1));
+    for (int i = 0; i < n; i++) {
+        const SimNode *sn = &g->nodes[i];
+        if (sn->group >= 0 && sn->parent >= 0 && sn->start_pred < 0)
+            list[at[sn->group]++] = i;
+    }
+    for (int k = 0; k < ng; k++)
+        for (int a = first[k]; a < first[k + 1]; a++) {
+            const int i = list[a];
+            const DfTraceEvent *e = &t->events[i];
+            SimNode *sn = &g->nodes[i];
+            for (int b = first[k]; b < first[k + 1]; b++) {
+                const int j = list[b];
+                if (j == i || g->nodes[j].parent != sn->parent)
+                    continue;
+                sn->job = true;
+                const DfTraceEvent *o = &t->events[j];
+                sn->rec_par |= o->worker != e->worker && o->start_ns <= e->start_ns &&
+                               e->start_ns < o->end_ns;
+            }
+        }
+    free(first);
+    free(at);
+    free(list);
+    return 0;
+}
+
 /* Time event i ran while event p (the row above) ran too. */
 static int64_t row_overlap(const DfTrace *t, int i, int p)
 {
@@ -470,7 +526,7 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
     ret = lost_time(t, g, waits_of, err);
     if (ret < 0)
         goto out;
-    if (busy_counts(t, g) < 0) {
+    if (busy_counts(t, g) < 0 || mark_jobs(t, g) < 0) {
         ret = df_set_error(err, -ENOMEM, "out of memory");
         goto out;
     }
@@ -675,6 +731,18 @@ void sim_graph_self_split(const SimGraph *g, int64_t *ordered_wpp, int64_t *orde
     }
 }
 
+void sim_graph_job_split(const SimGraph *g, int64_t *par, int64_t *alone, int64_t *other)
+{
+    *par = *alone = *other = 0;
+    for (int i = 0; i < g->n; i++) {
+        const SimNode *sn = &g->nodes[i];
+        int64_t self = 0;
+        for (int k = 0; k < sn->n_seg; k++)
+            self += g->segs[sn->first_seg + k].ns;
+        *(!sn->job ? other : sn->rec_par ? par : alone) += self;
+    }
+}
+
 void sim_config_init(SimConfig *c)
 {
     memset(c, 0, sizeof(*c));
@@ -733,7 +801,8 @@ typedef struct Sim {
     uint8_t *done;
     int *ran_on;     /* worker that started the node; -1 */
     int *blocked_on; /* worker an ordered job blocks, its work done; -1 */
-    int *group_left; /* streams * n_groups */
+    int *group_left;    /* streams * n_groups */
+    int *group_running; /* streams * n_groups: jobs of the batch running now */
     int *ext_next, *ext_inflight;
     Worker *w;
     Event *heap;
@@ -959,6 +1028,15 @@ static void start_node(Sim *s, int w, DfNode *n)
         const bool now_wpp = !s->done[above] && s->ran_on[above] >= 0 && s->ran_on[above] != w;
         scale = (now_wpp ? s->cfg->wpp_factor : 1.0) / (sn->rec_wpp ? s->cfg->wpp_factor : 1.0);
     }
+    /* An unordered job likewise while a sibling runs on another worker
+     * (this worker runs no other: jobs do not wait). */
+    if (sn->job) {
+        int *running = &s->group_running[gi / s->g->n * s->g->n_groups + sn->group];
+        if (s->cfg->job_factor > 1.0)
+            scale *= (*running > 0 ? s->cfg->job_factor : 1.0) /
+                     (sn->rec_par ? s->cfg->job_factor : 1.0);
+        (*running)++;
+    }
     s->ran_on[gi] = w;
     wk->stack[wk->depth++] = (Frame){gi, 0, scale};
     set_status(s, w, W_RUNNING);
@@ -1071,6 +1149,8 @@ static void complete_node(Sim *s, int w, int gi)
     s->done[gi] = 1;
     s->finished++;
     s->res->tasks++;
+    if (sn->job)
+        s->group_running[stream * g->n_groups + sn->group]--;
     for (int k = g->succ_first[i]; k < g->succ_first[i + 1]; k++) {
         int c = base + g->succ[k];
         df_node_input(s->dn[c], (unsigned)g->succ_slot[k])->worker = w;
@@ -1150,10 +1230,11 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
     s.blocked_on = malloc(sizeof(int) * (size_t)(s.total ? s.total : 1));
     s.ran_on = malloc(sizeof(int) * (size_t)(s.total ? s.total : 1));
     s.group_left = calloc((size_t)K * (size_t)(g->n_groups ? g->n_groups : 1), sizeof(int));
+    s.group_running = calloc((size_t)K * (size_t)(g->n_groups ? g->n_groups : 1), sizeof(int));
     s.ext_next = calloc((size_t)K, sizeof(int));
     s.ext_inflight = calloc((size_t)K, sizeof(int));
     if (!s.state || !s.w || !s.dn || !s.pending || !s.done || !s.blocked_on || !s.ran_on ||
-        !s.group_left || !s.ext_next || !s.ext_inflight) {
+        !s.group_left || !s.group_running || !s.ext_next || !s.ext_inflight) {
         ret = df_set_error(err, -ENOMEM, "out of memory");
         goto out;
     }
@@ -1290,6 +1371,7 @@ out:
     free(s.blocked_on);
     free(s.ran_on);
     free(s.group_left);
+    free(s.group_running);
     free(s.ext_next);
     free(s.ext_inflight);
     free(s.heap);

@@ -38,6 +38,10 @@ int64_t sim_graph_span_ns(const SimGraph *g);
  * started in the recording, the other ordered jobs, and the rest. */
 void sim_graph_self_split(const SimGraph *g, int64_t *ordered_wpp, int64_t *ordered_alone,
                           int64_t *other);
+/* The same for unordered jobs (a batch of independent slice jobs or
+ * bands): those that started while a sibling ran on another worker in the
+ * recording, the other jobs, and the rest. */
+void sim_graph_job_split(const SimGraph *g, int64_t *par, int64_t *alone, int64_t *other);
 
 #define SIM_MAX_SLOWDOWN 64
 
@@ -70,6 +74,13 @@ typedef struct SimConfig {
      * cores.  Measured on the machine (dfbench decode's ffmpeg-slice CPU
      * per frame at 2 workers over 1); 0 or 1: no such effect. */
     double wpp_factor;
+    /* How much longer an unordered job (an H.264 slice, an MPEG-2 band)
+     * runs when another job of its batch runs on another worker at its
+     * start: the picture's shared per-macroblock tables and the decoder's
+     * context move between the cores.  Measured the same way (dfbench
+     * decode's ffmpeg-slice CPU per frame at 2 workers over 1); 0 or 1:
+     * no such effect. */
+    double job_factor;
     bool lost_cpu; /* this machine's load: charge each node the CPU time
                     * the recording lost before it (sim_graph_lost_ns()) and
                     * run bodies for their wall time; off (other machines),
