@@ -358,6 +358,11 @@ DF_TEST(BenchDecode, BadInputIsRefused)
           "/tmp/t.json"},
          2,
          "bad --trace-runs 3: at most --repeat (2)"},
+        {{"decode", "--input", h264, "--trace-policy", "fifo"}, 2, "--trace-policy needs --trace"},
+        {{"decode", "--input", h264, "--policy", "fifo", "--trace-policy", "steal", "--trace",
+          "/tmp/t.json"},
+         2,
+         "bad --trace-policy \"steal\": not one of --policy"},
         {{"decode", NULL}, 2, "--input"},
         {{"decode", "--input", h264, "--json", "/nonexistent/dir/d.json"},
          1,
@@ -475,7 +480,8 @@ DF_TEST(BenchDecode, TraceOverheadPairsEveryPolicy)
 }
 
 /* --trace-runs: one traced run per repeat, each to FILE.rK, listed with
- * the policy and threading it ran, which dfsim compares like with like. */
+ * the policy (--trace-policy) and threading it ran, which dfsim compares
+ * like with like. */
 DF_TEST(BenchDecode, TraceRunsSpreadOverTheRepeats)
 {
     const char *dfbench = df_test_dfbench();
@@ -485,10 +491,27 @@ DF_TEST(BenchDecode, TraceRunsSpreadOverTheRepeats)
     DF_ASSERT(mkdtemp(dir));
     gchar *json = g_strdup_printf("%s/r.json", dir), *trace = g_strdup_printf("%s/t.json", dir);
     char *mpeg2 = clip("mpeg2_prog.mkv");
-    const char *argv[] = {dfbench,    "decode",   "--input", mpeg2,     "--workers",
-                          "1",        "--policy", "fifo",    "--peers", "none",
-                          "--repeat", "3",        "--trace", trace,     "--trace-runs",
-                          "3",        "--json",   json,      NULL};
+    const char *argv[] = {dfbench,
+                          "decode",
+                          "--input",
+                          mpeg2,
+                          "--workers",
+                          "1",
+                          "--policy",
+                          "fifo,cost-local",
+                          "--peers",
+                          "none",
+                          "--repeat",
+                          "3",
+                          "--trace",
+                          trace,
+                          "--trace-runs",
+                          "3",
+                          "--trace-policy",
+                          "cost-local",
+                          "--json",
+                          json,
+                          NULL};
     DfRun run = df_test_run(argv, NULL);
     DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench decode exited %d:\n%s\n%s", run.status,
                   run.out ? run.out : "", run.err ? run.err : "");
@@ -511,7 +534,7 @@ DF_TEST(BenchDecode, TraceRunsSpreadOverTheRepeats)
         DF_EXPECT_MSG(file_contains(want, "traceEvents"), "no dfsched trace in %s", want);
         g_free(want);
         DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(t, "impl", ""),
-                            "dfmedia/fifo") == 0);
+                            "dfmedia/cost-local") == 0);
         DF_EXPECT_MSG(
             g_str_has_prefix(json_object_get_string_member_with_default(t, "threading", ""),
                              "slice: "),

@@ -77,6 +77,7 @@ typedef struct DfDecConfig {
 typedef struct DfDecOpts {
     gchar **inputs;
     char *workers, *policy, *peers, *json, *csv, *plot, *trace, *threading, *trace_workers;
+    char *trace_policy;
     int repeat, poll_us, thread_count, in_flight, trace_runs;
     gboolean trace_overhead;
 } DfDecOpts;
@@ -95,6 +96,7 @@ typedef struct DfDecBench {
     /* --trace: --trace-runs traced runs per count of --trace-workers,
      * spread over the repeats, each to its own file. */
     int n_traces;
+    int trace_impl; /* the dfmedia implementation traced */
     int *trace_workers;
     int *trace_run;    /* 0 .. --trace-runs - 1 */
     int *trace_repeat; /* the repeat it ran in (-1: not yet) */
@@ -373,6 +375,8 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
          "Worker counts to trace, from --workers (default: the largest); with more than one, "
          "each trace goes to FILE with .wN before its extension (trace.w1.json, ...)",
          "LIST"},
+        {"trace-policy", 0, 0, G_OPTION_ARG_STRING, &o->trace_policy,
+         "The dfmedia policy traced, one of --policy (default: the first)", "NAME"},
         {"trace-runs", 0, 0, G_OPTION_ARG_INT, &o->trace_runs,
          "Traced runs per traced worker count (default 1, at most --repeat), spread over the "
          "repeats as the samples are; with more than one, each goes to FILE with .rK before its "
@@ -491,6 +495,20 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
     /* The outputs are written after minutes of runs: refuse them now. */
     if (o->trace_workers && !o->trace) {
         status = df_cli_usage(PROG, "--trace-workers needs --trace FILE");
+        goto cleanup;
+    }
+    if (o->trace_policy && !o->trace) {
+        status = df_cli_usage(PROG, "--trace-policy needs --trace FILE");
+        goto cleanup;
+    }
+    b->trace_impl = -1;
+    for (int i = 0; i < b->n_impls && o->trace; i++)
+        if (b->impls[i].kind == DF_IMPL_DFMEDIA && b->trace_impl < 0 &&
+            (!o->trace_policy || strcmp(b->impls[i].policy, o->trace_policy) == 0))
+            b->trace_impl = i;
+    if (o->trace && b->trace_impl < 0) {
+        status = df_cli_usage(PROG, "bad --trace-policy \"%s\": not one of --policy (\"%s\")",
+                              o->trace_policy, o->policy ? o->policy : "all");
         goto cleanup;
     }
     if (o->trace && (status = parse_trace_workers(b)) != DF_BENCH_OK)
@@ -910,20 +928,13 @@ static void configs_free(DfDecBench *b)
     b->configs = NULL;
 }
 
-/* The --trace runs: the first clip on the first dfmedia policy, once per
- * traced worker count, with the scheduler's trace on.  Not samples: the
- * trace's cost is in them (dfsim replays what the traced run did). */
-static int first_dfmedia(const DfDecBench *b)
-{
-    for (int i = 0; i < b->n_impls; i++)
-        if (b->impls[i].kind == DF_IMPL_DFMEDIA)
-            return i;
-    return -1; /* parse_options() refused --trace then */
-}
-
+/* The --trace runs: the first clip on --trace-policy (the first dfmedia
+ * policy), once per traced worker count and run, with the scheduler's
+ * trace on.  Not samples: the trace's cost is in them (dfsim replays what
+ * the traced run did). */
 static void write_trace(DfDecBench *b, int i, int repeat)
 {
-    const int impl = first_dfmedia(b);
+    const int impl = b->trace_impl;
     const int workers = b->trace_workers[i];
     const char *path = b->trace_paths[i];
     DfSched *s = NULL;
@@ -978,7 +989,7 @@ static void print_traces(const DfDecBench *b)
     for (int i = 0; i < b->n_traces; i++)
         if (!isnan(b->trace_fps[i]))
             printf("trace of %s on %s, %d worker%s (%.1f fps traced): %s\n", b->clips[0].name,
-                   b->impls[first_dfmedia(b)].name, b->trace_workers[i],
+                   b->impls[b->trace_impl].name, b->trace_workers[i],
                    b->trace_workers[i] == 1 ? "" : "s", b->trace_fps[i], b->trace_paths[i]);
 }
 
@@ -1320,7 +1331,7 @@ static bool write_json(const DfDecBench *b)
         json_builder_set_member_name(jb, "repeat");
         json_builder_add_int_value(jb, b->trace_repeat[i] + 1);
         json_builder_set_member_name(jb, "impl");
-        json_builder_add_string_value(jb, b->impls[first_dfmedia(b)].name);
+        json_builder_add_string_value(jb, b->impls[b->trace_impl].name);
         /* dfsim compares a trace only with runs of the same threading. */
         json_builder_set_member_name(jb, "threading");
         json_builder_add_string_value(jb, b->trace_threading[i]);
@@ -1604,6 +1615,7 @@ cleanup:
     g_free(b.o.plot);
     g_free(b.o.trace);
     g_free(b.o.trace_workers);
+    g_free(b.o.trace_policy);
     g_free(b.trace_workers);
     g_free(b.trace_run);
     g_free(b.trace_repeat);
