@@ -84,7 +84,7 @@ typedef struct DfPicTable {
     uint64_t prev_seq[2]; /* their seq (a record reused since is another picture) */
     int anchor[3];        /* MPEG-1/2: the last I/P pictures, newest first, or -1 */
     uint64_t anchor_seq[3];
-    uint64_t allocated;   /* pictures allocated (D chain) */
+    uint64_t allocated; /* pictures allocated (D chain) */
 } DfPicTable;
 
 /* Install the execute/execute2 overrides (after avcodec_open2). */

@@ -640,21 +640,24 @@ int main(int argc, char **argv)
         if (vresults) {
             JsonObject *vr = json_node_get_object(json_parser_get_root(vparser));
             trace_threading(vr, x->path, x->threading, sizeof(x->threading), &x->repeat);
-            /* A clip has WPP rows or independent jobs (or neither). */
-            int64_t rw = 0, ra = 0, other = 0;
-            sim_graph_self_split(x->graph, &rw, &ra, &other);
-            if (rw + ra > 0 && !o.wpp_factor && !base.topology) {
-                const double f = factor_from(vresults, o.validate_input, &base, rw, ra, other,
-                                             &x->wpp_ratio);
+            /* A clip has WPP rows or independent jobs (or neither); both
+             * factors come from the same measurement. */
+            int64_t rw, ra, ro, jw, ja, jo;
+            sim_graph_self_split(x->graph, &rw, &ra, &ro);
+            sim_graph_job_split(x->graph, &jw, &ja, &jo);
+            const struct {
+                int64_t par, alone, other;
+                const char *given;
+                double *out;
+            } kinds[] = {{rw, ra, ro, o.wpp_factor, &x->wpp_factor},
+                         {jw, ja, jo, o.job_factor, &x->job_factor}};
+            for (size_t k = 0; k < G_N_ELEMENTS(kinds) && !base.topology; k++) {
+                if (kinds[k].given || kinds[k].par + kinds[k].alone == 0)
+                    continue;
+                const double f = factor_from(vresults, o.validate_input, &base, kinds[k].par,
+                                             kinds[k].alone, kinds[k].other, &x->wpp_ratio);
                 if (!isnan(f))
-                    x->wpp_factor = f;
-            }
-            sim_graph_job_split(x->graph, &rw, &ra, &other);
-            if (rw + ra > 0 && !o.job_factor && !base.topology) {
-                const double f = factor_from(vresults, o.validate_input, &base, rw, ra, other,
-                                             &x->wpp_ratio);
-                if (!isnan(f))
-                    x->job_factor = f;
+                    *kinds[k].out = f;
             }
         }
     }

@@ -328,7 +328,8 @@ static int busy_counts(const DfTrace *t, SimGraph *g)
 static int mark_jobs(const DfTrace *t, SimGraph *g)
 {
     const int n = g->n, ng = g->n_groups;
-    int *first = malloc(sizeof(int) * (size_t)(ng + 1)), *at = malloc(sizeof(int) * (size_t)(ng + 1));
+    int *first = malloc(sizeof(int) * (size_t)(ng + 1)),
+        *at = malloc(sizeof(int) * (size_t)(ng + 1));
     int *list = malloc(sizeof(int) * (size_t)(n ? n : 1));
     if (!first || !at || !list) {
         free(first);
@@ -362,8 +363,8 @@ static int mark_jobs(const DfTrace *t, SimGraph *g)
                     continue;
                 sn->job = true;
                 const DfTraceEvent *o = &t->events[j];
-                sn->rec_par |= o->worker != e->worker && o->start_ns <= e->start_ns &&
-                               e->start_ns < o->end_ns;
+                sn->rec_par |=
+                    o->worker != e->worker && o->start_ns <= e->start_ns && e->start_ns < o->end_ns;
             }
         }
     free(first);
@@ -799,8 +800,8 @@ typedef struct Sim {
     DfNode **dn;
     int *pending;
     uint8_t *done;
-    int *ran_on;     /* worker that started the node; -1 */
-    int *blocked_on; /* worker an ordered job blocks, its work done; -1 */
+    int *ran_on;        /* worker that started the node; -1 */
+    int *blocked_on;    /* worker an ordered job blocks, its work done; -1 */
     int *group_left;    /* streams * n_groups */
     int *group_running; /* streams * n_groups: jobs of the batch running now */
     int *ext_next, *ext_inflight;
