@@ -20,6 +20,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,16 +102,28 @@ typedef struct SimInput {
     const char *path;
     DfTrace trace;
     SimGraph *graph;
-    double wpp_factor;  /* this graph's (its rows' share of the work differs) */
-    double job_factor;  /* likewise for unordered jobs */
-    double wpp_ratio;   /* the measured CPU ratio they came from; NAN: given or none */
-    char threading[16]; /* the recording's libavcodec threading, "" when unknown */
-    int repeat;         /* the dfbench repeat it ran in, from 1; 0: unknown */
+    double wpp_factor;           /* this graph's (its rows' share of the work differs) */
+    double job_factor;           /* likewise for unordered jobs */
+    double wpp_ratio;            /* the measured CPU ratio they came from; NAN: given or none */
+    double lost_ns, dispatch_ns; /* the graph's (sim_graph_lost_ns(), _dispatch_ns()) */
+    char threading[16];          /* the recording's libavcodec threading, "" when unknown */
+    int repeat;                  /* the dfbench repeat it ran in, from 1; 0: unknown */
 } SimInput;
 
 static double median_of(const double *v, int n)
 {
     return df_summarize(v, n).median;
+}
+
+/* The median over the inputs of the double at `offset` in each. */
+static double inputs_median(const SimInput *in, int n, size_t offset)
+{
+    double *v = g_new(double, (gsize)n);
+    for (int i = 0; i < n; i++)
+        memcpy(&v[i], (const char *)&in[i] + offset, sizeof(double));
+    const double m = median_of(v, n);
+    g_free(v);
+    return m;
 }
 
 /* The per-trace results of one configuration, field by field. */
@@ -176,27 +189,29 @@ static double measured(JsonArray *results, const char *impl, int workers, const 
                : NAN;
 }
 
-/* The threading mode of a dfmedia result ("slice", "frame", "none"; the
- * word before the reason), "" when not recorded. */
-static void measured_threading(JsonArray *results, const char *impl, int workers, const char *input,
-                               char *out, size_t len)
+/* The threading mode in dfbench decode's "threading" text ("slice",
+ * "frame", "none": the word before the reason); "" for no text. */
+static void threading_mode(JsonNode *fn, char *out, size_t len)
 {
-    JsonNode *fn = measured_node(results, impl, workers, input, "threading");
     const char *t = fn && JSON_NODE_HOLDS_VALUE(fn) && json_node_get_value_type(fn) == G_TYPE_STRING
                         ? json_node_get_string(fn)
                         : "";
     snprintf(out, len, "%.*s", (int)strcspn(t, ":"), t);
 }
 
-/* The i-th sample (from 0) of dfbench decode's result for impl/workers,
- * NAN when absent. */
-static double measured_sample(JsonArray *results, const char *impl, int workers, const char *input,
-                              int i)
+/* The samples of dfbench decode's result for impl/workers (NULL if none). */
+static JsonArray *measured_samples(JsonArray *results, const char *impl, int workers,
+                                   const char *input)
 {
     JsonNode *fn = measured_node(results, impl, workers, input, "fps_samples");
-    JsonArray *a = fn && JSON_NODE_HOLDS_ARRAY(fn) ? json_node_get_array(fn) : NULL;
-    JsonNode *v = a && i >= 0 && (guint)i < json_array_get_length(a)
-                      ? json_array_get_element(a, (guint)i)
+    return fn && JSON_NODE_HOLDS_ARRAY(fn) ? json_node_get_array(fn) : NULL;
+}
+
+/* The i-th (from 0) of those samples, NAN when absent. */
+static double sample_at(JsonArray *samples, int i)
+{
+    JsonNode *v = samples && i >= 0 && (guint)i < json_array_get_length(samples)
+                      ? json_array_get_element(samples, (guint)i)
                       : NULL;
     return v && JSON_NODE_HOLDS_VALUE(v) && json_node_get_value_type(v) != G_TYPE_STRING
                ? json_node_get_double(v)
@@ -227,8 +242,7 @@ static void trace_threading(JsonObject *vroot, const char *path, char *out, size
         const bool same = strcmp(name, want) == 0;
         g_free(name);
         if (same) {
-            const char *t = json_node_get_string(thn);
-            snprintf(out, len, "%.*s", (int)strcspn(t, ":"), t);
+            threading_mode(thn, out, len);
             JsonNode *rn2 = json_object_get_member(e, "repeat");
             if (rn2 && JSON_NODE_HOLDS_VALUE(rn2) && json_node_get_value_type(rn2) == G_TYPE_INT64)
                 *repeat = (int)json_node_get_int(rn2);
@@ -324,17 +338,14 @@ static bool parse_slowdown(const char *spec, SimConfig *c)
  * 1 (seen here: 0.87) is the drift between the two samples. */
 static double streams_slowdown(JsonArray *results, const char *input, int n)
 {
-    JsonNode *an = measured_node(results, "ffmpeg-streams", 1, input, "fps_samples");
-    JsonNode *bn = measured_node(results, "ffmpeg-streams", n, input, "fps_samples");
-    JsonArray *a = an && JSON_NODE_HOLDS_ARRAY(an) ? json_node_get_array(an) : NULL;
-    JsonArray *b = bn && JSON_NODE_HOLDS_ARRAY(bn) ? json_node_get_array(bn) : NULL;
+    JsonArray *a = measured_samples(results, "ffmpeg-streams", 1, input);
+    JsonArray *b = measured_samples(results, "ffmpeg-streams", n, input);
     double f = NAN;
     const guint len = a && b ? MIN(json_array_get_length(a), json_array_get_length(b)) : 0;
     if (len > 0) {
         double *r = g_new(double, len);
         for (guint i = 0; i < len; i++) {
-            const double one = measured_sample(results, "ffmpeg-streams", 1, input, (int)i);
-            const double many = measured_sample(results, "ffmpeg-streams", n, input, (int)i);
+            const double one = sample_at(a, (int)i), many = sample_at(b, (int)i);
             r[i] = one > 0 && many > 0 ? one / (many / n) : NAN;
         }
         f = median_of(r, (int)len);
@@ -625,6 +636,8 @@ int main(int argc, char **argv)
             df_cli_fail(PROG, "%s", err.msg);
             goto out;
         }
+        x->lost_ns = (double)sim_graph_lost_ns(x->graph);
+        x->dispatch_ns = (double)sim_graph_dispatch_ns(x->graph);
         /* Medians over runs of one configuration only: other clips or
          * worker counts are other measurements. */
         if (i > 0 && (x->trace.n_workers != in[0].trace.n_workers ||
@@ -709,23 +722,11 @@ int main(int argc, char **argv)
     df_progress_end(&prog);
 
     /* Model figures that differ from trace to trace: their medians. */
-    double *per = g_new(double, (gsize)n_in);
-    for (int i = 0; i < n_in; i++)
-        per[i] = (double)sim_graph_lost_ns(in[i].graph);
-    const double lost_ns = median_of(per, n_in);
-    for (int i = 0; i < n_in; i++)
-        per[i] = (double)sim_graph_dispatch_ns(in[i].graph);
-    const double dispatch_ns = median_of(per, n_in);
-    for (int i = 0; i < n_in; i++)
-        per[i] = in[i].wpp_factor;
-    const double wpp_factor = median_of(per, n_in);
-    for (int i = 0; i < n_in; i++)
-        per[i] = in[i].job_factor;
-    const double job_factor = median_of(per, n_in);
-    for (int i = 0; i < n_in; i++)
-        per[i] = in[i].wpp_ratio;
-    const double wpp_ratio = median_of(per, n_in);
-    g_free(per);
+    const double lost_ns = inputs_median(in, n_in, offsetof(SimInput, lost_ns));
+    const double dispatch_ns = inputs_median(in, n_in, offsetof(SimInput, dispatch_ns));
+    const double wpp_factor = inputs_median(in, n_in, offsetof(SimInput, wpp_factor));
+    const double job_factor = inputs_median(in, n_in, offsetof(SimInput, job_factor));
+    const double wpp_ratio = inputs_median(in, n_in, offsetof(SimInput, wpp_ratio));
 
     const int frames = sim_graph_frames(graph) > 0 ? sim_graph_frames(graph) : 1;
     if (n_in == 1)
@@ -845,11 +846,11 @@ int main(int argc, char **argv)
              * repeat it ran in, the median over them.  This machine's speed
              * drifts (by 25 % from one minute to the next, seen here), and
              * both sides of a pair see the same stretch of it. */
+            JsonArray *samples = measured_samples(results, impl, r->workers, o.validate_input);
             double *pe = g_new(double, (gsize)n_in);
             bool paired = true;
             for (int k = 0; k < n_in && paired; k++) {
-                const double sm =
-                    measured_sample(results, impl, r->workers, o.validate_input, in[k].repeat - 1);
+                const double sm = sample_at(samples, in[k].repeat - 1);
                 paired = in[k].repeat > 0 && sm > 0;
                 pe[k] = paired ? (r->fps_run[k] - sm) / sm : NAN;
             }
@@ -860,7 +861,8 @@ int main(int argc, char **argv)
              * libavcodec's frame threads run inside D, outside the trace,
              * and a run without threads has no jobs to spread. */
             char mode[16];
-            measured_threading(results, impl, r->workers, o.validate_input, mode, sizeof(mode));
+            threading_mode(measured_node(results, impl, r->workers, o.validate_input, "threading"),
+                           mode, sizeof(mode));
             const bool comparable =
                 !in[0].threading[0] || !mode[0] || strcmp(in[0].threading, mode) == 0;
             if (comparable) {
