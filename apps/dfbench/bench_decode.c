@@ -82,6 +82,16 @@ typedef struct DfDecOpts {
     gboolean trace_overhead;
 } DfDecOpts;
 
+/* One --trace run: a worker count's k-th traced decode. */
+typedef struct DfTraceRun {
+    int workers;
+    int run;    /* 0 .. --trace-runs - 1 */
+    int repeat; /* the repeat it ran in (-1: not yet) */
+    char *path;
+    double fps;          /* the traced run's own fps; NAN: failed */
+    char threading[160]; /* the traced run's threading and why */
+} DfTraceRun;
+
 typedef struct DfDecBench {
     DfDecOpts o;
     DfCpuMap map;
@@ -97,12 +107,7 @@ typedef struct DfDecBench {
      * spread over the repeats, each to its own file. */
     int n_traces;
     int trace_impl; /* the dfmedia implementation traced */
-    int *trace_workers;
-    int *trace_run;    /* 0 .. --trace-runs - 1 */
-    int *trace_repeat; /* the repeat it ran in (-1: not yet) */
-    char **trace_paths;
-    double *trace_fps;            /* the traced run's own fps; NAN: failed */
-    char (*trace_threading)[160]; /* the traced run's threading and why */
+    DfTraceRun *traces;
     bool trace_failed;
     double load_start[3], load_end[3];
     int64_t start_ns, end_ns;
@@ -155,19 +160,14 @@ static int parse_trace_workers(DfDecBench *b)
     }
     const int runs = b->o.trace_runs;
     b->n_traces = n * runs;
-    b->trace_workers = g_new(int, (gsize)b->n_traces);
-    b->trace_run = g_new(int, (gsize)b->n_traces);
-    b->trace_repeat = g_new(int, (gsize)b->n_traces);
-    b->trace_paths = g_new0(char *, (gsize)b->n_traces + 1);
-    b->trace_fps = g_new(double, (gsize)b->n_traces);
-    b->trace_threading = g_malloc0_n((gsize)b->n_traces, sizeof(*b->trace_threading));
+    b->traces = g_new0(DfTraceRun, (gsize)b->n_traces);
     for (int k = 0, i = 0; k < runs; k++)
         for (int w = 0; w < n; w++, i++) {
-            b->trace_workers[i] = v[w];
-            b->trace_run[i] = k;
-            b->trace_repeat[i] = -1;
-            b->trace_paths[i] = trace_path(b->o.trace, v[w], n > 1, k, runs > 1);
-            b->trace_fps[i] = NAN;
+            b->traces[i] = (DfTraceRun){.workers = v[w],
+                                        .run = k,
+                                        .repeat = -1,
+                                        .path = trace_path(b->o.trace, v[w], n > 1, k, runs > 1),
+                                        .fps = NAN};
         }
     g_free(v);
     return DF_BENCH_OK;
@@ -518,7 +518,7 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
     if (status != DF_BENCH_OK)
         goto cleanup;
     for (int i = 0; i < b->n_traces && status == DF_BENCH_OK; i++) {
-        const DfCliOutput t = {"--trace", b->trace_paths[i]};
+        const DfCliOutput t = {"--trace", b->traces[i].path};
         status = df_cli_check_outputs(PROG, &t, 1);
     }
     if (status != DF_BENCH_OK)
@@ -935,15 +935,16 @@ static void configs_free(DfDecBench *b)
 static void write_trace(DfDecBench *b, int i, int repeat)
 {
     const int impl = b->trace_impl;
-    const int workers = b->trace_workers[i];
-    const char *path = b->trace_paths[i];
+    DfTraceRun *t = &b->traces[i];
+    const int workers = t->workers;
+    const char *path = t->path;
     DfSched *s = NULL;
     DfError err = {0};
     DfAffinity saved;
     df_affinity_save(&saved);
     df_bench_confine(&b->map, workers);
     DfSample smp = {.fps = NAN};
-    b->trace_repeat[i] = repeat;
+    t->repeat = repeat;
     if (new_sched(b, b->impls[impl].policy, workers, 0, &s, &err) < 0) {
         fprintf(stderr, "\ndfbench decode: error: --trace: %s\n", err.msg);
         goto out;
@@ -957,13 +958,13 @@ static void write_trace(DfDecBench *b, int i, int repeat)
         fprintf(stderr, "\ndfbench decode: error: cannot write trace %s: %s\n", path, err.msg);
         goto out;
     }
-    b->trace_fps[i] = smp.fps;
-    snprintf(b->trace_threading[i], sizeof(b->trace_threading[i]), "%s", smp.threading);
+    t->fps = smp.fps;
+    snprintf(t->threading, sizeof(t->threading), "%s", smp.threading);
 out:
     if (s)
         df_sched_unref(s);
     df_affinity_restore(&saved);
-    b->trace_failed |= isnan(b->trace_fps[i]);
+    b->trace_failed |= isnan(t->fps);
 }
 
 /* The traced run k of a worker count goes in repeat (2k + 1) R / 2N (one
@@ -975,8 +976,8 @@ static void traces_before(DfDecBench *b, const DfDecConfig *cf, int r, DfProgres
     if (cf->input != 0 || b->impls[cf->impl].kind != DF_IMPL_DFMEDIA)
         return;
     for (int i = 0; i < b->n_traces; i++) {
-        const int k = b->trace_run[i];
-        if (b->trace_repeat[i] >= 0 || b->trace_workers[i] != cf->workers ||
+        const int k = b->traces[i].run;
+        if (b->traces[i].repeat >= 0 || b->traces[i].workers != cf->workers ||
             (2 * k + 1) * b->o.repeat / (2 * b->o.trace_runs) != r)
             continue;
         df_progress_step(prog, "traced run, %d worker%s", cf->workers, cf->workers == 1 ? "" : "s");
@@ -987,10 +988,10 @@ static void traces_before(DfDecBench *b, const DfDecConfig *cf, int r, DfProgres
 static void print_traces(const DfDecBench *b)
 {
     for (int i = 0; i < b->n_traces; i++)
-        if (!isnan(b->trace_fps[i]))
+        if (!isnan(b->traces[i].fps))
             printf("trace of %s on %s, %d worker%s (%.1f fps traced): %s\n", b->clips[0].name,
-                   b->impls[b->trace_impl].name, b->trace_workers[i],
-                   b->trace_workers[i] == 1 ? "" : "s", b->trace_fps[i], b->trace_paths[i]);
+                   b->impls[b->trace_impl].name, b->traces[i].workers,
+                   b->traces[i].workers == 1 ? "" : "s", b->traces[i].fps, b->traces[i].path);
 }
 
 static void run_all(DfDecBench *b)
@@ -1014,9 +1015,9 @@ static void run_all(DfDecBench *b)
     }
     b->end_ns = df_now_ns();
     for (int i = 0; i < b->n_traces; i++)
-        if (b->trace_repeat[i] < 0) {
+        if (b->traces[i].repeat < 0) {
             fprintf(stderr, "\ndfbench decode: error: --trace: %s was not recorded\n",
-                    b->trace_paths[i]);
+                    b->traces[i].path);
             b->trace_failed = true;
         }
     df_report_loadavg(b->load_end);
@@ -1323,21 +1324,21 @@ static bool write_json(const DfDecBench *b)
     for (int i = 0; i < b->n_traces; i++) {
         json_builder_begin_object(jb);
         json_builder_set_member_name(jb, "workers");
-        json_builder_add_int_value(jb, b->trace_workers[i]);
+        json_builder_add_int_value(jb, b->traces[i].workers);
         json_builder_set_member_name(jb, "run");
-        json_builder_add_int_value(jb, b->trace_run[i] + 1);
+        json_builder_add_int_value(jb, b->traces[i].run + 1);
         /* The repeat it ran in (from 1; its samples are the repeat-th of
          * each configuration's fps_samples): dfsim pairs them. */
         json_builder_set_member_name(jb, "repeat");
-        json_builder_add_int_value(jb, b->trace_repeat[i] + 1);
+        json_builder_add_int_value(jb, b->traces[i].repeat + 1);
         json_builder_set_member_name(jb, "impl");
         json_builder_add_string_value(jb, b->impls[b->trace_impl].name);
         /* dfsim compares a trace only with runs of the same threading. */
         json_builder_set_member_name(jb, "threading");
-        json_builder_add_string_value(jb, b->trace_threading[i]);
+        json_builder_add_string_value(jb, b->traces[i].threading);
         json_builder_set_member_name(jb, "file");
-        json_builder_add_string_value(jb, b->trace_paths[i]);
-        df_json_double(jb, "fps", b->trace_fps[i]);
+        json_builder_add_string_value(jb, b->traces[i].path);
+        df_json_double(jb, "fps", b->traces[i].fps);
         json_builder_end_object(jb);
     }
     json_builder_end_array(jb);
@@ -1616,12 +1617,9 @@ cleanup:
     g_free(b.o.trace);
     g_free(b.o.trace_workers);
     g_free(b.o.trace_policy);
-    g_free(b.trace_workers);
-    g_free(b.trace_run);
-    g_free(b.trace_repeat);
-    g_strfreev(b.trace_paths);
-    g_free(b.trace_fps);
-    g_free(b.trace_threading);
+    for (int i = 0; i < b.n_traces; i++)
+        g_free(b.traces[i].path);
+    g_free(b.traces);
     g_free(b.o.threading);
     df_gst_deinit();
     df_cpu_map_fini(&b.map);
