@@ -12,6 +12,8 @@
  * Medians over small windows keep one preempted run from poisoning the
  * model.  Where the declared sizes are right, (difference / bytes) is the
  * measured cost per byte of level L, exposed as a measured trCost matrix.
+ * A run that read all of several producers from another worker is not
+ * learnt from: it cannot say which of them cost the time.
  * To keep both sides measured, a worker that has work of its own sometimes
  * takes a node from another worker's set on purpose (explore_rate).
  */
@@ -181,6 +183,17 @@ static void learned_done(DfPolicy *pol, int self, const DfNode *n, int64_t exec_
             seen_level[k] = lev;
         seen_bytes[k] += in->bytes;
     }
+    /* A run that read every one of several producers from afar pays all
+     * their transfers at once: charged to each producer's remote window,
+     * it gives each of them the whole difference, and two producers that
+     * often run on one worker (a thief took both) end up with the same
+     * learnt bytes whatever their real cost.  Runs with one producer local
+     * are kept: each window then compares against a run that had it. */
+    bool all_remote = n_seen >= 2;
+    for (int k = 0; k < n_seen && all_remote; k++)
+        all_remote = seen_level[k] != DF_LEVEL_SELF;
+    if (all_remote)
+        return;
     for (int k = 0; k < n_seen; k++) {
         Window *w = win_of(l, c, seen_p[k], seen_level[k]);
         uint64_t idx = atomic_fetch_add_explicit(&w->count, 1, memory_order_acq_rel);

@@ -113,6 +113,50 @@ DF_TEST(Learned, NegativeDifferenceShrinksSize)
     fake_fini(&f);
 }
 
+/* A run of module 3 on worker `self` reading 1 MiB from module 1 on worker
+ * `w1` and 1 KiB from module 2 on worker `w2`, taking `ns`. */
+static void feed2(Fake *f, int self, int w1, int w2, int64_t ns)
+{
+    DfNode n;
+    memset(&n, 0, sizeof(n));
+    n.module = 3;
+    n.n_inputs = 2;
+    n.in[0] = (DfInput){.bytes = 1 << 20, .worker = w1, .module = 1};
+    n.in[1] = (DfInput){.bytes = 1024, .worker = w2, .module = 2};
+    df_policy_learned.done(f->p, self, &n, ns);
+}
+
+/* The mis-declared edge below, white box, as a loaded machine runs it:
+ * module 1's 1 MiB cost nothing, module 2's 1 KiB cost 300 us away from
+ * its worker, and in three frames of four a thief ran both producers on
+ * one worker.  The consumer then reads both locally or both remotely,
+ * which says nothing about which of them costs; learnt from, those runs
+ * gave both the same effective bytes (CI saw a size ratio of 1.02e3, and
+ * the placement went the wrong way). */
+DF_TEST(Learned, ProducersOnOneWorkerDoNotBlurTheModel)
+{
+    Fake f;
+    DF_ASSERT_EQ_INT(fake_init(&f), 0);
+    uint64_t rng = 5;
+    for (int i = 0; i < 400; i++) {
+        const int64_t noise = (int64_t)(df_test_rand(&rng) % 1000);
+        const int self = (int)(df_test_rand(&rng) % 2);
+        int w1 = 0, w2 = 1;
+        if (i % 4 != 0)
+            w1 = w2 = (int)(df_test_rand(&rng) % 2);
+        feed2(&f, self, w1, w2, (self == w2 ? 10000 : 310000) + noise);
+    }
+    DfLearnedModel m;
+    DF_ASSERT_EQ_INT(df_policy_learned_model(f.p, &m), 0);
+    /* 300 us at the flat weight 1 is 12 MB of reference transfer, over
+     * 1 KiB declared. */
+    const double want = 300000 / 0.025 / 1024;
+    DF_EXPECT_MSG(m.size_scale[2] > want * 0.85 && m.size_scale[2] < want * 1.15,
+                  "module 2 scale %.1f, expected about %.1f", m.size_scale[2], want);
+    DF_EXPECT_MSG(m.size_scale[1] < 1e-3, "module 1 scale %.3g, expected about 0", m.size_scale[1]);
+    fake_fini(&f);
+}
+
 /* ---------------------------------------- end to end: a mis-declared edge */
 
 /* Per frame: P1 declares 1 MiB but hands over nothing real; P2 declares
