@@ -128,6 +128,13 @@ static bool mpeg12(const AVCodecContext *c)
     return c->codec_id == AV_CODEC_ID_MPEG1VIDEO || c->codec_id == AV_CODEC_ID_MPEG2VIDEO;
 }
 
+/* Whether record i still holds picture `seq` (not reused since) and is
+ * another picture than the one being decoded. */
+static bool live_ref(const DfPicTable *t, int i, uint64_t seq)
+{
+    return seq != 0 && i >= 0 && i != t->cur && t->rec[i].seq == seq && t->rec[i].h > 0;
+}
+
 /* MPEG-1/2: the references of the picture being decoded, from the I/P
  * pictures before it; it becomes one itself when it is an I or P picture
  * (a second field finds its own frame among them and skips it). */
@@ -141,11 +148,8 @@ static void find_anchors(DfPicTable *t, RefInputs *r)
                      : cur->pict_type == AV_PICTURE_TYPE_B ? 2
                                                            : 0;
     for (int k = 0; k < 3 && r->n_ref < want; k++) {
-        const int i = t->anchor[k];
-        if (t->anchor_seq[k] == 0 || i < 0 || i == t->cur || t->rec[i].seq != t->anchor_seq[k] ||
-            t->rec[i].h <= 0)
-            continue;
-        r->ref[r->n_ref++] = &t->rec[i];
+        if (live_ref(t, t->anchor[k], t->anchor_seq[k]))
+            r->ref[r->n_ref++] = &t->rec[t->anchor[k]];
     }
     if (first && (cur->pict_type == AV_PICTURE_TYPE_I || cur->pict_type == AV_PICTURE_TYPE_P)) {
         for (int k = 2; k > 0; k--) {
@@ -169,11 +173,8 @@ static void find_refs(DfDecoder *dec, int count, RefInputs *r)
         return;
     }
     for (int k = 0; k < 2; k++) {
-        const int i = t->prev[k];
-        if (t->prev_seq[k] == 0 || i < 0 || i == t->cur || t->rec[i].seq != t->prev_seq[k] ||
-            t->rec[i].h <= 0)
-            continue;
-        r->ref[r->n_ref++] = &t->rec[i];
+        if (live_ref(t, t->prev[k], t->prev_seq[k]))
+            r->ref[r->n_ref++] = &t->rec[t->prev[k]];
     }
 }
 
