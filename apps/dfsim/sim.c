@@ -322,6 +322,12 @@ static int busy_counts(const DfTrace *t, SimGraph *g)
     return 0;
 }
 
+/* Created by a body into a group, and not ordered after a sibling. */
+static bool job_candidate(const SimNode *sn)
+{
+    return sn->group >= 0 && sn->parent >= 0 && sn->start_pred < 0;
+}
+
 /* Unordered job batches: nodes created by one body into one group (a
  * df_jobs_run() batch), at least two, not ordered; and which of them the
  * recording started while a sibling ran on another worker. */
@@ -341,7 +347,7 @@ static int mark_jobs(const DfTrace *t, SimGraph *g)
         first[k] = 0;
     for (int i = 0; i < n; i++) {
         const SimNode *sn = &g->nodes[i];
-        if (sn->group >= 0 && sn->parent >= 0 && sn->start_pred < 0)
+        if (job_candidate(sn))
             first[sn->group + 1]++;
     }
     for (int k = 0; k < ng; k++)
@@ -349,7 +355,7 @@ static int mark_jobs(const DfTrace *t, SimGraph *g)
     memcpy(at, first, sizeof(int) * (size_t)(ng + 1));
     for (int i = 0; i < n; i++) {
         const SimNode *sn = &g->nodes[i];
-        if (sn->group >= 0 && sn->parent >= 0 && sn->start_pred < 0)
+        if (job_candidate(sn))
             list[at[sn->group]++] = i;
     }
     for (int k = 0; k < ng; k++)
@@ -719,16 +725,22 @@ int64_t sim_graph_span_ns(const SimGraph *g)
     return g->span_ns;
 }
 
+/* A node's own time: its segments, without the waits between them. */
+static int64_t self_ns(const SimGraph *g, const SimNode *sn)
+{
+    int64_t self = 0;
+    for (int k = 0; k < sn->n_seg; k++)
+        self += g->segs[sn->first_seg + k].ns;
+    return self;
+}
+
 void sim_graph_self_split(const SimGraph *g, int64_t *ordered_wpp, int64_t *ordered_alone,
                           int64_t *other)
 {
     *ordered_wpp = *ordered_alone = *other = 0;
     for (int i = 0; i < g->n; i++) {
         const SimNode *sn = &g->nodes[i];
-        int64_t self = 0;
-        for (int k = 0; k < sn->n_seg; k++)
-            self += g->segs[sn->first_seg + k].ns;
-        *(sn->start_pred < 0 ? other : sn->rec_wpp ? ordered_wpp : ordered_alone) += self;
+        *(sn->start_pred < 0 ? other : sn->rec_wpp ? ordered_wpp : ordered_alone) += self_ns(g, sn);
     }
 }
 
@@ -737,10 +749,7 @@ void sim_graph_job_split(const SimGraph *g, int64_t *par, int64_t *alone, int64_
     *par = *alone = *other = 0;
     for (int i = 0; i < g->n; i++) {
         const SimNode *sn = &g->nodes[i];
-        int64_t self = 0;
-        for (int k = 0; k < sn->n_seg; k++)
-            self += g->segs[sn->first_seg + k].ns;
-        *(!sn->job ? other : sn->rec_par ? par : alone) += self;
+        *(!sn->job ? other : sn->rec_par ? par : alone) += self_ns(g, sn);
     }
 }
 
