@@ -197,14 +197,29 @@ static void c_body(DfTask *t, void *arg)
         ;
 }
 
-/* Share of frames, after a warm-up (the policy times one node in four and
- * explores 5 % of placements), whose consumer ran on P2's worker, among
+/* Warm-up is over after 400 frames and, under learned, once the model has
+ * timed C with P2's bytes local and remote (3 runs each), or after 10 s.
+ * On a loaded machine a thief runs P1 and P2 on one worker in most frames
+ * and a P2-remote run needs them apart (a run that read both remotely is
+ * not learnt from): 2 busy vCPUs took up to 17000 frames. */
+static bool warmed_up(DfSched *s, int m_p2, int frames, int64_t deadline)
+{
+    DfLearnedModel m;
+    if (frames < 400)
+        return false;
+    if (df_now_ns() >= deadline || df_sched_learned_model(s, &m) < 0)
+        return true;
+    return m.samples_local[m_p2] >= 3 && m.samples_remote[m_p2] >= 3;
+}
+
+/* Share of frames, after the warm-up (the policy times one node in four
+ * and explores 5 % of placements), whose consumer ran on P2's worker, among
  * frames where P1 and P2 ran on different workers and C ran where the
  * policy placed it.  The others tell nothing about the placement: a
  * preempted owner's heartbeat goes stale and a thief takes its node (under
  * TSan on 2 vCPUs up to 80 % of cost-local's frames in a run), and an
  * explored node is taken on purpose; both are flagged stolen.  Frames run
- * until 100 informative ones were seen. */
+ * until 100 informative ones were seen, for at most 10 s more. */
 static double run_misdeclared(const char *policy, double *scale_ratio)
 {
     DfSchedConfig cfg;
@@ -218,9 +233,16 @@ static double run_misdeclared(const char *policy, double *scale_ratio)
         return -1;
     int m_p1 = df_sched_module_id(s, "P1"), m_p2 = df_sched_module_id(s, "P2"),
         m_c = df_sched_module_id(s, "C");
-    const int warmup = 400, want = 100, max_frames = 20000;
+    const int want = 100;
+    const int64_t limit = INT64_C(10000000000);
+    int64_t deadline = df_now_ns() + limit;
+    bool warm = false;
     int on_p2 = 0, counted = 0;
-    for (int k = 0; k < max_frames && counted < want; k++) {
+    for (int k = 0; counted < want && (!warm || df_now_ns() < deadline); k++) {
+        if (!warm && warmed_up(s, m_p2, k, deadline)) {
+            warm = true;
+            deadline = df_now_ns() + limit;
+        }
         DfGroup *g = df_group_new(s, 0);
         Frame fr;
         atomic_init(&fr.w_p1, -1);
@@ -245,8 +267,7 @@ static double run_misdeclared(const char *policy, double *scale_ratio)
         df_node_submit(p1);
         df_node_submit(p2);
         df_sched_wait(s, g);
-        if (k >= warmup && atomic_load(&fr.w_p1) != atomic_load(&fr.w_p2) &&
-            !atomic_load(&fr.c_stolen)) {
+        if (warm && atomic_load(&fr.w_p1) != atomic_load(&fr.w_p2) && !atomic_load(&fr.c_stolen)) {
             counted++;
             on_p2 += atomic_load(&fr.c_on_p2);
         }

@@ -25,7 +25,7 @@ int df_test_write_broken_traces(const char *good, const char *empty, const char 
  * real; P2 declares 1 KiB but C pays 300 us whenever it runs away from
  * P2's worker.  Untraced frames let the policy measure (at least
  * DF_TEST_LEARNED_WARMUP, until the model has derived P2's size from local
- * and remote runs of C, at most DF_TEST_LEARNED_MAX_WARMUP), then
+ * and remote runs of C, at most DF_TEST_LEARNED_MAX_WARMUP_S seconds), then
  * DF_TEST_LEARNED_FRAMES frames (tags 0..) are traced.  The
  * collected trace goes to `out` (free with df_trace_free) and/or `path`
  * (either may be NULL).  Returns 0 or a negative errno.  P1's 64 KiB still
@@ -33,7 +33,7 @@ int df_test_write_broken_traces(const char *good, const char *empty, const char 
  * the model at any trCost weight (300 us / (16 * 0.025 ns/B) = 750 kB), so
  * P2 -> C is the largest edge by learned size even before P1's correction. */
 #define DF_TEST_LEARNED_WARMUP      400
-#define DF_TEST_LEARNED_MAX_WARMUP  20000
+#define DF_TEST_LEARNED_MAX_WARMUP_S 10
 #define DF_TEST_LEARNED_FRAMES      60
 #define DF_TEST_LEARNED_DECLARED_P1 (64u << 10)
 #define DF_TEST_LEARNED_DECLARED_P2 1024u
