@@ -466,6 +466,9 @@ static int enqueue(DfDecoder *dec, const AVPacket *pkt)
         free(s);
         return ret;
     }
+    /* Every node from outside the frame's own tasks is in: from now on the
+     * group is done when they are (df_group_done() polls it). */
+    df_group_seal(s->group);
     /* The previous instance is no longer needed as a predecessor; it stays
      * alive with its slot if that is still queued. */
     DfInstance *old = dec->last_inst;

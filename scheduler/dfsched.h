@@ -158,16 +158,25 @@ const char *df_sched_module_name(const DfSched *sched, int module);
  * DF_NO_DEADLINE) is inherited by nodes created in the group. */
 DfGroup *df_group_new(DfSched *sched, int64_t deadline);
 
-/* Drop the creator's reference.  Allowed at any time; memory is kept until
- * the last node of the group has finished. */
+/* No more nodes will be added to the group from outside its own nodes: it
+ * can be done once they have finished.  Until then (or until the first
+ * df_sched_wait() or df_group_release(), which seal it too) the group is
+ * never done, so that nodes added one by one cannot make it look done
+ * between two of them.  Idempotent. */
+void df_group_seal(DfGroup *group);
+
+/* Seal the group and drop the creator's reference.  Allowed at any time;
+ * memory is kept until the last node of the group has finished. */
 void df_group_release(DfGroup *group);
 
-/* Wait until every node of the group has finished (or been skipped).  From
- * inside a task, the calling worker runs other ready tasks while it waits;
- * from another thread it blocks. */
+/* Seal the group and wait until every node of it has finished (or been
+ * skipped).  From inside a task, the calling worker meanwhile runs nodes of
+ * this group and nodes due before the waiting task's own deadline, nothing
+ * else (it would resume only when they return); from another thread it
+ * blocks. */
 void df_sched_wait(DfSched *sched, DfGroup *group);
 
-/* True once every node of the group has finished. */
+/* True once the group is sealed and every node of it has finished. */
 bool df_group_done(const DfGroup *group);
 
 /* Cancel: nodes of the group that have not started are skipped (their
@@ -359,6 +368,7 @@ typedef struct DfWorkerStats {
     uint64_t bytes_level[DF_N_LEVELS]; /* input bytes by trCost level (SELF = local) */
     uint64_t slab_chunks;              /* slab chunks allocated (cold path) */
     uint64_t max_wait_depth;           /* deepest nesting of df_sched_wait() */
+    uint64_t wait_fallbacks;           /* nodes a wait ran although its filter refused them */
 } DfWorkerStats;
 
 typedef struct DfStats {

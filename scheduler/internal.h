@@ -139,7 +139,8 @@ const DfInput *df_node_input_c(const DfNode *node, unsigned i);
 /* ----------------------------------------------------------------- groups */
 
 struct DfGroup {
-    _Atomic int64_t pending;   /* nodes not finished */
+    _Atomic int64_t pending;   /* nodes not finished, +1 until sealed */
+    _Atomic bool sealed;
     _Atomic int32_t refs;      /* handle + nodes */
     _Atomic uint32_t done_seq; /* futex word for outside waiters */
     _Atomic int32_t n_waiters;
@@ -156,12 +157,14 @@ void df_group_node_finished(DfGroup *g);
 /* ---------------------------------------------------------------- policy */
 
 typedef struct DfPolicy DfPolicy;
+typedef struct DfWaitFilter DfWaitFilter;
 
 /* What a worker is doing, as thieves see it. */
 enum {
     DF_WS_IDLE = 0, /* spinning: will take its own work within a microsecond */
     DF_WS_RUNNING,  /* inside a task body */
     DF_WS_PARKED,   /* asleep on its futex */
+    DF_WS_WAITING,  /* inside a task's wait, with nothing that wait may run */
 };
 
 typedef struct DfWorkerState {
@@ -186,6 +189,11 @@ typedef struct DfPolicyEnv {
     double explore_rate;
     bool lifo;                /* owner takes newest first (steal policy) */
     DfWorkerState *state;     /* n entries, or NULL (every worker counts as busy) */
+    /* Optional: nodes went back into worker w's inbox while w may be
+     * parked (a thief or a waiting owner returned what it would not run);
+     * make sure somebody comes for them. */
+    void (*requeued)(void *wake_ctx, int w);
+    void *wake_ctx;
 } DfPolicyEnv;
 
 /* True when worker w is spinning idle and polling, so that a node in its
@@ -214,10 +222,14 @@ typedef struct DfPolicyOps {
     /* Node became ready; `self` is the worker that made it so (-1 outside). */
     DfPlacement (*push)(DfPolicy *p, int self, DfNode *n);
     /* Next node for worker `self` (own set first, then others), or NULL.
-     * Sets DF_NF_STOLEN / DF_NF_EXPLORED on the node. */
-    DfNode *(*pop)(DfPolicy *p, int self);
+     * Sets DF_NF_STOLEN / DF_NF_EXPLORED on the node.  `f` (may be NULL)
+     * limits the choice to the nodes a waiting task may run. */
+    DfNode *(*pop)(DfPolicy *p, int self, const DfWaitFilter *f);
     /* Cheap check that worker `self` could find work now. */
     bool (*has_work)(DfPolicy *p, int self);
+    /* Nodes wait in worker w's own set (the shared set for shared-set
+     * policies). */
+    bool (*queued)(DfPolicy *p, int w);
     /* Optional: node finished on `self` after `exec_ns` (a sample of nodes). */
     void (*done)(DfPolicy *p, int self, const DfNode *n, int64_t exec_ns);
     /* Optional: the policy wants exec times of a sample of nodes. */
@@ -247,40 +259,110 @@ uint64_t df_cost(const DfPolicyEnv *env, const DfNode *c, int tid);
 
 /* --------------------------------------------------------- ready sets */
 
-/* A worker's Ready set: an array deque that only the owner pushes to (no
+/* A sequentially consistent fence.  ThreadSanitizer does not model
+ * standalone fences (GCC 14 refuses them under -fsanitize=thread), so TSan
+ * builds use a seq_cst read-modify-write of one shared word instead: every
+ * pair of such RMWs is ordered in that word's modification order and the
+ * later one synchronises with the earlier, which excludes the same
+ * store-buffering outcome the fences exclude, and TSan sees the
+ * happens-before edge it creates. */
+#if defined(__SANITIZE_THREAD__)
+#define DF_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DF_TSAN 1
+#endif
+#endif
+#ifdef DF_TSAN
+extern _Atomic uint64_t df_tsan_fence_word;
+#define DF_FENCE_SEQ_CST() ((void)atomic_fetch_add_explicit(&df_tsan_fence_word, 0, memory_order_seq_cst))
+#else
+#define DF_FENCE_SEQ_CST() atomic_thread_fence(memory_order_seq_cst)
+#endif
+
+/* A worker's Ready set serves the earliest deadline first.  It is
+ * DF_LANES Chase-Lev deques ("lanes") that only the owner pushes to (no
  * lock; anyone takes from the old end with one CAS; the owner may also take
  * from the new end), plus an inbox that any thread pushes to (lock-free
- * stack) for nodes registered by other threads (patent fig. 13). */
+ * stack) for nodes registered by other threads (patent fig. 13).
+ *
+ * A node goes to the lane of its slack when it is pushed (deadline - now:
+ * under DF_LANE0_NS, under DF_LANE1_NS, later, none); whoever takes from
+ * the set takes the head of the lane whose head has the earliest deadline.
+ * So the order is EDF between lanes and FIFO inside one, and a node can be
+ * passed only by one pushed later into the same lane with an earlier
+ * deadline: by less than the lane's width (4 ms in lane 0, 16 ms in lane
+ * 1).  Nodes without a deadline come after every node that has one. */
+#define DF_LANES 4
+#define DF_LANE_NONE (DF_LANES - 1)
+#define DF_LANE0_NS 4000000
+#define DF_LANE1_NS 16000000
+
+typedef struct DfSlot {
+    _Atomic(DfNode *) node;
+    _Atomic int64_t deadline;  /* the node's, readable while a thief takes it */
+    _Atomic(const DfGroup *) group;
+} DfSlot;
+
 typedef struct DfDequeBuf {
     int64_t mask;
     struct DfDequeBuf *prev;  /* retired buffers, freed with the deque */
-    _Atomic(DfNode *) slots[];
+    DfSlot slots[];
 } DfDequeBuf;
 
-typedef struct DfReady {
+typedef struct DfLane {
     DF_ALIGNED _Atomic int64_t top;
-    _Atomic(DfNode *) inbox;
     DF_ALIGNED _Atomic int64_t bottom;
     _Atomic(DfDequeBuf *) buf;
+} DfLane;
+
+typedef struct DfReady {
+    DfLane lane[DF_LANES];
+    DF_ALIGNED _Atomic(DfNode *) inbox;
+    /* Owner only: lanes that may hold nodes (a thief may have emptied one). */
+    DF_ALIGNED uint32_t live;
 } DfReady;
+
+/* What a task that waits inside its body may run meanwhile: nodes of the
+ * group it waits for and nodes due before its own deadline.  Anything else
+ * could keep it from resuming long after its group is done. */
+struct DfWaitFilter {
+    const DfGroup *group;
+    int64_t deadline;
+};
+
+static inline bool df_wait_accepts(const DfWaitFilter *f, const DfGroup *g, int64_t deadline)
+{
+    return !f || g == f->group || deadline < f->deadline;
+}
 
 int df_ready_init(DfReady *r, int64_t capacity);
 void df_ready_fini(DfReady *r);
-/* Owner only. */
+/* Owner only: into the lane of the node's deadline. */
 void df_ready_push(DfReady *r, DfNode *n);
-/* Owner only: newest first. */
-DfNode *df_ready_pop_newest(DfReady *r);
-/* Anyone: oldest first (the owner in FIFO mode, thieves always). */
-DfNode *df_ready_take_oldest(DfReady *r);
+/* Owner only: the most urgent node (newest first inside a lane when
+ * `lifo`).  With a filter, only a node it accepts, looked for at both ends
+ * of each lane: a waiting task's own jobs are the newest. */
+DfNode *df_ready_pop(DfReady *r, bool lifo, const DfWaitFilter *f);
+/* Anyone (thieves): the most urgent node at the old end of a lane that the
+ * filter accepts (NULL: any). */
+DfNode *df_ready_take(DfReady *r, const DfWaitFilter *f);
 /* Anyone: push into the inbox. */
 void df_ready_post(DfReady *r, DfNode *n);
-/* Owner: move the inbox into the deque (oldest first).  Returns count. */
-int df_ready_drain_inbox(DfReady *r);
-/* Anyone but the owner: take the oldest inbox node, put the rest back. */
-DfNode *df_ready_steal_inbox(DfReady *r);
-/* Identity of the set's oldest node now (changes when it is taken). */
+/* Owner: move the inbox into the lanes, most urgent first (order by
+ * deadline, then id, whatever order thieves left the inbox in).  With a
+ * filter, only the nodes it accepts; the rest go back.  Returns the number
+ * of nodes moved; *returned is set when nodes went back to the inbox. */
+int df_ready_drain_inbox(DfReady *r, const DfWaitFilter *f, bool *returned);
+/* Anyone but the owner: take the most urgent inbox node the filter
+ * accepts, put the rest back.  *returned as above. */
+DfNode *df_ready_steal_inbox(DfReady *r, const DfWaitFilter *f, bool *returned);
+/* Earliest deadline at the old end of a lane (DF_NO_DEADLINE: none or
+ * empty); for thieves choosing a victim. */
+int64_t df_ready_urgency(const DfReady *r);
+/* Identity of the set's oldest nodes now (changes when one is taken). */
 uint64_t df_ready_head_key(const DfReady *r);
-/* Approximate number of nodes queued (deque + non-empty inbox as 1). */
+/* Approximate number of nodes queued (lanes + non-empty inbox as 1). */
 int64_t df_ready_size(const DfReady *r);
 bool df_ready_empty(const DfReady *r);
 
@@ -293,8 +375,9 @@ int df_ready_sets_init(DfReadySets *rs, int n);
 void df_ready_sets_fini(DfReadySets *rs);
 /* True if any set holds a node. */
 bool df_ready_sets_any(const DfReadySets *rs);
-/* Take the oldest node of another worker's set (deque, then inbox). */
-DfNode *df_ready_steal(DfReady *victim);
+/* Take the most urgent node of another worker's set that the filter
+ * accepts (lanes, then inbox).  *returned as for df_ready_steal_inbox. */
+DfNode *df_ready_steal(DfReady *victim, const DfWaitFilter *f, bool *returned);
 
 /* The running task's context. */
 struct DfTask {
@@ -327,12 +410,13 @@ struct DfCostLocal {
 int df_cost_local_init(DfCostLocal *cl, const DfPolicyEnv *env);
 void df_cost_local_fini(DfCostLocal *cl);
 DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n);
-DfNode *df_cost_local_pop(DfPolicy *p, int self);
+DfNode *df_cost_local_pop(DfPolicy *p, int self, const DfWaitFilter *f);
 bool df_cost_local_has_work(DfPolicy *p, int self);
+bool df_cost_local_queued(DfPolicy *p, int w);
 /* Steal the oldest node from the nearest non-empty victim of `self`.
  * Victims spinning idle are skipped (they run their own nodes, which stay
  * local) unless `explore` is set. */
-DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore);
+DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore, const DfWaitFilter *f);
 /* One draw of the exploration coin for worker `self`. */
 bool df_cost_local_explore_now(DfCostLocal *cl, int self);
 
@@ -400,6 +484,7 @@ typedef struct DfCounters {
     _Atomic uint64_t idle_ns, busy_ns, parks, wakeups_sent;
     _Atomic uint64_t bytes_local, bytes_level[DF_N_LEVELS];
     _Atomic uint64_t max_wait_depth;
+    _Atomic uint64_t wait_fallbacks; /* waits that ran a node their filter refused */
 } DfCounters;
 
 #define DF_CTR_ADD(w, field, v)                                                                    \
@@ -420,6 +505,8 @@ typedef struct DfWorker {
     _Atomic(DfTraceBuf *) trace;
     uint64_t runs_seq;              /* nodes run (owner only): detects nesting */
     uint8_t state;                  /* last value stored in sched->state[index] */
+    uintptr_t stack_base;           /* highest address of the worker's stack */
+    size_t stack_size;
     DfNode *current;                /* node whose body runs now (innermost) */
 } DfWorker;
 
@@ -490,6 +577,12 @@ void df_node_unref(DfNode *n, const DfCache *self);
 
 /* Wake parked workers: the preferred one if parked, else (if `any`) another. */
 void df_wake(DfSched *s, int preferred, bool any);
+/* The same, choosing the other worker nearest to `near` (-1: any). */
+void df_wake_near(DfSched *s, int preferred, bool any, int near);
+/* Nothing to run: spin, then park (see sched.c). */
+void df_worker_idle(DfWorker *w, DfGroup *g, bool nested);
+/* Nodes wait in worker w's own set. */
+bool df_ready_own_empty(DfSched *s, int w);
 
 /* Wake workers parked while waiting on `g`, and outside waiters. */
 void df_wake_group_waiters(DfGroup *g);

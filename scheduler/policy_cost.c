@@ -8,9 +8,9 @@
 
 #include <stdlib.h>
 
-#define SCAN_WINDOW 64
+#define SCAN_WINDOW       64
 #define CACHE_MAX_WORKERS 64
-#define NOT_COMPUTED UINT64_MAX
+#define NOT_COMPUTED      UINT64_MAX
 
 typedef struct CostP {
     DfPolicy base;
@@ -27,7 +27,8 @@ static size_t cost_scratch(int n_workers)
 
 static int cost_create(const DfPolicyEnv *env, DfPolicy **out)
 {
-    CostP *c = aligned_alloc(DF_CACHELINE, (sizeof(CostP) + DF_CACHELINE - 1) & ~(size_t)(DF_CACHELINE - 1));
+    CostP *c = aligned_alloc(DF_CACHELINE,
+                             (sizeof(CostP) + DF_CACHELINE - 1) & ~(size_t)(DF_CACHELINE - 1));
     if (!c)
         return -1;
     *c = (CostP){.base = {.env = *env}, .cache = env->n_workers <= CACHE_MAX_WORKERS};
@@ -69,7 +70,7 @@ static uint64_t cached_cost(CostP *c, DfNode *n, int tid)
     return n->cost_cache[tid];
 }
 
-static DfNode *cost_pop(DfPolicy *p, int self)
+static DfNode *cost_pop(DfPolicy *p, int self, const DfWaitFilter *f)
 {
     CostP *c = (CostP *)p;
     if (atomic_load_explicit(&c->count, memory_order_relaxed) == 0)
@@ -78,7 +79,9 @@ static DfNode *cost_pop(DfPolicy *p, int self)
     DfNode *best = NULL;
     uint64_t best_cost = UINT64_MAX;
     int k = 0;
-    for (DfNode *n = c->head; n && k < SCAN_WINDOW; n = n->next, k++) {
+    for (DfNode *n = c->head; n && (k < SCAN_WINDOW || (f && !best)); n = n->next, k++) {
+        if (!df_wait_accepts(f, n->group, n->deadline))
+            continue;
         uint64_t cost = cached_cost(c, n, self);
         if (!best || cost < best_cost || (cost == best_cost && n->deadline < best->deadline)) {
             best = n;
@@ -105,6 +108,11 @@ static bool cost_has_work(DfPolicy *p, int self)
     return atomic_load_explicit(&((CostP *)p)->count, memory_order_relaxed) > 0;
 }
 
+static bool cost_queued(DfPolicy *p, int w)
+{
+    return atomic_load_explicit(&((CostP *)p)->count, memory_order_relaxed) > 0;
+}
+
 const DfPolicyOps df_policy_cost = {
     .name = "cost",
     .node_scratch = cost_scratch,
@@ -113,4 +121,5 @@ const DfPolicyOps df_policy_cost = {
     .push = cost_push,
     .pop = cost_pop,
     .has_work = cost_has_work,
+    .queued = cost_queued,
 };

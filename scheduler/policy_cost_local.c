@@ -10,7 +10,6 @@
 
 #define RNG_STRIDE (DF_CACHELINE / sizeof(uint64_t))
 
-
 static uint64_t formula1(DfCostLocal *cl, const DfNode *n, int tid)
 {
     return df_cost(&cl->base.env, n, tid);
@@ -58,8 +57,8 @@ int df_cost_local_init(DfCostLocal *cl, const DfPolicyEnv *env)
         qsort_r(row, (size_t)k, sizeof(int), cmp_victims, &ctx);
     }
     for (int i = 0; i < n; i++)
-        cl->rng[i * RNG_STRIDE] =
-            (env->seed ? env->seed : 0x243f6a8885a308d3ull) ^ (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1));
+        cl->rng[i * RNG_STRIDE] = (env->seed ? env->seed : 0x243f6a8885a308d3ull) ^
+                                  (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1));
     return 0;
 }
 
@@ -100,7 +99,8 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
      * consumers, placed by cost, need no thief. */
     if (best < 0 || (best_cost == 0 && n->in_bytes == 0 && self >= 0 && cl->rs.n > 1 &&
                      !df_ready_empty(&cl->rs.sets[self])))
-        best = (int)(atomic_fetch_add_explicit(&cl->rr, 1, memory_order_relaxed) % (uint32_t)cl->rs.n);
+        best =
+            (int)(atomic_fetch_add_explicit(&cl->rr, 1, memory_order_relaxed) % (uint32_t)cl->rs.n);
     /* Exploration (learned): now and then register the node with the
      * nearest other worker, so that the other side of the choice keeps
      * being measured.  Decided once per node, not per poll of a thief. */
@@ -127,58 +127,106 @@ bool df_cost_local_explore_now(DfCostLocal *cl, int self)
     return (double)(r >> 11) * (1.0 / 9007199254740992.0) < rate;
 }
 
-DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore)
+/* May `self` steal from v now?  (Victims spinning idle are skipped, and a
+ * busy one only gives up a node seen at its head on two polls in a row.) */
+static bool may_steal(DfCostLocal *cl, int self, int v, bool explore, int64_t *now)
+{
+    DfReady *r = &cl->rs.sets[v];
+    if (df_ready_empty(r))
+        return false;
+    if (explore)
+        return true;
+    /* An idle owner takes its node itself in a moment, where its input
+     * rows are; a thief would only move them. */
+    if (df_env_worker_idle(&cl->base.env, v, now))
+        return false;
+    /* An owner waiting inside a task runs only what its wait accepts: the
+     * rest is there for thieves now. */
+    const DfWorkerState *st = cl->base.env.state;
+    if (st && atomic_load_explicit(&st[v].v, memory_order_relaxed) == DF_WS_WAITING)
+        return true;
+    /* A busy owner may be just finishing the producer and about to pop it:
+     * steal only a node seen at the head on two polls in a row.  The grace
+     * is one poll, so it scales with the machine. */
+    const int nw = cl->rs.n;
+    uint64_t key = df_ready_head_key(r), *seen = &cl->seen[(size_t)self * (size_t)nw + (size_t)v];
+    if (*seen != key) {
+        *seen = key;
+        return false;
+    }
+    return true;
+}
+
+static DfNode *steal_from(DfCostLocal *cl, int v, bool explore, const DfWaitFilter *f)
+{
+    bool returned;
+    DfNode *n = df_ready_steal(&cl->rs.sets[v], f, &returned);
+    if (returned && cl->base.env.requeued)
+        cl->base.env.requeued(cl->base.env.wake_ctx, v);
+    if (n)
+        n->flags |= DF_NF_STOLEN | (explore ? DF_NF_EXPLORED : 0);
+    return n;
+}
+
+DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore, const DfWaitFilter *f)
 {
     int nw = cl->rs.n;
     const int *order = cl->order + (size_t)self * (size_t)(nw > 1 ? nw - 1 : 1);
     int64_t now = 0;
+    /* First the victim whose most urgent node is due first (the nearest on
+     * ties: nodes without deadlines above all); failing that, in trCost
+     * order, any that has a node this thief may take. */
+    int victim = -1, eligible = 0;
+    int64_t victim_dl = 0;
     for (int k = 0; k < nw - 1; k++) {
-        int v = order[k];
-        DfReady *r = &cl->rs.sets[v];
-        if (df_ready_empty(r))
+        const int v = order[k];
+        if (!may_steal(cl, self, v, explore, &now))
             continue;
-        if (!explore) {
-            /* An idle owner takes its node itself in a moment, where its
-             * input rows are; a thief would only move them. */
-            if (df_env_worker_idle(&cl->base.env, v, &now))
-                continue;
-            /* A busy owner may be just finishing the producer and about to
-             * pop it: steal only a node seen at the head on two polls in a
-             * row.  The grace is one poll, so it scales with the machine. */
-            uint64_t key = df_ready_head_key(r), *seen = &cl->seen[(size_t)self * (size_t)nw + (size_t)v];
-            if (*seen != key) {
-                *seen = key;
-                continue;
-            }
-        }
-        DfNode *n = df_ready_steal(r);
-        if (n) {
-            n->flags |= DF_NF_STOLEN | (explore ? DF_NF_EXPLORED : 0);
-            return n;
+        eligible++;
+        const int64_t dl = df_ready_urgency(&cl->rs.sets[v]);
+        if (victim < 0 || dl < victim_dl) {
+            victim = v;
+            victim_dl = dl;
         }
     }
-    return NULL;
+    if (victim < 0)
+        return NULL;
+    DfNode *n = steal_from(cl, victim, explore, f);
+    if (n || eligible == 1)
+        return n;
+    for (int k = 0; k < nw - 1 && !n; k++)
+        if (order[k] != victim && !df_ready_empty(&cl->rs.sets[order[k]]))
+            n = steal_from(cl, order[k], explore, f);
+    return n;
 }
 
-DfNode *df_cost_local_pop(DfPolicy *p, int self)
+DfNode *df_cost_local_pop(DfPolicy *p, int self, const DfWaitFilter *f)
 {
     DfCostLocal *cl = (DfCostLocal *)p;
-    if (cl->explore) {
+    if (cl->explore && !f) {
         DfNode *x = cl->explore(cl, self);
         if (x)
             return x;
     }
     DfReady *own = &cl->rs.sets[self];
-    df_ready_drain_inbox(own);
-    DfNode *n = df_ready_take_oldest(own);
+    bool returned = false;
+    df_ready_drain_inbox(own, f, &returned);
+    if (returned && cl->base.env.requeued)
+        cl->base.env.requeued(cl->base.env.wake_ctx, self);
+    DfNode *n = df_ready_pop(own, false, f);
     if (n)
         return n;
-    return df_cost_local_steal(cl, self, false);
+    return df_cost_local_steal(cl, self, false, f);
 }
 
 bool df_cost_local_has_work(DfPolicy *p, int self)
 {
     return df_ready_sets_any(&((DfCostLocal *)p)->rs);
+}
+
+bool df_cost_local_queued(DfPolicy *p, int w)
+{
+    return !df_ready_empty(&((DfCostLocal *)p)->rs.sets[w]);
 }
 
 static size_t cl_scratch(int n_workers)
@@ -214,4 +262,5 @@ const DfPolicyOps df_policy_cost_local = {
     .push = df_cost_local_push,
     .pop = df_cost_local_pop,
     .has_work = df_cost_local_has_work,
+    .queued = df_cost_local_queued,
 };

@@ -19,7 +19,8 @@ static size_t fifo_scratch(int n_workers)
 
 static int fifo_create(const DfPolicyEnv *env, DfPolicy **out)
 {
-    Fifo *f = aligned_alloc(DF_CACHELINE, (sizeof(Fifo) + DF_CACHELINE - 1) & ~(size_t)(DF_CACHELINE - 1));
+    Fifo *f = aligned_alloc(DF_CACHELINE,
+                            (sizeof(Fifo) + DF_CACHELINE - 1) & ~(size_t)(DF_CACHELINE - 1));
     if (!f)
         return -1;
     *f = (Fifo){.base = {.env = *env}};
@@ -48,17 +49,26 @@ static DfPlacement fifo_push(DfPolicy *p, int self, DfNode *n)
     return (DfPlacement){.worker = -1, .backlog = before > 0};
 }
 
-static DfNode *fifo_pop(DfPolicy *p, int self)
+static DfNode *fifo_pop(DfPolicy *p, int self, const DfWaitFilter *wf)
 {
     Fifo *f = (Fifo *)p;
     if (atomic_load_explicit(&f->count, memory_order_relaxed) == 0)
         return NULL;
     df_spin_lock(&f->lock);
-    DfNode *n = f->head;
+    /* A waiting task skips what it may not run (a scan under the lock: a
+     * baseline pool's cost, paid only inside waits). */
+    DfNode *n = f->head, *prev = NULL;
+    while (n && !df_wait_accepts(wf, n->group, n->deadline)) {
+        prev = n;
+        n = n->next;
+    }
     if (n) {
-        f->head = n->next;
-        if (!f->head)
-            f->tail = NULL;
+        if (prev)
+            prev->next = n->next;
+        else
+            f->head = n->next;
+        if (f->tail == n)
+            f->tail = prev;
         atomic_fetch_sub_explicit(&f->count, 1, memory_order_relaxed);
     }
     df_spin_unlock(&f->lock);
@@ -66,6 +76,11 @@ static DfNode *fifo_pop(DfPolicy *p, int self)
 }
 
 static bool fifo_has_work(DfPolicy *p, int self)
+{
+    return atomic_load_explicit(&((Fifo *)p)->count, memory_order_relaxed) > 0;
+}
+
+static bool fifo_queued(DfPolicy *p, int w)
 {
     return atomic_load_explicit(&((Fifo *)p)->count, memory_order_relaxed) > 0;
 }
@@ -78,4 +93,5 @@ const DfPolicyOps df_policy_fifo = {
     .push = fifo_push,
     .pop = fifo_pop,
     .has_work = fifo_has_work,
+    .queued = fifo_queued,
 };

@@ -211,7 +211,7 @@ static DfNode *learned_explore(DfCostLocal *cl, int self)
 {
     if (cl->rs.n < 2 || df_ready_empty(&cl->rs.sets[self]) || !df_cost_local_explore_now(cl, self))
         return NULL;
-    return df_cost_local_steal(cl, self, true);
+    return df_cost_local_steal(cl, self, true, NULL);
 }
 
 static size_t learned_scratch(int n_workers)
@@ -289,6 +289,7 @@ const DfPolicyOps df_policy_learned = {
     .push = df_cost_local_push,
     .pop = df_cost_local_pop,
     .has_work = df_cost_local_has_work,
+    .queued = df_cost_local_queued,
     .done = learned_done,
     .needs_timing = true,
 };

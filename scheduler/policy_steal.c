@@ -35,7 +35,8 @@ static int steal_create(const DfPolicyEnv *env, DfPolicy **out)
         return -1;
     }
     for (int i = 0; i < env->n_workers; i++)
-        s->rng[i].state = (env->seed ? env->seed : 0x9e3779b97f4a7c15ull) + 0x1234567ull * (uint64_t)(i + 1);
+        s->rng[i].state =
+            (env->seed ? env->seed : 0x9e3779b97f4a7c15ull) + 0x1234567ull * (uint64_t)(i + 1);
     *out = &s->base;
     return 0;
 }
@@ -51,9 +52,10 @@ static void steal_destroy(DfPolicy *p)
 static DfPlacement steal_push(DfPolicy *p, int self, DfNode *n)
 {
     Steal *s = (Steal *)p;
-    int target = self >= 0 ? self
-                           : (int)(atomic_fetch_add_explicit(&s->rr, 1, memory_order_relaxed) %
-                                   (uint32_t)s->rs.n);
+    int target =
+        self >= 0
+            ? self
+            : (int)(atomic_fetch_add_explicit(&s->rr, 1, memory_order_relaxed) % (uint32_t)s->rs.n);
     DfReady *r = &s->rs.sets[target];
     bool backlog = !df_ready_empty(r);
     n->placed = target;
@@ -64,12 +66,15 @@ static DfPlacement steal_push(DfPolicy *p, int self, DfNode *n)
     return (DfPlacement){.worker = target, .backlog = backlog};
 }
 
-static DfNode *steal_pop(DfPolicy *p, int self)
+static DfNode *steal_pop(DfPolicy *p, int self, const DfWaitFilter *f)
 {
     Steal *s = (Steal *)p;
     DfReady *own = &s->rs.sets[self];
-    df_ready_drain_inbox(own);
-    DfNode *n = df_ready_pop_newest(own);
+    bool returned = false;
+    df_ready_drain_inbox(own, f, &returned);
+    if (returned && s->base.env.requeued)
+        s->base.env.requeued(s->base.env.wake_ctx, self);
+    DfNode *n = df_ready_pop(own, true, f);
     if (n)
         return n;
     int nw = s->rs.n;
@@ -80,7 +85,9 @@ static DfNode *steal_pop(DfPolicy *p, int self)
         int v = (start + k) % nw;
         if (v == self)
             continue;
-        n = df_ready_steal(&s->rs.sets[v]);
+        n = df_ready_steal(&s->rs.sets[v], f, &returned);
+        if (returned && s->base.env.requeued)
+            s->base.env.requeued(s->base.env.wake_ctx, v);
         if (n) {
             n->flags |= DF_NF_STOLEN;
             return n;
@@ -94,6 +101,11 @@ static bool steal_has_work(DfPolicy *p, int self)
     return df_ready_sets_any(&((Steal *)p)->rs);
 }
 
+static bool steal_queued(DfPolicy *p, int w)
+{
+    return !df_ready_empty(&((Steal *)p)->rs.sets[w]);
+}
+
 const DfPolicyOps df_policy_steal = {
     .name = "steal",
     .node_scratch = steal_scratch,
@@ -102,4 +114,5 @@ const DfPolicyOps df_policy_steal = {
     .push = steal_push,
     .pop = steal_pop,
     .has_work = steal_has_work,
+    .queued = steal_queued,
 };

@@ -1,6 +1,6 @@
 /* A worker's Ready set.
  *
- * The deque is Chase-Lev's array deque (Lê et al., "Correct and Efficient
+ * Each lane is Chase-Lev's array deque (Lê et al., "Correct and Efficient
  * Work-Stealing for Weak Memory Models", PPoPP'13): only the owner pushes,
  * with no atomic read-modify-write; anyone takes the oldest node with one
  * CAS on `top`; the owner may take the newest (LIFO mode) without a CAS
@@ -9,7 +9,10 @@
  *
  * The inbox takes nodes registered by other threads (patent fig. 13): a
  * Treiber stack pushed with a CAS and emptied with one exchange, so it needs
- * no memory reclamation scheme.
+ * no memory reclamation scheme.  Whoever empties it sorts it by deadline,
+ * so a thief that gives part of it back cannot disturb the order.
+ *
+ * The lanes and their order are described in internal.h.
  */
 #include "internal.h"
 
@@ -23,8 +26,11 @@ static DfDequeBuf *buf_new(int64_t cap)
         return NULL;
     b->mask = cap - 1;
     b->prev = NULL;
-    for (int64_t i = 0; i < cap; i++)
-        atomic_init(&b->slots[i], NULL);
+    for (int64_t i = 0; i < cap; i++) {
+        atomic_init(&b->slots[i].node, NULL);
+        atomic_init(&b->slots[i].deadline, DF_NO_DEADLINE);
+        atomic_init(&b->slots[i].group, NULL);
+    }
     return b;
 }
 
@@ -33,93 +39,242 @@ int df_ready_init(DfReady *r, int64_t capacity)
     int64_t cap = 64;
     while (cap < capacity)
         cap <<= 1;
-    DfDequeBuf *b = buf_new(cap);
-    if (!b)
-        return -1;
-    atomic_init(&r->top, 0);
-    atomic_init(&r->bottom, 0);
-    atomic_init(&r->buf, b);
+    for (int l = 0; l < DF_LANES; l++) {
+        /* Deadline lanes are short-lived and start small; they grow. */
+        DfDequeBuf *b = buf_new(l == DF_LANE_NONE ? cap : 64);
+        if (!b) {
+            for (int k = 0; k < l; k++)
+                free(atomic_load(&r->lane[k].buf));
+            return -1;
+        }
+        atomic_init(&r->lane[l].top, 0);
+        atomic_init(&r->lane[l].bottom, 0);
+        atomic_init(&r->lane[l].buf, b);
+    }
     atomic_init(&r->inbox, NULL);
+    r->live = 0;
     return 0;
 }
 
 void df_ready_fini(DfReady *r)
 {
-    DfDequeBuf *b = atomic_load(&r->buf);
-    while (b) {
-        DfDequeBuf *p = b->prev;
-        free(b);
-        b = p;
+    for (int l = 0; l < DF_LANES; l++) {
+        DfDequeBuf *b = atomic_load(&r->lane[l].buf);
+        while (b) {
+            DfDequeBuf *p = b->prev;
+            free(b);
+            b = p;
+        }
+        atomic_store(&r->lane[l].buf, NULL);
     }
-    atomic_store(&r->buf, NULL);
+}
+
+static void slot_copy(DfSlot *to, DfSlot *from)
+{
+    atomic_store_explicit(&to->node, atomic_load_explicit(&from->node, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&to->deadline,
+                          atomic_load_explicit(&from->deadline, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&to->group, atomic_load_explicit(&from->group, memory_order_relaxed),
+                          memory_order_relaxed);
 }
 
 /* Cold path: double the buffer (owner only). */
-__attribute__((noinline, cold)) static DfDequeBuf *grow(DfReady *r, DfDequeBuf *old, int64_t b, int64_t t)
+__attribute__((noinline, cold)) static DfDequeBuf *grow(DfLane *q, DfDequeBuf *old, int64_t b,
+                                                        int64_t t)
 {
     DfDequeBuf *nb = buf_new((old->mask + 1) * 2);
     if (!nb)
         abort(); /* no way to report from a push; the buffer only grows to the live set */
     for (int64_t i = t; i < b; i++)
-        atomic_store_explicit(&nb->slots[i & nb->mask],
-                              atomic_load_explicit(&old->slots[i & old->mask], memory_order_relaxed),
-                              memory_order_relaxed);
+        slot_copy(&nb->slots[i & nb->mask], &old->slots[i & old->mask]);
     nb->prev = old;
-    atomic_store_explicit(&r->buf, nb, memory_order_release);
+    /* Pairs with the acquire load of `buf` in lane_take: a thief that sees
+     * the new buffer sees the slots copied into it. */
+    atomic_store_explicit(&q->buf, nb, memory_order_release);
     return nb;
+}
+
+static int lane_of(int64_t deadline)
+{
+    if (deadline == DF_NO_DEADLINE)
+        return DF_LANE_NONE;
+    const int64_t slack = deadline - df_now_ns();
+    return slack < DF_LANE0_NS ? 0 : slack < DF_LANE1_NS ? 1 : 2;
+}
+
+static void lane_push(DfReady *r, int l, DfNode *n)
+{
+    DfLane *q = &r->lane[l];
+    int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+    /* Pairs with the CAS on `top` in lane_take: slots below top are free. */
+    int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+    DfDequeBuf *a = atomic_load_explicit(&q->buf, memory_order_relaxed);
+    if (DF_UNLIKELY(b - t > a->mask))
+        a = grow(q, a, b, t);
+    DfSlot *sl = &a->slots[b & a->mask];
+    atomic_store_explicit(&sl->node, n, memory_order_relaxed);
+    atomic_store_explicit(&sl->deadline, n->deadline, memory_order_relaxed);
+    atomic_store_explicit(&sl->group, n->group, memory_order_relaxed);
+    /* Release, paired with the acquire load of `bottom` in lane_take: a
+     * taker that sees the new bottom sees the slot and the node.  (Rather
+     * than a fence + relaxed store: the same instruction on x86, and
+     * ThreadSanitizer understands it.) */
+    atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
+    r->live |= 1u << l;
 }
 
 void df_ready_push(DfReady *r, DfNode *n)
 {
-    int64_t b = atomic_load_explicit(&r->bottom, memory_order_relaxed);
-    int64_t t = atomic_load_explicit(&r->top, memory_order_acquire);
-    DfDequeBuf *a = atomic_load_explicit(&r->buf, memory_order_relaxed);
-    if (DF_UNLIKELY(b - t > a->mask))
-        a = grow(r, a, b, t);
-    atomic_store_explicit(&a->slots[b & a->mask], n, memory_order_relaxed);
-    /* A release store rather than fence + relaxed: the same instruction on
-     * x86, and ThreadSanitizer understands it. */
-    atomic_store_explicit(&r->bottom, b + 1, memory_order_release);
+    lane_push(r, lane_of(n->deadline), n);
 }
 
-DfNode *df_ready_pop_newest(DfReady *r)
+/* Owner: the newest node of lane l if the filter accepts it. */
+static DfNode *lane_pop_newest(DfLane *q, const DfWaitFilter *f)
 {
-    int64_t b = atomic_load_explicit(&r->bottom, memory_order_relaxed) - 1;
-    DfDequeBuf *a = atomic_load_explicit(&r->buf, memory_order_relaxed);
-    atomic_store_explicit(&r->bottom, b, memory_order_relaxed);
-    atomic_thread_fence(memory_order_seq_cst);
-    int64_t t = atomic_load_explicit(&r->top, memory_order_relaxed);
+    int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1;
+    DfDequeBuf *a = atomic_load_explicit(&q->buf, memory_order_relaxed);
+    if (f) {
+        /* Peek before claiming: only the owner writes slots, and a thief
+         * that took this one leaves it unchanged. */
+        int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+        if (t > b)
+            return NULL;
+        DfSlot *sl = &a->slots[b & a->mask];
+        if (!df_wait_accepts(f, atomic_load_explicit(&sl->group, memory_order_relaxed),
+                             atomic_load_explicit(&sl->deadline, memory_order_relaxed)))
+            return NULL;
+    }
+    atomic_store_explicit(&q->bottom, b, memory_order_relaxed);
+    /* Chase-Lev's fence: the store of bottom above and the load of top
+     * below must not be reordered, paired with the fence in lane_take (a
+     * thief loads top, fences, loads bottom): of an owner and a thief
+     * racing for the last node, at least one sees the other. */
+    DF_FENCE_SEQ_CST();
+    int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
     DfNode *x = NULL;
     if (t <= b) {
-        x = atomic_load_explicit(&a->slots[b & a->mask], memory_order_relaxed);
+        x = atomic_load_explicit(&a->slots[b & a->mask].node, memory_order_relaxed);
         if (t == b) {
-            /* Last element: race against thieves. */
-            if (!atomic_compare_exchange_strong_explicit(&r->top, &t, t + 1, memory_order_seq_cst,
+            /* Last element: race against thieves (their CAS on top). */
+            if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
                                                          memory_order_relaxed))
                 x = NULL;
-            atomic_store_explicit(&r->bottom, b + 1, memory_order_relaxed);
+            atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
         }
     } else {
-        atomic_store_explicit(&r->bottom, b + 1, memory_order_relaxed);
+        atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
     }
     return x;
 }
 
-DfNode *df_ready_take_oldest(DfReady *r)
+/* Anyone: the oldest node of lane l if the filter accepts it.  *empty is
+ * set when the lane held nothing. */
+static DfNode *lane_take(DfLane *q, const DfWaitFilter *f, bool *empty)
 {
     for (;;) {
-        int64_t t = atomic_load_explicit(&r->top, memory_order_acquire);
-        atomic_thread_fence(memory_order_seq_cst);
-        int64_t b = atomic_load_explicit(&r->bottom, memory_order_acquire);
-        if (t >= b)
+        /* Acquire on top pairs with the CAS of another taker; the fence
+         * pairs with the owner's in lane_pop_newest. */
+        int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+        DF_FENCE_SEQ_CST();
+        /* Pairs with the release store of bottom in lane_push. */
+        int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire);
+        if (t >= b) {
+            *empty = true;
             return NULL;
-        DfDequeBuf *a = atomic_load_explicit(&r->buf, memory_order_acquire);
-        DfNode *x = atomic_load_explicit(&a->slots[t & a->mask], memory_order_relaxed);
-        if (atomic_compare_exchange_strong_explicit(&r->top, &t, t + 1, memory_order_seq_cst,
+        }
+        *empty = false;
+        /* Pairs with the release store of buf in grow. */
+        DfDequeBuf *a = atomic_load_explicit(&q->buf, memory_order_acquire);
+        DfSlot *sl = &a->slots[t & a->mask];
+        DfNode *x = atomic_load_explicit(&sl->node, memory_order_relaxed);
+        if (f && !df_wait_accepts(f, atomic_load_explicit(&sl->group, memory_order_relaxed),
+                                  atomic_load_explicit(&sl->deadline, memory_order_relaxed)))
+            return NULL;
+        /* seq_cst, paired with the owner's CAS on the last element. */
+        if (atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
                                                     memory_order_relaxed))
             return x;
         /* Lost the race: another taker got it; retry while items remain. */
     }
+}
+
+/* Deadline at the old end of lane l, DF_NO_DEADLINE when empty.  A hint:
+ * the node may be taken meanwhile. */
+static int64_t lane_head_deadline(const DfLane *q)
+{
+    DfLane *m = (DfLane *)q;
+    int64_t t = atomic_load_explicit(&m->top, memory_order_relaxed);
+    /* Pairs with the release store of bottom in lane_push. */
+    int64_t b = atomic_load_explicit(&m->bottom, memory_order_acquire);
+    if (t >= b)
+        return DF_NO_DEADLINE;
+    DfDequeBuf *a = atomic_load_explicit(&m->buf, memory_order_acquire);
+    return atomic_load_explicit(&a->slots[t & a->mask].deadline, memory_order_relaxed);
+}
+
+/* Lanes in the order a taker should try them: by the deadline at their old
+ * end, the no-deadline lane last.  `mask` limits the lanes looked at. */
+static int lane_order(const DfReady *r, uint32_t mask, int order[DF_LANES])
+{
+    int64_t dl[DF_LANES];
+    int n = 0;
+    for (int l = 0; l < DF_LANE_NONE; l++) {
+        if (!(mask & (1u << l)))
+            continue;
+        const int64_t d = lane_head_deadline(&r->lane[l]);
+        if (d == DF_NO_DEADLINE)
+            continue;
+        int j = n++;
+        while (j > 0 && dl[j - 1] > d) {
+            dl[j] = dl[j - 1];
+            order[j] = order[j - 1];
+            j--;
+        }
+        dl[j] = d;
+        order[j] = l;
+    }
+    if (mask & (1u << DF_LANE_NONE))
+        order[n++] = DF_LANE_NONE;
+    return n;
+}
+
+DfNode *df_ready_pop(DfReady *r, bool lifo, const DfWaitFilter *f)
+{
+    int order[DF_LANES];
+    const int n = lane_order(r, r->live, order);
+    for (int k = 0; k < n; k++) {
+        DfLane *q = &r->lane[order[k]];
+        bool empty = false;
+        DfNode *x;
+        if (lifo || f) {
+            x = lane_pop_newest(q, f);
+            if (!x && f)
+                x = lane_take(q, f, &empty);
+        } else {
+            x = lane_take(q, NULL, &empty);
+        }
+        if (x)
+            return x;
+        if (empty || (atomic_load_explicit(&q->top, memory_order_relaxed) >=
+                      atomic_load_explicit(&q->bottom, memory_order_relaxed)))
+            r->live &= ~(1u << order[k]); /* only the owner refills it */
+    }
+    return NULL;
+}
+
+DfNode *df_ready_take(DfReady *r, const DfWaitFilter *f)
+{
+    int order[DF_LANES];
+    const int n = lane_order(r, (1u << DF_LANES) - 1, order);
+    for (int k = 0; k < n; k++) {
+        bool empty;
+        DfNode *x = lane_take(&r->lane[order[k]], f, &empty);
+        if (x)
+            return x;
+    }
+    return NULL;
 }
 
 void df_ready_post(DfReady *r, DfNode *n)
@@ -127,76 +282,148 @@ void df_ready_post(DfReady *r, DfNode *n)
     DfNode *head = atomic_load_explicit(&r->inbox, memory_order_relaxed);
     do {
         n->next = head;
+        /* Release, paired with the acquire exchange that empties the inbox:
+         * the taker sees the node's fields and its link. */
     } while (!atomic_compare_exchange_weak_explicit(&r->inbox, &head, n, memory_order_release,
                                                     memory_order_relaxed));
 }
 
-/* Push a whole chain (first..last, newest first) back onto an inbox. */
+/* Push a whole chain (first..last) back onto an inbox. */
 static void post_chain(DfReady *r, DfNode *first, DfNode *last)
 {
     DfNode *head = atomic_load_explicit(&r->inbox, memory_order_relaxed);
     do {
         last->next = head;
+        /* Release: as in df_ready_post. */
     } while (!atomic_compare_exchange_weak_explicit(&r->inbox, &head, first, memory_order_release,
                                                     memory_order_relaxed));
 }
 
-int df_ready_drain_inbox(DfReady *r)
+static bool urgent_before(const DfNode *a, const DfNode *b)
+{
+    return a->deadline < b->deadline || (a->deadline == b->deadline && a->id < b->id);
+}
+
+/* Stable merge sort of a node list by (deadline, id): O(n log n), since an
+ * inbox behind a busy owner can hold thousands of nodes. */
+static DfNode *sort_urgent(DfNode *list)
+{
+    if (!list || !list->next)
+        return list;
+    DfNode *slow = list, *fast = list->next;
+    while (fast && fast->next) {
+        slow = slow->next;
+        fast = fast->next->next;
+    }
+    DfNode *b = slow->next;
+    slow->next = NULL;
+    DfNode *a = sort_urgent(list);
+    b = sort_urgent(b);
+    DfNode *head = NULL, **tail = &head;
+    while (a && b) {
+        DfNode **pick = urgent_before(b, a) ? &b : &a;
+        *tail = *pick;
+        tail = &(*pick)->next;
+        *pick = (*pick)->next;
+    }
+    *tail = a ? a : b;
+    return head;
+}
+
+/* The whole inbox (NULL when empty), newest first. */
+static DfNode *inbox_take(DfReady *r)
 {
     if (!atomic_load_explicit(&r->inbox, memory_order_relaxed))
-        return 0;
-    DfNode *list = atomic_exchange_explicit(&r->inbox, NULL, memory_order_acquire);
-    /* The stack is newest first: reverse it so the deque stays oldest first. */
-    DfNode *rev = NULL;
+        return NULL;
+    /* Acquire, paired with the release CAS of df_ready_post / post_chain. */
+    return atomic_exchange_explicit(&r->inbox, NULL, memory_order_acquire);
+}
+
+/* Put the nodes of `list` (in order) back into the inbox. */
+static bool give_back(DfReady *r, DfNode *list)
+{
+    if (!list)
+        return false;
+    DfNode *last = list;
+    while (last->next)
+        last = last->next;
+    post_chain(r, list, last);
+    return true;
+}
+
+int df_ready_drain_inbox(DfReady *r, const DfWaitFilter *f, bool *returned)
+{
+    DfNode *list = sort_urgent(inbox_take(r)), *rest = NULL, **rest_tail = &rest;
     int count = 0;
     while (list) {
         DfNode *next = list->next;
-        list->next = rev;
-        rev = list;
+        if (df_wait_accepts(f, list->group, list->deadline)) {
+            df_ready_push(r, list);
+            count++;
+        } else {
+            list->next = NULL;
+            *rest_tail = list;
+            rest_tail = &list->next;
+        }
         list = next;
-        count++;
     }
-    while (rev) {
-        DfNode *next = rev->next;
-        df_ready_push(r, rev);
-        rev = next;
-    }
+    const bool back = give_back(r, rest);
+    if (returned)
+        *returned = back;
     return count;
 }
 
-DfNode *df_ready_steal_inbox(DfReady *r)
+DfNode *df_ready_steal_inbox(DfReady *r, const DfWaitFilter *f, bool *returned)
 {
-    if (!atomic_load_explicit(&r->inbox, memory_order_relaxed))
-        return NULL;
-    DfNode *list = atomic_exchange_explicit(&r->inbox, NULL, memory_order_acquire);
-    if (!list)
-        return NULL;
-    /* Keep the oldest (the tail); give the rest back to the owner. */
-    DfNode *prev = NULL, *p = list;
-    while (p->next) {
-        prev = p;
-        p = p->next;
+    DfNode *list = inbox_take(r), **best = NULL;
+    /* One pass for the most urgent node the thief may take; the rest goes
+     * back as it is, and the owner sorts when it drains. */
+    for (DfNode **pp = &list; *pp; pp = &(*pp)->next)
+        if (df_wait_accepts(f, (*pp)->group, (*pp)->deadline) &&
+            (!best || !urgent_before(*best, *pp)))
+            best = pp;
+    DfNode *got = NULL;
+    if (best) {
+        got = *best;
+        *best = got->next;
     }
-    if (prev) {
-        prev->next = NULL;
-        post_chain(r, list, prev);
+    const bool back = give_back(r, list);
+    if (returned)
+        *returned = back;
+    return got;
+}
+
+int64_t df_ready_urgency(const DfReady *r)
+{
+    int64_t best = DF_NO_DEADLINE;
+    for (int l = 0; l < DF_LANE_NONE; l++) {
+        const int64_t d = lane_head_deadline(&r->lane[l]);
+        if (d < best)
+            best = d;
     }
-    return p;
+    return best;
 }
 
 uint64_t df_ready_head_key(const DfReady *r)
 {
-    uint64_t top = (uint64_t)atomic_load_explicit(&((DfReady *)r)->top, memory_order_relaxed);
-    uintptr_t inbox = (uintptr_t)atomic_load_explicit(&((DfReady *)r)->inbox, memory_order_relaxed);
-    return (top * 0x9e3779b97f4a7c15ull) ^ (uint64_t)inbox;
+    DfReady *m = (DfReady *)r;
+    uint64_t key = (uint64_t)(uintptr_t)atomic_load_explicit(&m->inbox, memory_order_relaxed);
+    for (int l = 0; l < DF_LANES; l++)
+        key = (key ^ (uint64_t)atomic_load_explicit(&m->lane[l].top, memory_order_relaxed)) *
+              0x9e3779b97f4a7c15ull;
+    return key;
 }
 
 int64_t df_ready_size(const DfReady *r)
 {
-    int64_t b = atomic_load_explicit(&r->bottom, memory_order_relaxed);
-    int64_t t = atomic_load_explicit(&r->top, memory_order_relaxed);
-    int64_t n = b > t ? b - t : 0;
-    if (atomic_load_explicit(&r->inbox, memory_order_relaxed))
+    DfReady *m = (DfReady *)r;
+    int64_t n = 0;
+    for (int l = 0; l < DF_LANES; l++) {
+        int64_t b = atomic_load_explicit(&m->lane[l].bottom, memory_order_relaxed);
+        int64_t t = atomic_load_explicit(&m->lane[l].top, memory_order_relaxed);
+        n += b > t ? b - t : 0;
+    }
+    if (atomic_load_explicit(&m->inbox, memory_order_relaxed))
         n++;
     return n;
 }
@@ -262,8 +489,9 @@ bool df_ready_sets_any(const DfReadySets *rs)
     return false;
 }
 
-DfNode *df_ready_steal(DfReady *victim)
+DfNode *df_ready_steal(DfReady *victim, const DfWaitFilter *f, bool *returned)
 {
-    DfNode *n = df_ready_take_oldest(victim);
-    return n ? n : df_ready_steal_inbox(victim);
+    *returned = false;
+    DfNode *n = df_ready_take(victim, f);
+    return n ? n : df_ready_steal_inbox(victim, f, returned);
 }

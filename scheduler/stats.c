@@ -22,6 +22,7 @@ static void snapshot(const DfWorker *wc, DfWorkerStats *o)
     for (int l = 0; l < DF_N_LEVELS; l++)
         o->bytes_level[l] = LOAD(w, bytes_level[l]);
     o->max_wait_depth = LOAD(w, max_wait_depth);
+    o->wait_fallbacks = LOAD(w, wait_fallbacks);
     o->slab_chunks = 0; /* filled from the caches by the caller */
 }
 
@@ -39,6 +40,7 @@ static void add(DfWorkerStats *t, const DfWorkerStats *o)
     for (int l = 0; l < DF_N_LEVELS; l++)
         t->bytes_level[l] += o->bytes_level[l];
     t->slab_chunks += o->slab_chunks;
+    t->wait_fallbacks += o->wait_fallbacks;
     if (o->max_wait_depth > t->max_wait_depth)
         t->max_wait_depth = o->max_wait_depth;
 }

@@ -176,14 +176,14 @@ DF_TEST(CostLocal, RegistersAtProducer)
     DF_EXPECT_EQ_INT(pl.worker, 2);
     DF_EXPECT_EQ_INT(c->placed, 2);
     /* Worker 2 finds it in its own set, not stolen. */
-    DfNode *got = df_policy_cost_local.pop(p, 2);
+    DfNode *got = df_policy_cost_local.pop(p, 2, NULL);
     DF_EXPECT(got == c);
     DF_EXPECT(!(c->flags & DF_NF_STOLEN));
     /* A node without inputs stays with the worker that made it ready. */
     DfNode *d = fake_node(0, NULL, NULL);
     pl = df_policy_cost_local.push(p, 3, d);
     DF_EXPECT_EQ_INT(pl.worker, 3);
-    DF_EXPECT(df_policy_cost_local.pop(p, 3) == d);
+    DF_EXPECT(df_policy_cost_local.pop(p, 3, NULL) == d);
     df_policy_cost_local.destroy(p);
     free(c);
     free(d);
@@ -207,10 +207,10 @@ DF_TEST(CostLocal, StealOrderFollowsTrCost)
         n[i] = fake_node(0, NULL, NULL);
         df_policy_cost_local.push(p, owners[i], n[i]);
     }
-    DF_EXPECT(df_policy_cost_local.pop(p, 0) == n[2]);
-    DF_EXPECT(df_policy_cost_local.pop(p, 0) == n[1]);
-    DF_EXPECT(df_policy_cost_local.pop(p, 0) == n[0]);
-    DF_EXPECT(df_policy_cost_local.pop(p, 0) == NULL);
+    DF_EXPECT(df_policy_cost_local.pop(p, 0, NULL) == n[2]);
+    DF_EXPECT(df_policy_cost_local.pop(p, 0, NULL) == n[1]);
+    DF_EXPECT(df_policy_cost_local.pop(p, 0, NULL) == n[0]);
+    DF_EXPECT(df_policy_cost_local.pop(p, 0, NULL) == NULL);
     for (int i = 0; i < 3; i++)
         DF_EXPECT(n[i]->flags & DF_NF_STOLEN);
     /* The whole victim order of worker 0 is sorted by trCost. */
@@ -244,12 +244,12 @@ DF_TEST(CostShared, LeastCostThenDeadline)
     df_policy_cost.push(p, -1, b);
     df_policy_cost.push(p, -1, c);
     /* Worker 0: b and c cost 0, a costs 500; c has the earlier deadline. */
-    DF_EXPECT(df_policy_cost.pop(p, 0) == c);
+    DF_EXPECT(df_policy_cost.pop(p, 0, NULL) == c);
     DF_EXPECT_EQ_INT(a->cost_cache[0], 500);
     /* Worker 1: a costs 0. */
-    DF_EXPECT(df_policy_cost.pop(p, 1) == a);
-    DF_EXPECT(df_policy_cost.pop(p, 2) == b);
-    DF_EXPECT(df_policy_cost.pop(p, 2) == NULL);
+    DF_EXPECT(df_policy_cost.pop(p, 1, NULL) == a);
+    DF_EXPECT(df_policy_cost.pop(p, 2, NULL) == b);
+    DF_EXPECT(df_policy_cost.pop(p, 2, NULL) == NULL);
     df_policy_cost.destroy(p);
     free(a);
     free(b);

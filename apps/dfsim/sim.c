@@ -1077,7 +1077,7 @@ static void start_node(Sim *s, int w, DfNode *n)
 
 static void dispatch(Sim *s, int w)
 {
-    DfNode *n = s->ops->pop(s->pol, w);
+    DfNode *n = s->ops->pop(s->pol, w, NULL);
     if (n) {
         start_node(s, w, n);
         return;
