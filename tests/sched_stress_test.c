@@ -7,7 +7,9 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 DF_TEST(SchedStress, RandomDag10M)
 {
@@ -108,4 +110,113 @@ DF_TEST(SchedStress, CancellationStorm)
         DF_EXPECT_EQ_INT(atomic_load(&st.ran) + atomic_load(&st.skipped), total);
         df_sched_unref(s);
     }
+}
+
+/* ----------------------------------------------------- park / wake */
+
+typedef struct ParkStorm {
+    DfSched *s;
+    int rounds;
+    uint64_t seed;
+    _Atomic int *done;
+} ParkStorm;
+
+typedef struct Tick {
+    int spin;
+    _Atomic int ran;
+} Tick;
+
+static void tick_body(DfTask *t, void *arg)
+{
+    Tick *k = arg;
+    for (int i = 0; i < k->spin; i++)
+        __asm__ __volatile__("" ::: "memory");
+    atomic_fetch_add_explicit(&k->ran, 1, memory_order_relaxed);
+}
+
+/* A task that waits for a node of its own: nested waits park too. */
+static void nested_body(DfTask *t, void *arg)
+{
+    Tick *k = arg;
+    DfSched *s = df_task_sched(t);
+    DfGroup *g = df_group_new(s, 0);
+    df_spawn(s, tick_body, k, g);
+    df_sched_wait(s, g);
+    df_group_release(g);
+}
+
+/* Submit, wait, pause, again: every round the workers run out of work and
+ * park (poll 0), and the next round must wake them.  A lost wake-up hangs a
+ * round; the watchdog turns that into a failure. */
+static void *park_storm_thread(void *p)
+{
+    ParkStorm *st = p;
+    uint64_t rng = st->seed;
+    for (int r = 0; r < st->rounds; r++) {
+        Tick k = {.spin = (int)(df_test_rand(&rng) % 2000)};
+        DfGroup *g = df_group_new(st->s, 0);
+        const int n = 1 + (int)(df_test_rand(&rng) % 3);
+        for (int i = 0; i < n; i++)
+            df_spawn(st->s, (df_test_rand(&rng) & 3) ? tick_body : nested_body, &k, g);
+        df_sched_wait(st->s, g);
+        df_group_release(g);
+        if (atomic_load(&k.ran) != n)
+            abort();
+        /* Random gaps: some rounds find the workers spinning, some parked,
+         * some halfway. */
+        const int gap = (int)(df_test_rand(&rng) % 64);
+        for (int i = 0; i < gap * 100; i++)
+            __asm__ __volatile__("" ::: "memory");
+    }
+    atomic_fetch_add(st->done, 1);
+    return NULL;
+}
+
+static void *watchdog(void *p)
+{
+    _Atomic int *stop = p;
+    for (int s = 0; s < 600 && !atomic_load(stop); s++) {
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+    }
+    if (!atomic_load(stop)) {
+        fprintf(stderr, "park/wake storm: no progress in 600 s (a lost wake-up)\n");
+        abort();
+    }
+    return NULL;
+}
+
+DF_TEST(SchedStress, ParkWakeStorm)
+{
+    const char *const *policies = df_policy_names();
+    const int rounds = (int)(40000 * df_test_scale());
+    _Atomic int stop = 0;
+    pthread_t dog;
+    DF_ASSERT(pthread_create(&dog, NULL, watchdog, &stop) == 0);
+    uint64_t parks = 0;
+    for (int p = 0; policies[p]; p++)
+        for (int nw = 2; nw <= 3; nw++) {
+            DfSched *s = df_test_sched(policies[p], nw, 0);
+            DF_ASSERT(s);
+            _Atomic int done = 0;
+            ParkStorm st[2];
+            pthread_t th[2];
+            for (int i = 0; i < 2; i++) {
+                st[i] = (ParkStorm){s, rounds, 0x5eed + (uint64_t)(p * 16 + nw * 2 + i), &done};
+                DF_ASSERT(pthread_create(&th[i], NULL, park_storm_thread, &st[i]) == 0);
+            }
+            for (int i = 0; i < 2; i++)
+                pthread_join(th[i], NULL);
+            DF_EXPECT_EQ_INT(atomic_load(&done), 2);
+            DfStats stats;
+            df_sched_stats(s, &stats);
+            parks += stats.total.parks;
+            df_stats_free(&stats);
+            df_sched_unref(s);
+        }
+    atomic_store(&stop, 1);
+    pthread_join(dog, NULL);
+    /* The storm must really park: otherwise it tested nothing. */
+    DF_EXPECT_MSG(parks > (uint64_t)rounds, "only %llu parks", (unsigned long long)parks);
+    printf("park/wake storm: %llu parks\n", (unsigned long long)parks);
 }
