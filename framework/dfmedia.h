@@ -1,6 +1,6 @@
 /* dfmedia — libavcodec decode as per-frame dataflow graphs on dfsched.
  *
- * Per frame k the graph is (DESIGN.md §2):
+ * Per frame k the graph is (docs/design.md, "The per-frame graph"):
  *   D(k)    the decode call into libavcodec (serial chain D(k-1) -> D(k));
  *           inside it the codec's slice jobs become nodes S(k,i)
  *   F(k,b)  filter bands (libavfilter slice jobs), when a filter is set

@@ -4,7 +4,7 @@
  * avfilter_graph_alloc(), before the first filter exists: each filter
  * copies the graph's execute function when it is created, and with
  * nb_threads left at 0 slice-threaded filters get 0 jobs and pass frames
- * through untouched, silently (DESIGN §5).  Job j of n covers rows
+ * through untouched, silently (docs/design.md).  Job j of n covers rows
  * h*j/n .. h*(j+1)/n of the filter's input, so each band job reads the rows
  * that the S jobs (or the previous filter's jobs) wrote, and the scheduler
  * is told so.  Filters that are not slice-threaded simply run inside F(k)

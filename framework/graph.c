@@ -1,4 +1,4 @@
-/* The per-frame graph as the patent's control description (DESIGN §2):
+/* The per-frame graph as the patent's control description (docs/design.md):
  *
  *   module  width    predecessors                       body
  *   D       1        D(k-1)                             decode call (S jobs inside)

@@ -1,5 +1,6 @@
 /* AVCodecContext.execute / execute2 overrides: every slice job libavcodec
- * hands out becomes a node S(k,i) on the scheduler (DESIGN §5).
+ * hands out becomes a node S(k,i) on the scheduler (docs/design.md, "What
+ * libavcodec allows"; per codec, docs/codecs.md).
  *
  * The hooks are called synchronously from the D(k) task inside
  * avcodec_send_packet; libavcodec reads ret[] and frees `arg` as soon as

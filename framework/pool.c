@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define POOL_ALIGN 64 /* STRIDE_ALIGN of this libavcodec build (see DESIGN §5) */
+#define POOL_ALIGN 64 /* libavcodec's largest STRIDE_ALIGN (docs/design.md, Frame pools) */
 
 typedef struct PoolBuf {
     struct PoolBuf *next;

@@ -279,9 +279,9 @@ static void plan_frame(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCod
              n - 1, n == 2 ? "" : "s");
 }
 
-/* Measured on 2 cores (DESIGN §5 and the framework report): one execute
- * call per H.264 picture needs thread_count >= slices; a WPP row started
- * beyond the workers' count just blocks in pthread_cond_wait.
+/* Measured on 2 cores (see docs/codecs.md): one execute call per H.264
+ * picture needs thread_count >= slices; a WPP row started beyond the
+ * workers' count just blocks in pthread_cond_wait.
  *
  * MPEG-2 bands are cut by picture height, ~4 macroblock rows each, at
  * most 16, and at least 2 per worker on bigger machines: libavcodec cuts
