@@ -1,6 +1,7 @@
 /* Clips in memory, CPU confinement and GStreamer pipelines for dfbench
  * decode and dfbench realtime. */
 #include "bench_media.h"
+#include "report.h"
 
 #include <errno.h>
 #include <libavformat/avformat.h>
@@ -92,6 +93,82 @@ void df_clip_free(DfClip *clip)
     g_free(clip->path);
     g_free(clip->name);
     memset(clip, 0, sizeof(*clip));
+}
+
+int df_clip_warmup_packets(const DfClip *c)
+{
+    return c->n_pkts < DF_CLIP_WARMUP_PACKETS ? c->n_pkts : DF_CLIP_WARMUP_PACKETS;
+}
+
+double df_cpu_ms_per_frame(int64_t c0, int64_t c1, uint64_t frames)
+{
+    return c0 >= 0 && c1 >= c0 && frames ? (double)(c1 - c0) / 1e6 / (double)frames : NAN;
+}
+
+static void lavc_fail(DfLavcRun *out, const char *what, int ret)
+{
+    char e[AV_ERROR_MAX_STRING_SIZE] = "";
+    if (ret < 0)
+        av_strerror(ret, e, sizeof(e));
+    snprintf(out->error, sizeof(out->error), "%s%s%s", what, ret < 0 ? ": " : "", e);
+    out->fps = NAN;
+}
+
+void df_clip_decode_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *sync,
+                         DfLavcRun *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->fps = out->cpu_ms = NAN;
+    bool synced = false;
+    const AVCodec *codec = avcodec_find_decoder(c->par->codec_id);
+    AVCodecContext *ctx = avcodec_alloc_context3(codec);
+    AVFrame *f = av_frame_alloc();
+    if (!ctx || !f) {
+        lavc_fail(out, "out of memory", 0);
+        goto cleanup;
+    }
+    int ret = avcodec_parameters_to_context(ctx, c->par);
+    ctx->thread_count = type ? threads : 1;
+    ctx->thread_type = type;
+    if (ret >= 0)
+        ret = avcodec_open2(ctx, codec, NULL);
+    if (ret < 0) {
+        lavc_fail(out, "avcodec_open2", ret);
+        goto cleanup;
+    }
+    const int warm = df_clip_warmup_packets(c);
+    for (int i = 0; i <= warm; i++) {
+        avcodec_send_packet(ctx, i < warm ? c->pkts[i] : NULL);
+        while (avcodec_receive_frame(ctx, f) == 0)
+            ;
+    }
+    avcodec_flush_buffers(ctx);
+    if (sync)
+        pthread_barrier_wait(sync);
+    synced = true;
+    uint64_t frames = 0;
+    /* ffmpeg-streams' decodes share the process: each counts its own
+     * thread; slice and frame threads are the process's (every thread of
+     * the implementation's own pool). */
+    const clockid_t clock = sync ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID;
+    const int64_t c0 = df_report_cpu_ns(clock);
+    const int64_t t0 = df_now_ns();
+    for (int i = 0; i <= c->n_pkts; i++) {
+        avcodec_send_packet(ctx, i < c->n_pkts ? c->pkts[i] : NULL);
+        while (avcodec_receive_frame(ctx, f) == 0)
+            frames++;
+    }
+    const int64_t t1 = df_now_ns();
+    out->cpu_ms = df_cpu_ms_per_frame(c0, df_report_cpu_ns(clock), frames);
+    out->frames = frames;
+    out->fps = frames ? (double)frames / ((double)(t1 - t0) / 1e9) : NAN;
+    if (!frames)
+        lavc_fail(out, "no frames decoded", 0);
+cleanup:
+    if (sync && !synced)
+        pthread_barrier_wait(sync); /* failed before it: the others still pass */
+    av_frame_free(&f);
+    avcodec_free_context(&ctx);
 }
 
 /* --------------------------------------------------------------- options */

@@ -8,8 +8,9 @@
  * times are exact to about 1 ms).  Stream j's clock starts j/K of a frame
  * period after stream 0's, as the phases of K independent sources spread;
  * with one common phase every stream's packet would arrive at the same
- * instant, and K decodes queue behind each other every period.  The i-th frame out (presentation order)
- * is due at start + (i + B)/fps, with the latency budget
+ * instant, and K decodes queue behind each other every period.  The i-th
+ * frame out (presentation order) is due at start + (i + B)/fps, with the
+ * latency budget
  *     B = reorder delay of the stream (codecpar video_delay: frames any
  *         decoder must have received before it can output frame 0)
  *       + --latency-frames (default 2: one frame period for the decode
@@ -18,8 +19,8 @@
  * never comes.  The clip loops (timestamps shifted) when --duration needs
  * more frames than it has.  Before the clock starts, every stream warms up
  * its decoder, as a GStreamer pipeline prerolls: it decodes the clip's
- * first WARMUP_PACKETS packets unpaced and flushes, so that the codec is
- * open and the frame pool holds its buffers.  Without it the first frames
+ * first DF_CLIP_WARMUP_PACKETS packets unpaced and flushes, so that the
+ * codec is open and the frame pool holds its buffers.  Without it the first frames
  * of every stream pay the pool's first-touch page faults (on these VMs
  * 8-14 us per 4 KiB page: a cold 1080p D task takes 18-33 ms against
  * 4.6 ms warm), K streams pay them at once on the same cores, and K = 2 on
@@ -66,7 +67,6 @@
 #define MAX_WORKERS         1024
 #define DEFAULT_MAX_STREAMS 64
 #define POLL_NS             1000000 /* longest sleep between frame polls */
-#define WARMUP_PACKETS      24      /* about a second of video: every reference and reorder buffer */
 
 typedef struct DfRtOpts {
     char *input, *workers, *policy, *peers, *json, *csv, *plot;
@@ -151,7 +151,7 @@ static void take_frame(DfRtStream *st, int64_t now)
 static int warm_up(DfRtStream *st, AVFrame *f)
 {
     const DfClip *c = &st->rt->clip;
-    const int n = c->n_pkts < WARMUP_PACKETS ? c->n_pkts : WARMUP_PACKETS;
+    const int n = df_clip_warmup_packets(c);
     int ret = 0;
     for (int k = 0; k < n;) {
         ret = df_decoder_send_packet(st->dec, c->pkts[k]);
@@ -796,8 +796,7 @@ static bool write_json(const DfRt *rt)
     json_builder_add_int_value(jb, rt->budget_frames);
     df_json_double(jb, "budget_ms", rt->budget_frames * 1000.0 / rt->o.fps);
     json_builder_set_member_name(jb, "warmup_packets");
-    json_builder_add_int_value(jb,
-                               rt->clip.n_pkts < WARMUP_PACKETS ? rt->clip.n_pkts : WARMUP_PACKETS);
+    json_builder_add_int_value(jb, df_clip_warmup_packets(&rt->clip));
     json_builder_set_member_name(jb, "max_streams_tried");
     json_builder_add_int_value(jb, rt->o.max_streams);
     json_builder_end_object(jb);
