@@ -243,6 +243,8 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
     DfRun run = df_test_run(argv, NULL);
     DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench realtime exited %d:\n%s\n%s", run.status,
                   run.out ? run.out : "", run.err ? run.err : "");
+    DF_EXPECT_MSG(run.out && strstr(run.out, "K/K*") && strstr(run.out, "T(1) = "),
+                  "no K* in the table:\n%s", run.out ? run.out : "");
     df_run_clear(&run);
     JsonParser *p = json_parser_new();
     DF_ASSERT(json_parser_load_from_file(p, json, NULL));
@@ -254,6 +256,17 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
     DF_EXPECT(json_object_get_int_member(r0, "budget_frames") >= 2);
     DF_EXPECT_EQ_INT((int)json_object_get_int_member(r0, "frames_per_stream"), 15);
     DF_EXPECT(json_object_get_int_member(r0, "warmup_packets") > 0);
+    /* T(1), sampled before and after the trials, both good. */
+    DF_EXPECT(is_number(r0, "t1_fps"));
+    const double t1 = json_object_get_double_member_with_default(r0, "t1_fps", NAN);
+    DF_EXPECT_MSG(isfinite(t1) && t1 > 0, "t1_fps %g", t1);
+    JsonArray *t1s = json_object_get_array_member(r0, "t1_fps_samples");
+    DF_EXPECT(t1s && json_array_get_length(t1s) == 2);
+    for (guint i = 0; t1s && i < json_array_get_length(t1s); i++) {
+        JsonNode *n = json_array_get_element(t1s, i);
+        DF_EXPECT_MSG(JSON_NODE_HOLDS_VALUE(n) && json_node_get_double(n) > 0, "T(1) sample %u", i);
+    }
+    DF_EXPECT(!json_object_has_member(r0, "t1_error"));
     JsonArray *res = json_object_get_array_member(root, "results");
     DF_ASSERT(res);
     /* 1 and 2 workers: dfmedia/cost-local, avdec, dfdec/cost-local. */
@@ -266,6 +279,17 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
         const int k = (int)json_object_get_int_member(r, "max_streams");
         DF_EXPECT_MSG(k >= 0 && k <= 2, "%s: max_streams %d", impl, k);
         DF_EXPECT(is_number(r, "pixels_per_s"));
+        /* K* = workers x T(1) / fps, whatever the implementation; the share
+         * is K / K*. */
+        const int w = (int)json_object_get_int_member(r, "workers");
+        DF_EXPECT_MSG(is_number(r, "k_star"), "%s: k_star missing or null", impl);
+        const double ks = json_object_get_double_member_with_default(r, "k_star", NAN);
+        DF_EXPECT_MSG(isfinite(ks) && ks > 0, "%s: k_star %g", impl, ks);
+        DF_EXPECT_MSG(fabs(ks - w * t1 / 30) <= 1e-6 * ks, "%s: k_star %g, T(1) %g, %d workers",
+                      impl, ks, t1, w);
+        const double share = json_object_get_double_member_with_default(r, "k_share", NAN);
+        DF_EXPECT_MSG(isfinite(share) && fabs(share - k / ks) <= 1e-9 + 1e-6 * share,
+                      "%s: k_share %g for K %d of K* %g", impl, share, k, ks);
         JsonArray *trials = json_object_get_array_member(r, "trials");
         DF_EXPECT_MSG(trials && json_array_get_length(trials) >= 1, "%s: no trials", impl);
         for (guint j = 0; trials && j < json_array_get_length(trials); j++) {
@@ -286,6 +310,7 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
     DF_EXPECT_EQ_INT(n_dfdec, with_dfdec() ? 2 : 0);
     g_object_unref(p);
     DF_EXPECT_EQ_INT(count_lines(csv), 1 + n_results);
+    DF_EXPECT(file_contains(csv, ",k_star,"));
     gchar *text = NULL;
     gsize len = 0;
     DF_ASSERT(g_file_get_contents(png, &text, &len, NULL));

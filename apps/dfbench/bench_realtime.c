@@ -47,6 +47,16 @@
  * dfdec (peer): the same K pipelines with dfdec n-workers=N policy=P in
  * place of avdec_*, sharing the process's one scheduler (the element's
  * default), so that dfmedia is also measured under avdec's own rules.
+ *
+ * K*: what N cores could carry if every stream cost what the serial
+ * program pays for it, K* = N x T(1) fps / --fps, T(1) being
+ * single-threaded libavcodec on the clip (the same decode as dfbench
+ * decode's "ffmpeg", on one core).  It is sampled in the same run, once
+ * before the trials and once after them, so that it sees the same machine
+ * load, and the mean of the two is used.  Each K is reported as a share of
+ * K*; it is a reference, not a bound (a stream's I-frame bursts and the
+ * latency budget may make K* unreachable, and more than K* is possible
+ * only with idle-time help from other cores or a cheaper decode).
  * Timings are never pass/fail. */
 #include "bench_media.h"
 #include "dfbench.h"
@@ -67,6 +77,7 @@
 #define MAX_WORKERS         1024
 #define DEFAULT_MAX_STREAMS 64
 #define POLL_NS             1000000 /* longest sleep between frame polls */
+#define T1_SAMPLES          2       /* T(1): one before the trials, one after */
 
 typedef struct DfRtOpts {
     char *input, *workers, *policy, *peers, *json, *csv, *plot;
@@ -107,6 +118,12 @@ typedef struct DfRt {
     int budget_frames;
     int total_frames; /* frames each stream decodes */
     GArray *results;  /* DfRtResult */
+    /* T(1): single-threaded libavcodec fps of the clip, per sample (NAN:
+     * failed), and their mean over the good ones (NAN: none). */
+    double t1_samples[T1_SAMPLES];
+    int n_t1;
+    double t1_fps;
+    char t1_error[256]; /* the first failed sample's reason */
 } DfRt;
 
 /* ---------------------------------------------------------------- stream */
@@ -425,6 +442,39 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
     g_free(res);
 }
 
+/* ------------------------------------------------------------------ T(1) */
+
+/* One T(1) sample: the whole clip through single-threaded libavcodec on
+ * the first core, as dfbench decode's "ffmpeg" runs. */
+static void sample_t1(DfRt *rt, DfProgress *prog)
+{
+    df_progress_step(prog, "T(1): single-threaded libavcodec");
+    DfAffinity saved;
+    df_affinity_save(&saved);
+    df_bench_confine(&rt->map, 1);
+    DfLavcRun r;
+    df_clip_decode_lavc(&rt->clip, 0, 1, NULL, &r);
+    df_affinity_restore(&saved);
+    rt->t1_samples[rt->n_t1++] = r.error[0] ? NAN : r.fps;
+    if (r.error[0] && !rt->t1_error[0])
+        snprintf(rt->t1_error, sizeof(rt->t1_error), "%s", r.error);
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < rt->n_t1; i++)
+        if (!isnan(rt->t1_samples[i])) {
+            sum += rt->t1_samples[i];
+            n++;
+        }
+    rt->t1_fps = n ? sum / n : NAN;
+}
+
+/* K* = workers x T(1) fps / stream fps: the streams N cores carry at the
+ * serial program's cost per frame (NAN when T(1) failed). */
+static double k_star(const DfRt *rt, int workers)
+{
+    return workers * rt->t1_fps / rt->o.fps;
+}
+
 /* --------------------------------------------------------------- search */
 
 static bool trial_ok(const DfRtTrial *t)
@@ -538,7 +588,9 @@ static int parse_options(DfRt *rt, int argc, char **argv)
              "workers; K grows (doubling, then bisection) until a frame misses its deadline\n"
              "start + (i + B)/fps, B = the stream's reorder delay + --latency-frames.  Reports\n"
              "the largest K without a miss and its p99 latency per worker count and policy,\n"
-             "next to K independent avdec_* pipelines (fakesink sync=true) on the same cores.");
+             "next to K independent avdec_* pipelines (fakesink sync=true) on the same cores,\n"
+             "and K* = workers x T(1) fps / --fps (T(1): single-threaded libavcodec on the\n"
+             "clip, sampled before and after the trials) with each K as a share of it.");
     g_option_context_set_description(
         ctx, "Example: dfbench realtime --input clip.mkv --fps 30 --duration 5 --workers 1,2\n"
              "         --policy cost-local --json rt.json");
@@ -700,14 +752,14 @@ cleanup:
 
 static void print_table(const DfRt *rt)
 {
-    static const char *const headers[] = {"workers",     "impl",   "max K",
-                                          "Mpixel/s",    "frames", "p99 lat ms",
-                                          "p99 late ms", "trials", "note"};
-    DfTable *t = df_table_new(9, headers, "rlrrrrrll");
+    static const char *const headers[] = {"workers",     "impl",     "max K",  "K*",
+                                          "K/K*",        "Mpixel/s", "frames", "p99 lat ms",
+                                          "p99 late ms", "trials",   "note"};
+    DfTable *t = df_table_new(11, headers, "rlrrrrrrrll");
     const double px = (double)rt->clip.par->width * rt->clip.par->height * rt->o.fps / 1e6;
     for (guint i = 0; i < rt->results->len; i++) {
         const DfRtResult *r = &g_array_index(rt->results, DfRtResult, i);
-        char w[16], k[32], mp[32], fr[32], lat[32], late[32], note[320];
+        char w[16], k[32], ks[32], share[32], mp[32], fr[32], lat[32], late[32], note[320];
         GString *trials = g_string_new(NULL);
         for (guint j = 0; j < r->trials->len; j++) {
             const DfRtTrial *tr = &g_array_index(r->trials, DfRtTrial, j);
@@ -718,6 +770,12 @@ static void print_table(const DfRt *rt)
         }
         snprintf(w, sizeof(w), "%d", r->workers);
         snprintf(k, sizeof(k), "%d%s", r->max_streams, r->capped ? "+" : "");
+        const double kst = k_star(rt, r->workers);
+        df_fmt_num(ks, sizeof(ks), kst, 1);
+        if (isnan(kst) || kst <= 0)
+            snprintf(share, sizeof(share), "-");
+        else
+            snprintf(share, sizeof(share), "%.0f%%", 100.0 * r->max_streams / kst);
         df_fmt_num(mp, sizeof(mp), r->max_streams * px, 1);
         snprintf(fr, sizeof(fr), "%llu/%llu", (unsigned long long)r->best.frames,
                  (unsigned long long)r->best.expected);
@@ -735,18 +793,23 @@ static void print_table(const DfRt *rt)
                 break;
             }
         }
-        const char *cells[] = {w, r->impl, k, mp, fr, lat, late, trials->str, note};
+        const char *cells[] = {w, r->impl, k, ks, share, mp, fr, lat, late, trials->str, note};
         df_table_row(t, cells);
         g_string_free(trials, TRUE);
     }
     df_table_print(t, stdout);
     df_table_free(t);
+    char t1[64];
+    df_fmt_num(t1, sizeof(t1), rt->t1_fps, 1);
     printf("max K: most concurrent streams with no frame later than start + (i + %d)/%.3g s "
            "(B = reorder delay %d + %d frames); '+': --max-streams reached\n"
+           "K*: workers x T(1) / %.3g, T(1) = %s fps, single-threaded libavcodec on one core "
+           "(mean of %d samples, before and after the trials); K/K*: max K as a share of it\n"
            "Mpixel/s: K x width x height x fps carried in real time (Gustafson's scaled size)\n"
            "p99 lat: dfmedia's packet-in to frame-out latency (worst stream) at max K; p99 late: "
            "arrival - due over all frames (negative: early)\n",
-           rt->budget_frames, rt->o.fps, rt->clip.par->video_delay, rt->o.latency_frames);
+           rt->budget_frames, rt->o.fps, rt->clip.par->video_delay, rt->o.latency_frames, rt->o.fps,
+           t1, rt->n_t1);
 }
 
 static void json_trial(JsonBuilder *jb, const DfRtTrial *t)
@@ -799,6 +862,13 @@ static bool write_json(const DfRt *rt)
     json_builder_add_int_value(jb, df_clip_warmup_packets(&rt->clip));
     json_builder_set_member_name(jb, "max_streams_tried");
     json_builder_add_int_value(jb, rt->o.max_streams);
+    /* T(1) of the clip, sampled in this run: K* = workers x t1_fps / fps. */
+    df_json_double(jb, "t1_fps", rt->t1_fps);
+    df_json_double_array(jb, "t1_fps_samples", rt->t1_samples, rt->n_t1);
+    if (rt->t1_error[0]) {
+        json_builder_set_member_name(jb, "t1_error");
+        json_builder_add_string_value(jb, rt->t1_error);
+    }
     json_builder_end_object(jb);
     json_builder_set_member_name(jb, "results");
     json_builder_begin_array(jb);
@@ -817,6 +887,9 @@ static bool write_json(const DfRt *rt)
         json_builder_set_member_name(jb, "capped");
         json_builder_add_boolean_value(jb, r->capped);
         df_json_double(jb, "pixels_per_s", r->max_streams * px);
+        const double kst = k_star(rt, r->workers);
+        df_json_double(jb, "k_star", kst);
+        df_json_double(jb, "k_share", kst > 0 ? r->max_streams / kst : NAN);
         df_json_double(jb, "latency_p99_ms", r->best.latency_p99_ms);
         df_json_double(jb, "late_p99_ms", r->best.late_p99_ms);
         json_builder_set_member_name(jb, "trials");
@@ -840,9 +913,9 @@ static bool write_json(const DfRt *rt)
 
 static bool write_csv(const DfRt *rt)
 {
-    static const char *const headers[] = {"impl",           "workers",     "oversubscribed",
-                                          "max_streams",    "capped",      "pixels_per_s",
-                                          "latency_p99_ms", "late_p99_ms", "trials"};
+    static const char *const headers[] = {
+        "impl",         "workers", "oversubscribed", "max_streams", "capped",
+        "pixels_per_s", "k_star",  "latency_p99_ms", "late_p99_ms", "trials"};
     enum { N_COLS = sizeof(headers) / sizeof(headers[0]) };
     DfCsv csv;
     int ret = df_csv_open(&csv, rt->o.csv, N_COLS, headers);
@@ -854,10 +927,15 @@ static bool write_csv(const DfRt *rt)
     const double px = (double)rt->clip.par->width * rt->clip.par->height * rt->o.fps;
     for (guint i = 0; i < rt->results->len; i++) {
         const DfRtResult *r = &g_array_index(rt->results, DfRtResult, i);
-        char w[16], k[16], p[40], lat[40], late[40], n[16];
+        char w[16], k[16], p[40], ks[40], lat[40], late[40], n[16];
         snprintf(w, sizeof(w), "%d", r->workers);
         snprintf(k, sizeof(k), "%d", r->max_streams);
         snprintf(p, sizeof(p), "%.0f", r->max_streams * px);
+        const double kst = k_star(rt, r->workers);
+        if (isnan(kst))
+            ks[0] = '\0';
+        else
+            snprintf(ks, sizeof(ks), "%.3f", kst);
         if (isnan(r->best.latency_p99_ms))
             lat[0] = '\0';
         else
@@ -873,6 +951,7 @@ static bool write_csv(const DfRt *rt)
                                      k,
                                      r->capped ? "true" : "false",
                                      p,
+                                     ks,
                                      lat,
                                      late,
                                      n};
@@ -979,9 +1058,11 @@ int df_bench_realtime_main(int argc, char **argv)
     for (int k = 1; k <= rt.o.max_streams; k *= 2)
         steps++;
     DfProgress prog;
-    df_progress_begin(&prog, steps * (int)rt.results->len);
+    df_progress_begin(&prog, steps * (int)rt.results->len + T1_SAMPLES);
+    sample_t1(&rt, &prog);
     for (guint i = 0; i < rt.results->len; i++)
         search(&rt, &g_array_index(rt.results, DfRtResult, i), &prog);
+    sample_t1(&rt, &prog);
     df_progress_end(&prog);
     printf("\n");
     print_table(&rt);
@@ -994,6 +1075,10 @@ int df_bench_realtime_main(int argc, char **argv)
     for (guint i = 0; i < rt.results->len; i++)
         if (g_array_index(rt.results, DfRtResult, i).failed)
             status = DF_BENCH_FAILED;
+    if (rt.t1_error[0]) {
+        fprintf(stderr, "dfbench realtime: error: T(1) sample failed: %s\n", rt.t1_error);
+        status = DF_BENCH_FAILED;
+    }
     if (status == DF_BENCH_FAILED)
         fprintf(stderr, "dfbench realtime: error: some trials or outputs failed (see above)\n");
 cleanup:
