@@ -267,6 +267,14 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
         DF_EXPECT_MSG(JSON_NODE_HOLDS_VALUE(n) && json_node_get_double(n) > 0, "T(1) sample %u", i);
     }
     DF_EXPECT(!json_object_has_member(r0, "t1_error"));
+    /* The pipelines' sink: fakevideosink by default (tools/deps.sh installs
+     * gst-plugins-bad), none without pipelines. */
+    if (with_gst())
+        DF_EXPECT_MSG(g_strcmp0(json_object_get_string_member_with_default(r0, "sink", ""),
+                                "fakevideosink") == 0,
+                      "sink %s", json_object_get_string_member_with_default(r0, "sink", "?"));
+    else
+        DF_EXPECT(is_null(r0, "sink"));
     JsonArray *res = json_object_get_array_member(root, "results");
     DF_ASSERT(res);
     /* 1 and 2 workers: dfmedia/cost-local, avdec, dfdec/cost-local. */
@@ -409,6 +417,7 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"realtime", "--input", h264, "--duration", "-1"}, 2, "bad --duration -1"},
         {{"realtime", "--input", h264, "--max-streams", "0"}, 2, "bad --max-streams 0"},
         {{"realtime", "--input", h264, "--latency-frames", "-1"}, 2, "bad --latency-frames -1"},
+        {{"realtime", "--input", h264, "--sink", "xvimagesink"}, 2, "bad --sink \"xvimagesink\""},
         {{"realtime", "--input", h264, "--csv", "/proc/x/y"}, 1, "--csv: cannot write /proc/x/y"},
         {{"realtime", "--input", h264, "extra"}, 2, "unexpected argument \"extra\""},
         {{"nosuch"}, 2, "unknown subcommand \"nosuch\""},

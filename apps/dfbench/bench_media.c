@@ -365,9 +365,10 @@ static int cmp_double(const void *a, const void *b)
 static bool gst_ctx_build(GstCtx *c)
 {
     const DfGstRun *r = c->run;
-    gchar *desc = g_strdup_printf("filesrc name=src ! parsebin ! %s name=dec ! fakesink name=sink "
-                                  "sync=%s",
-                                  r->decoder, r->sync ? "true" : "false");
+    gchar *desc =
+        g_strdup_printf("filesrc name=src ! parsebin ! %s name=dec ! %s name=sink "
+                        "sync=%s",
+                        r->decoder, r->sink ? r->sink : "fakesink", r->sync ? "true" : "false");
     GError *err = NULL;
     c->pipe = gst_parse_launch(desc, &err);
     g_free(desc);

@@ -89,8 +89,9 @@ bool df_gst_has_property(const char *factory, const char *prop);
 const char *df_gst_avdec_name(enum AVCodecID id);
 
 /* One GStreamer decode of `path` through
- *   filesrc ! parsebin ! DECODER ! fakesink
- * `decoder` is a gst-launch fragment ("avdec_h264 max-threads=2").
+ *   filesrc ! parsebin ! DECODER ! SINK
+ * `decoder` and `sink` are gst-launch fragments ("avdec_h264
+ * max-threads=2", "fakevideosink qos=false"); sink NULL: fakesink.
  * sync = false: as fast as possible (decode).  sync = true: rendered in
  * real time at `rate` x the clip's own speed, for `duration_s` seconds of
  * running time (0: to the end), counting frames that reach the sink later
@@ -98,6 +99,7 @@ const char *df_gst_avdec_name(enum AVCodecID id);
 typedef struct DfGstRun {
     const char *path;
     const char *decoder;
+    const char *sink;    /* NULL: fakesink */
     const DfCpuMap *map; /* streaming threads confined to `cpus` workers' CPUs */
     int cpus;
     bool sync;

@@ -34,9 +34,15 @@
  * dfmedia's counters, worst stream) and p99 lateness (arrival - due).
  *
  * avdec (peer): K independent pipelines, filesrc ! parsebin ! avdec_*
- * (default threads) ! fakesink sync=true, all threads confined to the same
- * N cores.  The sink renders each frame at its running time; the clip is
- * played at --fps by a seek with rate fps/clip rate, for --duration.  A
+ * (default threads) ! SINK sync=true, all threads confined to the same
+ * N cores.  SINK is --sink: fakevideosink (the default when installed)
+ * answers the allocation query with GstVideoMeta, as a real video sink
+ * does, so a decoder may hand out its pictures with their own strides;
+ * fakesink does not, and dfdec then copies every picture into a packed
+ * buffer.  Either runs with qos=false max-lateness=-1 (fakesink's
+ * defaults; fakevideosink's are true and 5 ms), so that the sinks differ
+ * only in that query: a late frame is measured, not dropped.  The sink renders each frame at its
+ * running time; the clip is played at --fps by a seek with rate fps/clip rate, for --duration.  A
  * pad probe at the sink's input compares each frame's arrival with its
  * running time: later than B/fps is a miss.  This pacing is not identical
  * to dfmedia's (GStreamer reads ahead and the decoder may run a frame or so
@@ -80,7 +86,7 @@
 #define T1_SAMPLES          2       /* T(1): one before the trials, one after */
 
 typedef struct DfRtOpts {
-    char *input, *workers, *policy, *peers, *json, *csv, *plot;
+    char *input, *workers, *policy, *peers, *sink, *json, *csv, *plot;
     double fps, duration;
     int latency_frames, max_streams, poll_us;
 } DfRtOpts;
@@ -115,6 +121,7 @@ typedef struct DfRt {
     int n_workers;
     GPtrArray *policies;
     bool avdec, dfdec;
+    const char *sink; /* the pipelines' sink element (avdec, dfdec) */
     int budget_frames;
     int total_frames; /* frames each stream decodes */
     GArray *results;  /* DfRtResult */
@@ -401,12 +408,15 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
         return;
     }
     const AVRational cr = rt->clip.frame_rate.num > 0 ? rt->clip.frame_rate : (AVRational){25, 1};
+    char sink[128];
+    snprintf(sink, sizeof(sink), "%s qos=false max-lateness=-1", rt->sink);
     DfGstRun *runs = g_new0(DfGstRun, (gsize)k);
     DfGstResult *res = g_new0(DfGstResult, (gsize)k);
     for (int i = 0; i < k; i++)
         runs[i] = (DfGstRun){
             .path = rt->clip.path,
             .decoder = name, /* avdec: default threads, as a player would have */
+            .sink = sink,
             .map = &rt->map,
             .cpus = workers,
             .sync = true,
@@ -545,6 +555,16 @@ static void search(DfRt *rt, DfRtResult *r, DfProgress *prog)
 
 /* -------------------------------------------------------------- options */
 
+/* --sink, or its default, chosen at the first peer (no GStreamer without
+ * one): fakevideosink, which is in gst-plugins-bad, or without it
+ * fakesink. */
+static const char *pipeline_sink(DfRt *rt)
+{
+    if (!rt->sink)
+        rt->sink = df_gst_have("fakevideosink") ? "fakevideosink" : "fakesink";
+    return rt->sink;
+}
+
 static int parse_options(DfRt *rt, int argc, char **argv)
 {
     DfRtOpts *o = &rt->o;
@@ -568,6 +588,10 @@ static int parse_options(DfRt *rt, int argc, char **argv)
          "avdec, dfdec (K GStreamer pipelines of avdec_* or of dfdec per policy; default: both "
          "when built and found) or none",
          "LIST"},
+        {"sink", 0, 0, G_OPTION_ARG_STRING, &o->sink,
+         "The pipeline peers' sink: fakevideosink (accepts GstVideoMeta, like a real video sink; "
+         "the default when installed) or fakesink",
+         "fakevideosink|fakesink"},
         {"latency-frames", 0, 0, G_OPTION_ARG_INT, &o->latency_frames,
          "Latency budget beyond the stream's reorder delay, in frame periods (default 2)", "N"},
         {"max-streams", 0, 0, G_OPTION_ARG_INT, &o->max_streams, "Largest K tried (default 64)",
@@ -588,9 +612,10 @@ static int parse_options(DfRt *rt, int argc, char **argv)
              "workers; K grows (doubling, then bisection) until a frame misses its deadline\n"
              "start + (i + B)/fps, B = the stream's reorder delay + --latency-frames.  Reports\n"
              "the largest K without a miss and its p99 latency per worker count and policy,\n"
-             "next to K independent avdec_* pipelines (fakesink sync=true) on the same cores,\n"
-             "and K* = workers x T(1) fps / --fps (T(1): single-threaded libavcodec on the\n"
-             "clip, sampled before and after the trials) with each K as a share of it.");
+             "next to K independent avdec_* and dfdec pipelines (into --sink, sync=true) on\n"
+             "the same cores, and K* = workers x T(1) fps / --fps (T(1): single-threaded\n"
+             "libavcodec on the clip, sampled before and after the trials) with each K as a\n"
+             "share of it.");
     g_option_context_set_description(
         ctx, "Example: dfbench realtime --input clip.mkv --fps 30 --duration 5 --workers 1,2\n"
              "         --policy cost-local --json rt.json");
@@ -629,6 +654,10 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     }
     if (o->poll_us < -2) {
         status = df_cli_usage(PROG, "bad --poll-us %d (-1 or more; -1: poll mode)", o->poll_us);
+        goto cleanup;
+    }
+    if (o->sink && strcmp(o->sink, "fakevideosink") != 0 && strcmp(o->sink, "fakesink") != 0) {
+        status = df_cli_usage(PROG, "bad --sink \"%s\" (fakevideosink or fakesink)", o->sink);
         goto cleanup;
     }
     const DfCliOption lists[] = {{"--policy", o->policy}, {"--peers", o->peers}};
@@ -678,6 +707,9 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     g_strfreev(pol);
     if (status != DF_BENCH_OK)
         goto cleanup;
+    /* The default sink is chosen with the first peer (pipeline_sink). */
+    if (o->sink)
+        rt->sink = strcmp(o->sink, "fakesink") == 0 ? "fakesink" : "fakevideosink";
     const char *dflt_peers = !df_gst_built()        ? "none"
                              : df_gst_have("dfdec") ? "avdec,dfdec"
                                                     : "avdec";
@@ -703,11 +735,11 @@ static int parse_options(DfRt *rt, int argc, char **argv)
                                   "bad --peers: peer %s needs GStreamer, which was missing "
                                   "when meson configured dfbench",
                                   want);
-        } else if (!df_gst_have("parsebin") || !df_gst_have("fakesink")) {
+        } else if (!df_gst_have("parsebin") || !df_gst_have(pipeline_sink(rt))) {
             fprintf(stderr,
-                    "dfbench realtime: warning: skipping %s: GStreamer's parsebin or fakesink is "
+                    "dfbench realtime: warning: skipping %s: GStreamer's parsebin or %s is "
                     "not installed\n",
-                    want);
+                    want, rt->sink);
         } else if (is_dfdec && !df_gst_have("dfdec")) {
             fprintf(stderr,
                     "dfbench realtime: warning: skipping dfdec: no loadable GStreamer element "
@@ -862,6 +894,12 @@ static bool write_json(const DfRt *rt)
     json_builder_add_int_value(jb, df_clip_warmup_packets(&rt->clip));
     json_builder_set_member_name(jb, "max_streams_tried");
     json_builder_add_int_value(jb, rt->o.max_streams);
+    /* The pipelines' sink (null: no pipeline ran). */
+    json_builder_set_member_name(jb, "sink");
+    if (rt->avdec || rt->dfdec)
+        json_builder_add_string_value(jb, rt->sink);
+    else
+        json_builder_add_null_value(jb);
     /* T(1) of the clip, sampled in this run: K* = workers x t1_fps / fps. */
     df_json_double(jb, "t1_fps", rt->t1_fps);
     df_json_double_array(jb, "t1_fps_samples", rt->t1_samples, rt->n_t1);
@@ -1051,6 +1089,10 @@ int df_bench_realtime_main(int argc, char **argv)
            rt.clip.name, avcodec_get_name(rt.clip.par->codec_id), rt.clip.par->width,
            rt.clip.par->height, rt.clip.n_pkts, rt.total_frames, rt.o.fps, rt.o.duration,
            rt.budget_frames, rt.budget_frames * 1000.0 / rt.o.fps);
+    if (rt.avdec || rt.dfdec)
+        printf("pipelines: filesrc ! parsebin ! DECODER ! %s sync=true qos=false "
+               "max-lateness=-1\n",
+               rt.sink);
     fflush(stdout);
     /* The number of trials is not known ahead (the search stops at the
      * first miss): the bar counts doubling steps up to the cap. */
@@ -1095,6 +1137,7 @@ cleanup:
     g_free(rt.o.workers);
     g_free(rt.o.policy);
     g_free(rt.o.peers);
+    g_free(rt.o.sink);
     g_free(rt.o.json);
     g_free(rt.o.csv);
     g_free(rt.o.plot);
