@@ -213,7 +213,7 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
     char dir[] = "/tmp/dfbench-rt-XXXXXX";
     DF_ASSERT(mkdtemp(dir));
     gchar *json = g_strdup_printf("%s/r.json", dir), *csv = g_strdup_printf("%s/r.csv", dir),
-          *png = g_strdup_printf("%s/r.png", dir);
+          *png = g_strdup_printf("%s/r.png", dir), *trace = g_strdup_printf("%s/t.json", dir);
     char *h264 = clip("h264_cabac_slices8.mkv");
     const char *argv[] = {dfbench,
                           "realtime",
@@ -239,6 +239,10 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
                           csv,
                           "--plot",
                           png,
+                          "--trace",
+                          trace,
+                          "--trace-streams",
+                          "2",
                           NULL};
     DfRun run = df_test_run(argv, NULL);
     DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench realtime exited %d:\n%s\n%s", run.status,
@@ -311,8 +315,23 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
                 DF_EXPECT_EQ_INT((int)json_object_get_int_member(t, "frames"),
                                  (int)json_object_get_int_member(t, "streams") * 15);
         }
-        if (g_str_has_prefix(impl, "dfmedia/"))
+        if (g_str_has_prefix(impl, "dfmedia/")) {
             DF_EXPECT(is_number(r, "latency_p99_ms"));
+            /* --trace: one more trial of 2 streams per worker count, its
+             * trace in t.wN.json. */
+            gchar *want = g_strdup_printf("%s/t.w%d.json", dir, w);
+            DF_EXPECT_MSG(
+                g_strcmp0(json_object_get_string_member_with_default(r, "trace", ""), want) == 0,
+                "%s: trace %s", impl,
+                json_object_get_string_member_with_default(r, "trace", "(none)"));
+            DF_EXPECT_MSG(file_contains(want, "traceEvents"), "no dfsched trace in %s", want);
+            g_free(want);
+            JsonObject *tt = json_object_get_object_member(r, "traced_trial");
+            DF_EXPECT(tt && json_object_get_int_member(tt, "streams") == 2 &&
+                      json_object_get_int_member(tt, "frames") == 30);
+        } else {
+            DF_EXPECT_MSG(!json_object_has_member(r, "trace"), "%s traced", impl);
+        }
         n_dfdec += strcmp(impl, "dfdec/cost-local") == 0;
     }
     DF_EXPECT_EQ_INT(n_dfdec, with_dfdec() ? 2 : 0);
@@ -328,6 +347,7 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
     g_free(json);
     g_free(csv);
     g_free(png);
+    g_free(trace);
     g_free(h264);
 }
 
@@ -418,6 +438,7 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"realtime", "--input", h264, "--max-streams", "0"}, 2, "bad --max-streams 0"},
         {{"realtime", "--input", h264, "--latency-frames", "-1"}, 2, "bad --latency-frames -1"},
         {{"realtime", "--input", h264, "--sink", "xvimagesink"}, 2, "bad --sink \"xvimagesink\""},
+        {{"realtime", "--input", h264, "--trace-streams", "2"}, 2, "--trace-streams needs --trace"},
         {{"realtime", "--input", h264, "--csv", "/proc/x/y"}, 1, "--csv: cannot write /proc/x/y"},
         {{"realtime", "--input", h264, "extra"}, 2, "unexpected argument \"extra\""},
         {{"nosuch"}, 2, "unknown subcommand \"nosuch\""},

@@ -63,9 +63,15 @@
  * K*; it is a reference, not a bound (a stream's I-frame bursts and the
  * latency budget may make K* unreachable, and more than K* is possible
  * only with idle-time help from other cores or a cheaper decode).
+ *
+ * --trace: after the search of each worker count (first policy), one more
+ * dfmedia trial, not counted, with the scheduler's trace on over its paced
+ * part, written for dfsched-viz and dfsim (by default at the first K that
+ * missed: the schedule where it goes wrong).
  * Timings are never pass/fail. */
 #include "bench_media.h"
 #include "dfbench.h"
+#include "dfsched_trace.h"
 #include "plot.h"
 #include "report.h"
 
@@ -86,9 +92,9 @@
 #define T1_SAMPLES          2       /* T(1): one before the trials, one after */
 
 typedef struct DfRtOpts {
-    char *input, *workers, *policy, *peers, *sink, *json, *csv, *plot;
+    char *input, *workers, *policy, *peers, *sink, *json, *csv, *plot, *trace;
     double fps, duration;
-    int latency_frames, max_streams, poll_us;
+    int latency_frames, max_streams, poll_us, trace_streams;
 } DfRtOpts;
 
 /* One trial: K streams on one configuration. */
@@ -111,6 +117,10 @@ typedef struct DfRtResult {
     DfRtTrial best;  /* the trial at max_streams */
     GArray *trials;  /* DfRtTrial, in the order run */
     bool failed;
+    /* --trace: one more trial, traced, after the search (not counted). */
+    char *trace_path; /* NULL: not traced */
+    DfRtTrial traced;
+    bool trace_written;
 } DfRtResult;
 
 typedef struct DfRt {
@@ -293,7 +303,18 @@ static double p99_of(GArray *v)
     return g_array_index(v, double, (guint)((v->len - 1) * 99 / 100));
 }
 
-static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k, DfRtTrial *tr)
+/* Trace events per worker to hold a whole trial of `k` streams: a frame
+ * makes about a dozen (D, slice jobs, bands, O), which may all run on one
+ * worker. */
+static size_t trial_trace_capacity(const DfRt *rt, int k)
+{
+    return (size_t)k * (size_t)rt->total_frames * 32 + 4096;
+}
+
+/* `trace`: write the scheduler's trace of the paced part (not the
+ * warm-ups) to that file. */
+static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k, const char *trace,
+                          DfRtTrial *tr)
 {
     memset(tr, 0, sizeof(*tr));
     tr->streams = k;
@@ -348,6 +369,8 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
     for (int i = started; i < k; i++)
         pthread_barrier_wait(&warm);
     pthread_barrier_wait(&warm);
+    if (trace && df_sched_trace_start(s, trial_trace_capacity(rt, k)) < 0)
+        snprintf(tr->error, sizeof(tr->error), "cannot start the trace: out of memory");
     /* Every decoder is warm: a common start a little ahead, so that every
      * thread is out of the barrier. */
     const int64_t start = df_now_ns() + 20000000;
@@ -359,6 +382,8 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
 cleanup:
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    if (trace && s && !tr->error[0] && df_sched_trace_write(s, trace, &err) < 0)
+        snprintf(tr->error, sizeof(tr->error), "cannot write the trace: %.200s", err.msg);
     if (barriers) {
         pthread_barrier_destroy(&warm);
         pthread_barrier_destroy(&go);
@@ -504,7 +529,7 @@ static void run_trial(DfRt *rt, DfRtResult *r, int k, DfProgress *prog, DfRtTria
     if (r->gst)
         trial_gst(rt, r->policy, r->workers, k, out);
     else
-        trial_dfmedia(rt, r->policy, r->workers, k, out);
+        trial_dfmedia(rt, r->policy, r->workers, k, NULL, out);
     g_array_append_val(r->trials, *out);
     if (out->error[0])
         r->failed = true;
@@ -551,6 +576,19 @@ static void search(DfRt *rt, DfRtResult *r, DfProgress *prog)
     r->max_streams = good;
     if (good == 0)
         r->best = g_array_index(r->trials, DfRtTrial, 0); /* K = 1, with its misses */
+    if (!r->trace_path)
+        return;
+    /* --trace-streams, or the first K that missed (the largest tried when
+     * none did): the schedule where it goes wrong. */
+    int k = rt->o.trace_streams;
+    if (k <= 0)
+        k = bad > 0 ? bad : good;
+    df_progress_step(prog, "%s, %d worker%s: %d stream%s, traced", r->impl, r->workers,
+                     r->workers == 1 ? "" : "s", k, k == 1 ? "" : "s");
+    trial_dfmedia(rt, r->policy, r->workers, k, r->trace_path, &r->traced);
+    r->trace_written = !r->traced.error[0];
+    if (!r->trace_written)
+        r->failed = true;
 }
 
 /* -------------------------------------------------------------- options */
@@ -598,6 +636,14 @@ static int parse_options(DfRt *rt, int argc, char **argv)
          "K"},
         {"poll-us", 0, 0, G_OPTION_ARG_INT, &o->poll_us,
          "dfsched idle spin before parking, microseconds; -1: poll mode (default: dfsched's)", "N"},
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace,
+         "After each search of the first policy, run one more trial of dfmedia with the "
+         "scheduler's trace on (not counted) and write it (Chrome/Perfetto JSON, dfsched-viz and "
+         "dfsim's input) to FILE, with .wN before its extension when several worker counts run",
+         "FILE"},
+        {"trace-streams", 0, 0, G_OPTION_ARG_INT, &o->trace_streams,
+         "Streams in the traced trial (default: the first K that missed, or the largest tried)",
+         "K"},
         {"json", 'j', 0, G_OPTION_ARG_FILENAME, &o->json, "Write the results as JSON to FILE",
          "FILE"},
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv, "Write the results as CSV to FILE", "FILE"},
@@ -654,6 +700,15 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     }
     if (o->poll_us < -2) {
         status = df_cli_usage(PROG, "bad --poll-us %d (-1 or more; -1: poll mode)", o->poll_us);
+        goto cleanup;
+    }
+    if (o->trace_streams < 0 || o->trace_streams > 4096) {
+        status = df_cli_usage(PROG, "bad --trace-streams %d (1 to 4096; 0: the default)",
+                              o->trace_streams);
+        goto cleanup;
+    }
+    if (o->trace_streams && !o->trace) {
+        status = df_cli_usage(PROG, "--trace-streams needs --trace FILE");
         goto cleanup;
     }
     if (o->sink && strcmp(o->sink, "fakevideosink") != 0 && strcmp(o->sink, "fakesink") != 0) {
@@ -757,13 +812,19 @@ static int parse_options(DfRt *rt, int argc, char **argv)
         status = df_cli_usage(PROG, "nothing to run: no policy and no peer");
         goto cleanup;
     }
+    if (o->trace && rt->policies->len == 0) {
+        status = df_cli_usage(PROG, "--trace needs a dfmedia policy (--policy is \"%s\")",
+                              o->policy ? o->policy : "");
+        goto cleanup;
+    }
     static const char *const plot_suffixes[] = {".svg", ".png", NULL};
     if (o->plot && !df_cli_has_suffix(o->plot, plot_suffixes)) {
         status = df_cli_usage(PROG, "bad --plot \"%s\": use a .svg or .png name", o->plot);
         goto cleanup;
     }
     /* The outputs are written after the trials: refuse them now. */
-    const DfCliOutput outs[] = {{"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}};
+    const DfCliOutput outs[] = {
+        {"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}, {"--trace", o->trace}};
     status = df_cli_check_outputs(PROG, outs, G_N_ELEMENTS(outs));
     if (status != DF_BENCH_OK)
         goto cleanup;
@@ -842,6 +903,24 @@ static void print_table(const DfRt *rt)
            "arrival - due over all frames (negative: early)\n",
            rt->budget_frames, rt->o.fps, rt->clip.par->video_delay, rt->o.latency_frames, rt->o.fps,
            t1, rt->n_t1);
+}
+
+static void print_traces(const DfRt *rt)
+{
+    for (guint i = 0; i < rt->results->len; i++) {
+        const DfRtResult *r = &g_array_index(rt->results, DfRtResult, i);
+        if (!r->trace_path)
+            continue;
+        if (r->trace_written)
+            printf("trace of %s, %d worker%s, %d stream%s (%llu of %llu frames late, not a "
+                   "trial): %s\n",
+                   r->impl, r->workers, r->workers == 1 ? "" : "s", r->traced.streams,
+                   r->traced.streams == 1 ? "" : "s", (unsigned long long)r->traced.misses,
+                   (unsigned long long)r->traced.expected, r->trace_path);
+        else
+            fprintf(stderr, "dfbench realtime: error: traced trial of %s, %d worker%s: %s\n",
+                    r->impl, r->workers, r->workers == 1 ? "" : "s", r->traced.error);
+    }
 }
 
 static void json_trial(JsonBuilder *jb, const DfRtTrial *t)
@@ -935,6 +1014,15 @@ static bool write_json(const DfRt *rt)
         for (guint j = 0; j < r->trials->len; j++)
             json_trial(jb, &g_array_index(r->trials, DfRtTrial, j));
         json_builder_end_array(jb);
+        if (r->trace_path) {
+            json_builder_set_member_name(jb, "traced_trial");
+            json_trial(jb, &r->traced);
+            json_builder_set_member_name(jb, "trace");
+            if (r->trace_written)
+                json_builder_add_string_value(jb, r->trace_path);
+            else
+                json_builder_add_null_value(jb);
+        }
         json_builder_end_object(jb);
     }
     json_builder_end_array(jb);
@@ -1042,9 +1130,23 @@ static bool write_plot(const DfRt *rt)
 
 /* ----------------------------------------------------------------- main */
 
+/* FILE, with .wN before its extension when several worker counts run. */
+static char *trace_path(const char *file, int workers, bool several)
+{
+    if (!several)
+        return g_strdup(file);
+    const char *base = strrchr(file, '/');
+    const char *dot = strrchr(base ? base + 1 : file, '.');
+    if (!dot)
+        return g_strdup_printf("%s.w%d", file, workers);
+    return g_strdup_printf("%.*s.w%d%s", (int)(dot - file), file, workers, dot);
+}
+
 static void add_result(DfRt *rt, const char *impl, const char *policy, bool gst, int workers)
 {
     DfRtResult r = {.policy = policy, .gst = gst, .workers = workers};
+    if (rt->o.trace && !gst && policy == rt->policies->pdata[0])
+        r.trace_path = trace_path(rt->o.trace, workers, rt->n_workers > 1);
     snprintf(r.impl, sizeof(r.impl), "%s", impl);
     r.oversubscribed = df_cpu_map_oversubscribed(&rt->map, workers);
     r.trials = g_array_new(FALSE, TRUE, sizeof(DfRtTrial));
@@ -1108,6 +1210,7 @@ int df_bench_realtime_main(int argc, char **argv)
     df_progress_end(&prog);
     printf("\n");
     print_table(&rt);
+    print_traces(&rt);
     if (rt.o.json && !write_json(&rt))
         status = DF_BENCH_FAILED;
     if (rt.o.csv && !write_csv(&rt))
@@ -1125,8 +1228,10 @@ int df_bench_realtime_main(int argc, char **argv)
         fprintf(stderr, "dfbench realtime: error: some trials or outputs failed (see above)\n");
 cleanup:
     if (rt.results) {
-        for (guint i = 0; i < rt.results->len; i++)
+        for (guint i = 0; i < rt.results->len; i++) {
             g_array_free(g_array_index(rt.results, DfRtResult, i).trials, TRUE);
+            g_free(g_array_index(rt.results, DfRtResult, i).trace_path);
+        }
         g_array_free(rt.results, TRUE);
     }
     if (rt.policies)
@@ -1141,6 +1246,7 @@ cleanup:
     g_free(rt.o.json);
     g_free(rt.o.csv);
     g_free(rt.o.plot);
+    g_free(rt.o.trace);
     df_gst_deinit();
     df_cpu_map_fini(&rt.map);
     return status;
