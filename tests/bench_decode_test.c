@@ -271,6 +271,7 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
         DF_EXPECT_MSG(JSON_NODE_HOLDS_VALUE(n) && json_node_get_double(n) > 0, "T(1) sample %u", i);
     }
     DF_EXPECT(!json_object_has_member(r0, "t1_error"));
+    DF_EXPECT(json_object_get_boolean_member_with_default(r0, "deadlines", FALSE));
     /* The pipelines' sink: fakevideosink by default (tools/deps.sh installs
      * gst-plugins-bad), none without pipelines. */
     if (with_gst())
@@ -325,6 +326,8 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
                 "%s: trace %s", impl,
                 json_object_get_string_member_with_default(r, "trace", "(none)"));
             DF_EXPECT_MSG(file_contains(want, "traceEvents"), "no dfsched trace in %s", want);
+            /* The decoders have clocks: dfsched sees the frames' due times. */
+            DF_EXPECT_MSG(file_contains(want, "deadline_slack_us"), "no deadline in %s", want);
             g_free(want);
             JsonObject *tt = json_object_get_object_member(r, "traced_trial");
             DF_EXPECT(tt && json_object_get_int_member(tt, "streams") == 2 &&

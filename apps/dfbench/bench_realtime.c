@@ -32,6 +32,9 @@
  * process on a shared machine should not decide it); the result is the
  * largest K without a miss, with its p99 latency (packet in -> frame out,
  * dfmedia's counters, worst stream) and p99 lateness (arrival - due).
+ * Each decoder has a clock (unless --no-deadlines), so that dfsched sees
+ * those due times as deadlines: packet k's work is due with the frame its
+ * decode outputs.
  *
  * avdec (peer): K independent pipelines, filesrc ! parsebin ! avdec_*
  * (default threads) ! SINK sync=true, all threads confined to the same
@@ -95,6 +98,7 @@ typedef struct DfRtOpts {
     char *input, *workers, *policy, *peers, *sink, *json, *csv, *plot, *trace;
     double fps, duration;
     int latency_frames, max_streams, poll_us, trace_streams;
+    gboolean deadlines; /* FALSE: --no-deadlines */
 } DfRtOpts;
 
 /* One trial: K streams on one configuration. */
@@ -132,6 +136,11 @@ typedef struct DfRt {
     GPtrArray *policies;
     bool avdec, dfdec;
     const char *sink; /* the pipelines' sink element (avdec, dfdec) */
+    /* Stream time of the in-process decoders: the clip's time base scaled
+     * to --fps (1 ns of it is 1 ns of real time), and the first frame's
+     * presentation time in it. */
+    AVRational stream_tb;
+    int64_t first_pts_ns;
     int budget_frames;
     int total_frames; /* frames each stream decodes */
     GArray *results;  /* DfRtResult */
@@ -151,11 +160,21 @@ typedef struct DfRtStream {
     const DfCpuMap *map;
     int cpus;
     pthread_barrier_t *warm, *go; /* warm-ups done; start_ns set */
-    int64_t start_ns;
+    int64_t start_ns;             /* written before `go`, read after it */
     uint64_t frames, misses;
     GArray *late_ms; /* double */
     char error[256];
 } DfRtStream;
+
+/* The decoder's clock: the stream time due now, so that a frame of
+ * presentation time p is due at start + (p - first) + the budget, as
+ * take_frame() counts (deadline_offset_ns is the budget).  Before `go`
+ * (the warm-up) start_ns is 0, and every warm-up frame is long overdue. */
+static int64_t stream_clock(void *opaque)
+{
+    const DfRtStream *st = opaque;
+    return df_now_ns() - st->start_ns + st->rt->first_pts_ns;
+}
 
 static void sleep_until(int64_t t_ns)
 {
@@ -342,12 +361,18 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
     cfg.log_level = AV_LOG_ERROR;
+    if (rt->o.deadlines)
+        cfg.deadline_offset_ns = (int64_t)((double)rt->budget_frames * 1e9 / rt->o.fps);
     for (int i = 0; i < k; i++) {
         st[i].rt = rt;
         st[i].map = &rt->map;
         st[i].cpus = workers;
         st[i].late_ms = g_array_new(FALSE, FALSE, sizeof(double));
-        if (df_decoder_new(s, rt->clip.par, rt->clip.tb, &cfg, &st[i].dec, &err) < 0) {
+        if (rt->o.deadlines) {
+            cfg.clock_ns = stream_clock;
+            cfg.clock_opaque = &st[i];
+        }
+        if (df_decoder_new(s, rt->clip.par, rt->stream_tb, &cfg, &st[i].dec, &err) < 0) {
             snprintf(tr->error, sizeof(tr->error), "%s", err.msg);
             goto cleanup;
         }
@@ -611,6 +636,7 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     o->latency_frames = 2;
     o->max_streams = DEFAULT_MAX_STREAMS;
     o->poll_us = -2;
+    o->deadlines = TRUE;
     GOptionEntry entries[] = {
         {"input", 'i', 0, G_OPTION_ARG_FILENAME, &o->input, "The clip every stream decodes",
          "FILE"},
@@ -636,6 +662,10 @@ static int parse_options(DfRt *rt, int argc, char **argv)
          "K"},
         {"poll-us", 0, 0, G_OPTION_ARG_INT, &o->poll_us,
          "dfsched idle spin before parking, microseconds; -1: poll mode (default: dfsched's)", "N"},
+        {"no-deadlines", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->deadlines,
+         "In-process decoders get no clock, so dfsched sees no deadline (default: each frame's "
+         "due time, as the trials count it)",
+         NULL},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace,
          "After each search of the first policy, run one more trial of dfmedia with the "
          "scheduler's trace on (not counted) and write it (Chrome/Perfetto JSON, dfsched-viz and "
@@ -835,6 +865,21 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     }
     rt->budget_frames = rt->clip.par->video_delay + o->latency_frames;
     rt->total_frames = (int)ceil(o->duration * o->fps);
+    /* Played at --fps: a frame period of the clip lasts 1/fps. */
+    const AVRational cr = rt->clip.frame_rate.num > 0 ? rt->clip.frame_rate : (AVRational){25, 1};
+    rt->stream_tb = av_mul_q(rt->clip.tb, av_div_q(cr, av_d2q(o->fps, 1000000)));
+    rt->first_pts_ns = INT64_MAX;
+    for (int i = 0; i < rt->clip.n_pkts; i++) {
+        const AVPacket *pk = rt->clip.pkts[i];
+        const int64_t ts = pk->pts != AV_NOPTS_VALUE ? pk->pts : pk->dts;
+        if (ts != AV_NOPTS_VALUE) {
+            const int64_t ns = av_rescale_q(ts, rt->stream_tb, (AVRational){1, 1000000000});
+            if (ns < rt->first_pts_ns)
+                rt->first_pts_ns = ns;
+        }
+    }
+    if (rt->first_pts_ns == INT64_MAX)
+        rt->first_pts_ns = 0;
 cleanup:
     g_clear_error(&err);
     g_option_context_free(ctx);
@@ -973,6 +1018,8 @@ static bool write_json(const DfRt *rt)
     json_builder_add_int_value(jb, df_clip_warmup_packets(&rt->clip));
     json_builder_set_member_name(jb, "max_streams_tried");
     json_builder_add_int_value(jb, rt->o.max_streams);
+    json_builder_set_member_name(jb, "deadlines");
+    json_builder_add_boolean_value(jb, rt->o.deadlines);
     /* The pipelines' sink (null: no pipeline ran). */
     json_builder_set_member_name(jb, "sink");
     if (rt->avdec || rt->dfdec)
