@@ -312,9 +312,20 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
             DF_EXPECT(json_object_get_int_member(t, "frames") > 0);
             /* In-process streams get every frame, once: the warm-up's are
              * not counted, and none is lost. */
-            if (g_str_has_prefix(impl, "dfmedia/"))
+            if (g_str_has_prefix(impl, "dfmedia/")) {
                 DF_EXPECT_EQ_INT((int)json_object_get_int_member(t, "frames"),
                                  (int)json_object_get_int_member(t, "streams") * 15);
+                /* dfsched's counters over the paced part: at least D and O
+                 * per packet ran. */
+                JsonObject *sc = json_object_get_object_member(t, "sched");
+                DF_EXPECT_MSG(sc && json_object_get_int_member(sc, "tasks") >=
+                                        2 * json_object_get_int_member(t, "frames"),
+                              "%s: no or too few tasks in the scheduler's counters", impl);
+                DF_EXPECT(sc && is_number(sc, "idle_ms") && json_object_has_member(sc, "parks") &&
+                          json_object_has_member(sc, "max_wait_depth"));
+            } else {
+                DF_EXPECT(!json_object_has_member(t, "sched"));
+            }
         }
         if (g_str_has_prefix(impl, "dfmedia/")) {
             DF_EXPECT(is_number(r, "latency_p99_ms"));

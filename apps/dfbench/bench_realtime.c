@@ -107,6 +107,11 @@ typedef struct DfRtTrial {
     uint64_t frames, expected, misses;
     double latency_p99_ms; /* worst stream (dfmedia); NAN for avdec */
     double late_p99_ms;    /* p99 of arrival - due over all frames */
+    /* dfmedia: the scheduler's counters over the paced part (dfsched
+     * stats, all workers); has_sched false for pipelines. */
+    bool has_sched;
+    uint64_t tasks, stolen, parks, wakeups, max_wait_depth;
+    double idle_ms;
     char error[256];
 } DfRtTrial;
 
@@ -394,6 +399,7 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
     for (int i = started; i < k; i++)
         pthread_barrier_wait(&warm);
     pthread_barrier_wait(&warm);
+    df_sched_stats_reset(s);
     if (trace && df_sched_trace_start(s, trial_trace_capacity(rt, k)) < 0)
         snprintf(tr->error, sizeof(tr->error), "cannot start the trace: out of memory");
     /* Every decoder is warm: a common start a little ahead, so that every
@@ -407,6 +413,19 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
 cleanup:
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    DfStats ss;
+    if (s && started == k && df_sched_stats(s, &ss) == 0) {
+        tr->has_sched = true;
+        tr->tasks = ss.total.tasks_run;
+        tr->stolen = ss.total.tasks_stolen;
+        tr->parks = ss.total.parks;
+        tr->wakeups = ss.total.wakeups_sent;
+        tr->idle_ms = (double)ss.total.idle_ns / 1e6;
+        for (int w = 0; w < ss.n_workers; w++)
+            if (ss.workers[w].max_wait_depth > tr->max_wait_depth)
+                tr->max_wait_depth = ss.workers[w].max_wait_depth;
+        df_stats_free(&ss);
+    }
     if (trace && s && !tr->error[0] && df_sched_trace_write(s, trace, &err) < 0)
         snprintf(tr->error, sizeof(tr->error), "cannot write the trace: %.200s", err.msg);
     if (barriers) {
@@ -981,6 +1000,25 @@ static void json_trial(JsonBuilder *jb, const DfRtTrial *t)
     json_builder_add_int_value(jb, (gint64)t->misses);
     df_json_double(jb, "latency_p99_ms", t->latency_p99_ms);
     df_json_double(jb, "late_p99_ms", t->late_p99_ms);
+    if (t->has_sched) {
+        /* dfsched's counters over the paced part, all workers. */
+        json_builder_set_member_name(jb, "sched");
+        json_builder_begin_object(jb);
+        const struct {
+            const char *name;
+            uint64_t v;
+        } c[] = {{"tasks", t->tasks},
+                 {"stolen", t->stolen},
+                 {"parks", t->parks},
+                 {"wakeups", t->wakeups},
+                 {"max_wait_depth", t->max_wait_depth}};
+        for (size_t i = 0; i < G_N_ELEMENTS(c); i++) {
+            json_builder_set_member_name(jb, c[i].name);
+            json_builder_add_int_value(jb, (gint64)c[i].v);
+        }
+        df_json_double(jb, "idle_ms", t->idle_ms);
+        json_builder_end_object(jb);
+    }
     if (t->error[0]) {
         json_builder_set_member_name(jb, "error");
         json_builder_add_string_value(jb, t->error);
