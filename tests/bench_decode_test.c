@@ -323,8 +323,13 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
                               "%s: no or too few tasks in the scheduler's counters", impl);
                 DF_EXPECT(sc && is_number(sc, "idle_ms") && json_object_has_member(sc, "parks") &&
                           json_object_has_member(sc, "max_wait_depth"));
+                DF_EXPECT(!json_object_has_member(t, "input_lead_p50_ms"));
             } else {
                 DF_EXPECT(!json_object_has_member(t, "sched"));
+                /* Pipelines: how early packets reached the decoder. */
+                DF_EXPECT_MSG(is_number(t, "input_lead_p50_ms") &&
+                                  is_number(t, "input_lead_min_ms"),
+                              "%s: no input lead", impl);
             }
         }
         if (g_str_has_prefix(impl, "dfmedia/")) {

@@ -307,10 +307,38 @@ typedef struct GstCtx {
     GThread *confined; /* the streaming thread already confined */
     int64_t t0_ns, last_ns;
     GArray *lateness; /* double ms, sync only */
+    GArray *lead;     /* double ms, sync only: decoder input ahead of its running time */
 } GstCtx;
 
+/* How far ahead of the clock a buffer of running time `rt_of(ts)` is at
+ * `pad` (sync only; false when unknown). */
+static bool ahead_of_clock(GstCtx *c, GstPad *pad, GstClockTime ts, double *ahead_ms)
+{
+    bool ok = false;
+    GstEvent *ev = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0);
+    GstClock *clock = gst_element_get_clock(c->sink);
+    if (ev && clock) {
+        const GstSegment *seg;
+        gst_event_parse_segment(ev, &seg);
+        const guint64 rt = gst_segment_to_running_time(seg, GST_FORMAT_TIME, ts);
+        const GstClockTime now = gst_clock_get_time(clock);
+        const GstClockTime base = gst_element_get_base_time(c->sink);
+        if (rt != GST_CLOCK_TIME_NONE && now >= base) {
+            *ahead_ms = ((double)rt - (double)(now - base)) / 1e6;
+            ok = true;
+        }
+    }
+    if (clock)
+        gst_object_unref(clock);
+    if (ev)
+        gst_event_unref(ev);
+    return ok;
+}
+
 /* The decoder's input: runs on the streaming thread that will open the
- * codec (caps come before buffers), so libavcodec's threads inherit. */
+ * codec (caps come before buffers), so libavcodec's threads inherit.  In
+ * real time, it also records how long before its running time (by DTS:
+ * decode order) each packet reaches the decoder. */
 static GstPadProbeReturn confine_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
     GstCtx *c = data;
@@ -319,6 +347,14 @@ static GstPadProbeReturn confine_probe(GstPad *pad, GstPadProbeInfo *info, gpoin
         pthread_setaffinity_np(pthread_self(), sizeof(c->cpus), &c->cpus);
         c->confined = self;
     }
+    if (!c->run->sync || !(info->type & GST_PAD_PROBE_TYPE_BUFFER))
+        return GST_PAD_PROBE_OK;
+    GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER(info);
+    const GstClockTime ts =
+        GST_BUFFER_DTS_IS_VALID(buf) ? GST_BUFFER_DTS(buf) : GST_BUFFER_PTS(buf);
+    double ms;
+    if (GST_CLOCK_TIME_IS_VALID(ts) && ahead_of_clock(c, pad, ts, &ms))
+        g_array_append_val(c->lead, ms);
     return GST_PAD_PROBE_OK;
 }
 
@@ -421,7 +457,7 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
     GstCtx *ctx = g_new0(GstCtx, (gsize)n);
     for (int i = 0; i < n; i++) {
         memset(&res[i], 0, sizeof(res[i]));
-        res[i].fps = res[i].late_p99_ms = NAN;
+        res[i].fps = res[i].late_p99_ms = res[i].lead_p50_ms = res[i].lead_min_ms = NAN;
     }
     if (!df_gst_init()) {
         for (int i = 0; i < n; i++)
@@ -433,6 +469,7 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
         ctx[i].run = &runs[i];
         ctx[i].res = &res[i];
         ctx[i].lateness = g_array_new(FALSE, FALSE, sizeof(double));
+        ctx[i].lead = g_array_new(FALSE, FALSE, sizeof(double));
         cpu_set_of(runs[i].map, runs[i].cpus, &ctx[i].cpus);
         if (!gst_ctx_build(&ctx[i]))
             ret = -EINVAL;
@@ -466,6 +503,7 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
             res[i].frames = 0;
             res[i].late = 0;
             g_array_set_size(ctx[i].lateness, 0);
+            g_array_set_size(ctx[i].lead, 0);
         }
         if (ret < 0)
             goto cleanup;
@@ -486,6 +524,12 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
             qsort(l->data, l->len, sizeof(double), cmp_double);
             res[i].late_p99_ms = g_array_index(l, double, (guint)((l->len - 1) * 99 / 100));
         }
+        GArray *a = ctx[i].lead;
+        if (a->len > 0) {
+            qsort(a->data, a->len, sizeof(double), cmp_double);
+            res[i].lead_p50_ms = g_array_index(a, double, (guint)((a->len - 1) / 2));
+            res[i].lead_min_ms = g_array_index(a, double, 0);
+        }
     }
 cleanup:
     for (int i = 0; i < n; i++) {
@@ -497,6 +541,8 @@ cleanup:
             gst_object_unref(ctx[i].sink);
         if (ctx[i].lateness)
             g_array_free(ctx[i].lateness, TRUE);
+        if (ctx[i].lead)
+            g_array_free(ctx[i].lead, TRUE);
     }
     g_free(ctx);
     return ret;

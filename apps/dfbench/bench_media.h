@@ -113,7 +113,11 @@ typedef struct DfGstResult {
     uint64_t late;      /* sync: frames past their due time + budget */
     double fps;         /* frames / wall time from PLAYING to EOS */
     double late_p99_ms; /* sync: p99 of arrival - (running time + budget); < 0: early */
-    char error[256];    /* non-empty when the run failed */
+    /* sync: how long before its running time (by DTS) a packet reached the
+     * decoder, median and least: the pipeline reads ahead of a live source
+     * by that much (NAN: unknown). */
+    double lead_p50_ms, lead_min_ms;
+    char error[256]; /* non-empty when the run failed */
 } DfGstResult;
 
 /* Several pipelines at once (realtime: K independent avdec pipelines in

@@ -44,14 +44,16 @@
  * fakesink does not, and dfdec then copies every picture into a packed
  * buffer.  Either runs with qos=false max-lateness=-1 (fakesink's
  * defaults; fakevideosink's are true and 5 ms), so that the sinks differ
- * only in that query: a late frame is measured, not dropped.  The sink renders each frame at its
- * running time; the clip is played at --fps by a seek with rate fps/clip rate, for --duration.  A
- * pad probe at the sink's input compares each frame's arrival with its
- * running time: later than B/fps is a miss.  This pacing is not identical
- * to dfmedia's (GStreamer reads ahead and the decoder may run a frame or so
- * ahead until the sink blocks it, and decodes the first frame during
- * preroll), so it is, if anything, lenient to avdec; it is the honest
- * "K players in one process" figure without writing a demuxer into appsrc.
+ * only in that query: a late frame is measured, not dropped.  The sink
+ * renders each frame at its running time; the clip is played at --fps by a
+ * seek with rate fps/clip rate, for --duration.  A pad probe at the sink's
+ * input compares each frame's arrival with its running time: later than
+ * B/fps is a miss.  This pacing is not identical to dfmedia's (GStreamer
+ * reads ahead and the decoder may run a frame or so ahead until the sink
+ * blocks it, and decodes the first frame during preroll; each trial's
+ * input_lead_* say by how much), so it is, if anything, lenient to avdec;
+ * it is the honest "K players in one process" figure without writing a
+ * demuxer into appsrc.
  *
  * dfdec (peer): the same K pipelines with dfdec n-workers=N policy=P in
  * place of avdec_*, sharing the process's one scheduler (the element's
@@ -107,6 +109,10 @@ typedef struct DfRtTrial {
     uint64_t frames, expected, misses;
     double latency_p99_ms; /* worst stream (dfmedia); NAN for avdec */
     double late_p99_ms;    /* p99 of arrival - due over all frames */
+    /* Pipelines: how long before its running time a packet reached the
+     * decoder (median of the least-ahead pipeline, and least of all);
+     * NAN for dfmedia, whose packets arrive at their time. */
+    double lead_p50_ms, lead_min_ms;
     /* dfmedia: the scheduler's counters over the paced part (dfsched
      * stats, all workers); has_sched false for pipelines. */
     bool has_sched;
@@ -342,7 +348,7 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
 {
     memset(tr, 0, sizeof(*tr));
     tr->streams = k;
-    tr->latency_p99_ms = tr->late_p99_ms = NAN;
+    tr->latency_p99_ms = tr->late_p99_ms = tr->lead_p50_ms = tr->lead_min_ms = NAN;
     char cpus[256];
     df_cpu_map_list(&rt->map, workers, cpus, sizeof(cpus));
     DfSchedConfig sc;
@@ -467,7 +473,7 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
 {
     memset(tr, 0, sizeof(*tr));
     tr->streams = k;
-    tr->latency_p99_ms = tr->late_p99_ms = NAN;
+    tr->latency_p99_ms = tr->late_p99_ms = tr->lead_p50_ms = tr->lead_min_ms = NAN;
     char dfdec[128];
     snprintf(dfdec, sizeof(dfdec), "dfdec n-workers=%d policy=%s", workers, policy ? policy : "");
     const char *name = policy ? dfdec : df_gst_avdec_name(rt->clip.par->codec_id);
@@ -505,6 +511,10 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
         tr->misses += res[i].late;
         if (isnan(tr->late_p99_ms) || res[i].late_p99_ms > tr->late_p99_ms)
             tr->late_p99_ms = res[i].late_p99_ms; /* worst pipeline's p99 */
+        if (isnan(tr->lead_p50_ms) || res[i].lead_p50_ms < tr->lead_p50_ms)
+            tr->lead_p50_ms = res[i].lead_p50_ms;
+        if (isnan(tr->lead_min_ms) || res[i].lead_min_ms < tr->lead_min_ms)
+            tr->lead_min_ms = res[i].lead_min_ms;
     }
     /* What the pipeline delivers for --duration (the clip may be shorter). */
     const double clip_s = rt->clip.n_pkts / av_q2d(cr) / runs[0].rate;
@@ -1000,6 +1010,11 @@ static void json_trial(JsonBuilder *jb, const DfRtTrial *t)
     json_builder_add_int_value(jb, (gint64)t->misses);
     df_json_double(jb, "latency_p99_ms", t->latency_p99_ms);
     df_json_double(jb, "late_p99_ms", t->late_p99_ms);
+    if (!isnan(t->lead_p50_ms)) {
+        /* Pipelines read ahead: how early packets reached the decoder. */
+        df_json_double(jb, "input_lead_p50_ms", t->lead_p50_ms);
+        df_json_double(jb, "input_lead_min_ms", t->lead_min_ms);
+    }
     if (t->has_sched) {
         /* dfsched's counters over the paced part, all workers. */
         json_builder_set_member_name(jb, "sched");
