@@ -427,6 +427,42 @@ static void slot_free(DfDecoder *dec, DfSlot *s)
     free(s);
 }
 
+/* The presentation time of the frame that the decode of a packet of
+ * presentation time `pts` (INT64_MIN: none; or the drain) makes the codec
+ * output.  A decoder with a reorder delay of d frames outputs nothing for
+ * the first d packets, then at each packet the earliest frame it holds:
+ * with pyramid B-frames (decode order I0 P4 B2 B1 B3 P8 ...) packet k
+ * yields frame k - d, while its own picture is due up to d + 1 frames
+ * later.  So a slot's deadline is that of its output, and a slot with no
+ * output yet gets the earliest frame pending, which waits for it (its D
+ * is on the chain to it); deadlines never decrease in decode order.  The
+ * delay is the larger of the container's and the codec's (it may grow
+ * while decoding): an under-estimate only makes deadlines earlier. */
+static int64_t output_pts(DfDecoder *dec, int64_t pts)
+{
+    if (pts != INT64_MIN) {
+        if (dec->n_reorder == DF_REORDER_MAX)
+            dec->n_reorder--; /* beyond any codec's delay (16): the newest goes */
+        dec->reorder_pts[dec->n_reorder++] = pts;
+    }
+    if (dec->n_reorder == 0)
+        return INT64_MIN;
+    int first = 0;
+    for (int i = 1; i < dec->n_reorder; i++)
+        if (dec->reorder_pts[i] < dec->reorder_pts[first])
+            first = i;
+    const int64_t out = dec->reorder_pts[first];
+    int delay = dec->par->video_delay;
+    const int codec = atomic_load_explicit(&dec->has_b_frames, memory_order_relaxed);
+    if (codec > delay)
+        delay = codec;
+    if (pts == INT64_MIN || dec->n_reorder > delay) {
+        /* That frame is counted out (the drain outputs every one). */
+        dec->reorder_pts[first] = dec->reorder_pts[--dec->n_reorder];
+    }
+    return out;
+}
+
 static int enqueue(DfDecoder *dec, const AVPacket *pkt)
 {
     DfSlot *s = calloc(1, sizeof(*s));
@@ -448,9 +484,12 @@ static int enqueue(DfDecoder *dec, const AVPacket *pkt)
         s->pkt_pts_ns = df_ts_to_ns(dec, pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts);
     }
     s->t_send = df_now_ns();
-    if (dec->cfg.clock_ns && s->pkt_pts_ns != INT64_MIN) {
-        int64_t now = dec->cfg.clock_ns(dec->cfg.clock_opaque);
-        s->deadline = s->t_send + (s->pkt_pts_ns + dec->cfg.deadline_offset_ns - now);
+    if (dec->cfg.clock_ns) {
+        const int64_t due = output_pts(dec, s->pkt_pts_ns);
+        if (due != INT64_MIN) {
+            int64_t now = dec->cfg.clock_ns(dec->cfg.clock_opaque);
+            s->deadline = s->t_send + (due + dec->cfg.deadline_offset_ns - now);
+        }
     }
     s->group = df_group_new(dec->sched, s->deadline);
     if (!s->group) {
@@ -655,6 +694,7 @@ void df_decoder_flush(DfDecoder *dec)
         avcodec_flush_buffers(dec->avctx);
     memset(&dec->pics, 0, sizeof(dec->pics));
     dec->pics.cur = -1;
+    dec->n_reorder = 0;
     if (dec->filter)
         df_filter_reset(dec->filter);
     dec->draining = dec->eof = false;

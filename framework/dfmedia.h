@@ -97,7 +97,9 @@ typedef struct DfDecoderConfig {
     /* Clock for deadlines: returns "now" as stream time in nanoseconds (the
      * time at which a frame of that PTS is due, e.g. GStreamer running time);
      * a frame's deadline is PTS + deadline_offset_ns on that clock, mapped to
-     * the scheduler's monotonic clock when the packet is sent.  NULL: none. */
+     * the scheduler's monotonic clock when the packet is sent.  A packet's
+     * work is due with the frame its decode outputs (presentation order,
+     * after the reorder delay), not with its own picture.  NULL: none. */
     int64_t (*clock_ns)(void *opaque);
     void *clock_opaque;
     int64_t deadline_offset_ns; /* added to PTS-derived deadlines */

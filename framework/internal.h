@@ -27,6 +27,7 @@
 #define DF_ERROR_RING   64
 #define DF_SLOT_ERRORS  4
 #define DF_LATENCY_RING 1024
+#define DF_REORDER_MAX  32 /* presentation times awaiting output (reorder delay + 1) */
 
 /* Module rows of the control description (indices into the compiled table
  * are resolved at compile time because F is absent without a filter). */
@@ -282,6 +283,10 @@ struct DfDecoder {
     bool need_bands;        /* R does work: copy or conversion */
 
     /* caller thread */
+    /* Presentation times (stream ns) of packets sent whose frame has not
+     * been counted out yet: deadlines follow output order (enqueue). */
+    int64_t reorder_pts[DF_REORDER_MAX];
+    int n_reorder;
     DfSlot *head, *tail;
     int n_slots;
     uint64_t seq;

@@ -213,7 +213,7 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
     char dir[] = "/tmp/dfbench-rt-XXXXXX";
     DF_ASSERT(mkdtemp(dir));
     gchar *json = g_strdup_printf("%s/r.json", dir), *csv = g_strdup_printf("%s/r.csv", dir),
-          *png = g_strdup_printf("%s/r.png", dir);
+          *png = g_strdup_printf("%s/r.png", dir), *trace = g_strdup_printf("%s/t.json", dir);
     char *h264 = clip("h264_cabac_slices8.mkv");
     const char *argv[] = {dfbench,
                           "realtime",
@@ -239,10 +239,16 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
                           csv,
                           "--plot",
                           png,
+                          "--trace",
+                          trace,
+                          "--trace-streams",
+                          "2",
                           NULL};
     DfRun run = df_test_run(argv, NULL);
     DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench realtime exited %d:\n%s\n%s", run.status,
                   run.out ? run.out : "", run.err ? run.err : "");
+    DF_EXPECT_MSG(run.out && strstr(run.out, "K/K*") && strstr(run.out, "T(1) = "),
+                  "no K* in the table:\n%s", run.out ? run.out : "");
     df_run_clear(&run);
     JsonParser *p = json_parser_new();
     DF_ASSERT(json_parser_load_from_file(p, json, NULL));
@@ -254,6 +260,26 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
     DF_EXPECT(json_object_get_int_member(r0, "budget_frames") >= 2);
     DF_EXPECT_EQ_INT((int)json_object_get_int_member(r0, "frames_per_stream"), 15);
     DF_EXPECT(json_object_get_int_member(r0, "warmup_packets") > 0);
+    /* T(1), sampled before and after the trials, both good. */
+    DF_EXPECT(is_number(r0, "t1_fps"));
+    const double t1 = json_object_get_double_member_with_default(r0, "t1_fps", NAN);
+    DF_EXPECT_MSG(isfinite(t1) && t1 > 0, "t1_fps %g", t1);
+    JsonArray *t1s = json_object_get_array_member(r0, "t1_fps_samples");
+    DF_EXPECT(t1s && json_array_get_length(t1s) == 2);
+    for (guint i = 0; t1s && i < json_array_get_length(t1s); i++) {
+        JsonNode *n = json_array_get_element(t1s, i);
+        DF_EXPECT_MSG(JSON_NODE_HOLDS_VALUE(n) && json_node_get_double(n) > 0, "T(1) sample %u", i);
+    }
+    DF_EXPECT(!json_object_has_member(r0, "t1_error"));
+    DF_EXPECT(json_object_get_boolean_member_with_default(r0, "deadlines", FALSE));
+    /* The pipelines' sink: fakevideosink by default (tools/deps.sh installs
+     * gst-plugins-bad), none without pipelines. */
+    if (with_gst())
+        DF_EXPECT_MSG(g_strcmp0(json_object_get_string_member_with_default(r0, "sink", ""),
+                                "fakevideosink") == 0,
+                      "sink %s", json_object_get_string_member_with_default(r0, "sink", "?"));
+    else
+        DF_EXPECT(is_null(r0, "sink"));
     JsonArray *res = json_object_get_array_member(root, "results");
     DF_ASSERT(res);
     /* 1 and 2 workers: dfmedia/cost-local, avdec, dfdec/cost-local. */
@@ -266,6 +292,17 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
         const int k = (int)json_object_get_int_member(r, "max_streams");
         DF_EXPECT_MSG(k >= 0 && k <= 2, "%s: max_streams %d", impl, k);
         DF_EXPECT(is_number(r, "pixels_per_s"));
+        /* K* = workers x T(1) / fps, whatever the implementation; the share
+         * is K / K*. */
+        const int w = (int)json_object_get_int_member(r, "workers");
+        DF_EXPECT_MSG(is_number(r, "k_star"), "%s: k_star missing or null", impl);
+        const double ks = json_object_get_double_member_with_default(r, "k_star", NAN);
+        DF_EXPECT_MSG(isfinite(ks) && ks > 0, "%s: k_star %g", impl, ks);
+        DF_EXPECT_MSG(fabs(ks - w * t1 / 30) <= 1e-6 * ks, "%s: k_star %g, T(1) %g, %d workers",
+                      impl, ks, t1, w);
+        const double share = json_object_get_double_member_with_default(r, "k_share", NAN);
+        DF_EXPECT_MSG(isfinite(share) && fabs(share - k / ks) <= 1e-9 + 1e-6 * share,
+                      "%s: k_share %g for K %d of K* %g", impl, share, k, ks);
         JsonArray *trials = json_object_get_array_member(r, "trials");
         DF_EXPECT_MSG(trials && json_array_get_length(trials) >= 1, "%s: no trials", impl);
         for (guint j = 0; trials && j < json_array_get_length(trials); j++) {
@@ -275,17 +312,51 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
             DF_EXPECT(json_object_get_int_member(t, "frames") > 0);
             /* In-process streams get every frame, once: the warm-up's are
              * not counted, and none is lost. */
-            if (g_str_has_prefix(impl, "dfmedia/"))
+            if (g_str_has_prefix(impl, "dfmedia/")) {
                 DF_EXPECT_EQ_INT((int)json_object_get_int_member(t, "frames"),
                                  (int)json_object_get_int_member(t, "streams") * 15);
+                /* dfsched's counters over the paced part: at least D and O
+                 * per packet ran. */
+                JsonObject *sc = json_object_get_object_member(t, "sched");
+                DF_EXPECT_MSG(sc && json_object_get_int_member(sc, "tasks") >=
+                                        2 * json_object_get_int_member(t, "frames"),
+                              "%s: no or too few tasks in the scheduler's counters", impl);
+                DF_EXPECT(sc && is_number(sc, "idle_ms") && json_object_has_member(sc, "parks") &&
+                          json_object_has_member(sc, "max_wait_depth"));
+                DF_EXPECT(!json_object_has_member(t, "input_lead_p50_ms"));
+            } else {
+                DF_EXPECT(!json_object_has_member(t, "sched"));
+                /* Pipelines: how early packets reached the decoder. */
+                DF_EXPECT_MSG(is_number(t, "input_lead_p50_ms") &&
+                                  is_number(t, "input_lead_min_ms"),
+                              "%s: no input lead", impl);
+            }
         }
-        if (g_str_has_prefix(impl, "dfmedia/"))
+        if (g_str_has_prefix(impl, "dfmedia/")) {
             DF_EXPECT(is_number(r, "latency_p99_ms"));
+            /* --trace: one more trial of 2 streams per worker count, its
+             * trace in t.wN.json. */
+            gchar *want = g_strdup_printf("%s/t.w%d.json", dir, w);
+            DF_EXPECT_MSG(
+                g_strcmp0(json_object_get_string_member_with_default(r, "trace", ""), want) == 0,
+                "%s: trace %s", impl,
+                json_object_get_string_member_with_default(r, "trace", "(none)"));
+            DF_EXPECT_MSG(file_contains(want, "traceEvents"), "no dfsched trace in %s", want);
+            /* The decoders have clocks: dfsched sees the frames' due times. */
+            DF_EXPECT_MSG(file_contains(want, "deadline_slack_us"), "no deadline in %s", want);
+            g_free(want);
+            JsonObject *tt = json_object_get_object_member(r, "traced_trial");
+            DF_EXPECT(tt && json_object_get_int_member(tt, "streams") == 2 &&
+                      json_object_get_int_member(tt, "frames") == 30);
+        } else {
+            DF_EXPECT_MSG(!json_object_has_member(r, "trace"), "%s traced", impl);
+        }
         n_dfdec += strcmp(impl, "dfdec/cost-local") == 0;
     }
     DF_EXPECT_EQ_INT(n_dfdec, with_dfdec() ? 2 : 0);
     g_object_unref(p);
     DF_EXPECT_EQ_INT(count_lines(csv), 1 + n_results);
+    DF_EXPECT(file_contains(csv, ",k_star,"));
     gchar *text = NULL;
     gsize len = 0;
     DF_ASSERT(g_file_get_contents(png, &text, &len, NULL));
@@ -295,6 +366,7 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
     g_free(json);
     g_free(csv);
     g_free(png);
+    g_free(trace);
     g_free(h264);
 }
 
@@ -384,6 +456,8 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"realtime", "--input", h264, "--duration", "-1"}, 2, "bad --duration -1"},
         {{"realtime", "--input", h264, "--max-streams", "0"}, 2, "bad --max-streams 0"},
         {{"realtime", "--input", h264, "--latency-frames", "-1"}, 2, "bad --latency-frames -1"},
+        {{"realtime", "--input", h264, "--sink", "xvimagesink"}, 2, "bad --sink \"xvimagesink\""},
+        {{"realtime", "--input", h264, "--trace-streams", "2"}, 2, "--trace-streams needs --trace"},
         {{"realtime", "--input", h264, "--csv", "/proc/x/y"}, 1, "--csv: cannot write /proc/x/y"},
         {{"realtime", "--input", h264, "extra"}, 2, "unexpected argument \"extra\""},
         {{"nosuch"}, 2, "unknown subcommand \"nosuch\""},

@@ -5,6 +5,7 @@
 #include "framework_util.h"
 
 #include <libavutil/time.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -570,6 +571,80 @@ static int trace_clip(DfSched *s, const TClip *c, DfTrace *tr)
     const int ret = decode_traced(s, c, &cfg, &got, &st, tr);
     t_sums_free(&got);
     return ret;
+}
+
+static int64_t since_base(void *opaque)
+{
+    return df_now_ns() - *(const int64_t *)opaque;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Deadlines follow output order: with a reorder delay of d frames, the
+ * decode of packet k outputs the (k - d)-th frame in presentation order
+ * (the first frame for the first d packets), so D(k) is due when that
+ * frame is, not when its own picture is: with B-frames an anchor's picture
+ * (P4 in I0 P4 B2 B1 B3) is due frames after the B-frames decoded after it,
+ * and an EDF scheduler given its own PTS would put it, and every frame
+ * waiting for it, behind other streams' later work. */
+DF_TEST(FrameworkFlow, DeadlinesFollowOutputOrder)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    TClip c;
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
+    const int d = c.par->video_delay;
+    DF_ASSERT_MSG(d > 0, "%s has no reorder delay", c.name);
+    TSums ref = {0};
+    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    DF_ASSERT_EQ_INT(ref.n, c.n_pkts);
+    /* Presentation times in ns, in presentation order. */
+    int64_t *pres = calloc((size_t)ref.n, sizeof(*pres));
+    DF_ASSERT(pres);
+    for (int i = 0; i < ref.n; i++)
+        pres[i] = av_rescale_q(ref.v[i].pts, c.tb, (AVRational){1, 1000000000});
+    qsort(pres, (size_t)ref.n, sizeof(*pres), cmp_i64);
+    /* Stream time 0 is `base`: PTS p is due at base + p. */
+    int64_t base = df_now_ns();
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.clock_ns = since_base;
+    cfg.clock_opaque = &base;
+    TSums got = {0};
+    DfDecoderStats st;
+    DfTrace tr;
+    DF_ASSERT(decode_traced(s, &c, &cfg, &got, &st, &tr) == 0);
+    DF_EXPECT_EQ_INT(got.n, ref.n);
+    const int mod_d = df_sched_module_id(s, "D");
+    int checked = 0, wrong = 0;
+    for (size_t e = 0; e < tr.n_events; e++) {
+        const DfTraceEvent *ev = &tr.events[e];
+        if (ev->module != mod_d || ev->tag < 0 || ev->tag >= c.n_pkts)
+            continue;
+        const int k = (int)ev->tag;
+        const int64_t due = base + pres[k < d ? 0 : k - d];
+        /* deadline = send time + (due - clock at send): at most `due`,
+         * earlier by the time between the two reads of the clock. */
+        const bool ok = ev->deadline <= due && ev->deadline > due - 10000000;
+        if (!ok && wrong++ < 5)
+            df_test_fail(__FILE__, __LINE__, false,
+                         "D(%d): deadline %+.1f ms from the due time of the frame it outputs", k,
+                         ev->deadline == DF_NO_DEADLINE ? INFINITY
+                                                        : (double)(ev->deadline - due) / 1e6);
+        checked++;
+    }
+    DF_EXPECT_MSG(checked >= c.n_pkts, "%d D nodes traced for %d packets", checked, c.n_pkts);
+    DF_EXPECT_EQ_INT(wrong, 0);
+    df_trace_free(&tr);
+    t_sums_free(&got);
+    t_sums_free(&ref);
+    free(pres);
+    t_clip_free(&c);
+    df_sched_unref(s);
 }
 
 /* R(k,b) reads the rows of band b from the worker that wrote them last:

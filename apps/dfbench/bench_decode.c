@@ -562,79 +562,16 @@ static void sample_fail(DfSample *s, const char *fmt, ...)
     s->fps = NAN;
 }
 
-static double cpu_ms_per_frame(int64_t c0, int64_t c1, uint64_t frames)
-{
-    return c0 >= 0 && c1 >= c0 && frames ? (double)(c1 - c0) / 1e6 / (double)frames : NAN;
-}
-
-/* Packets decoded before the timed pass, then drained and flushed: the
- * codec's buffer pools and the picture pool hold their memory.  A cold
- * decoder's first pictures pay first-touch page faults (8-14 us per 4 KiB
- * page on these VMs, 3000-3600 per MPEG-2 run); how many depended on what
- * the previous sample left in the heap, so a 240-frame run's fps varied by
- * 10-20 % with its neighbour.  Every in-process implementation warms up
- * alike. */
-#define WARMUP_PACKETS 24
-
-static int warmup_packets(const DfClip *c)
-{
-    return c->n_pkts < WARMUP_PACKETS ? c->n_pkts : WARMUP_PACKETS;
-}
-
 /* `sync`: ffmpeg-streams' barrier, so that the timed passes overlap. */
 static void run_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *sync, DfSample *out)
 {
-    bool synced = false;
-    char e[AV_ERROR_MAX_STRING_SIZE];
-    const AVCodec *codec = avcodec_find_decoder(c->par->codec_id);
-    AVCodecContext *ctx = avcodec_alloc_context3(codec);
-    AVFrame *f = av_frame_alloc();
-    if (!ctx || !f) {
-        sample_fail(out, "out of memory");
-        goto cleanup;
-    }
-    int ret = avcodec_parameters_to_context(ctx, c->par);
-    ctx->thread_count = type ? threads : 1;
-    ctx->thread_type = type;
-    if (ret >= 0)
-        ret = avcodec_open2(ctx, codec, NULL);
-    if (ret < 0) {
-        av_strerror(ret, e, sizeof(e));
-        sample_fail(out, "avcodec_open2: %s", e);
-        goto cleanup;
-    }
-    for (int i = 0; i <= warmup_packets(c); i++) {
-        avcodec_send_packet(ctx, i < warmup_packets(c) ? c->pkts[i] : NULL);
-        while (avcodec_receive_frame(ctx, f) == 0)
-            ;
-    }
-    avcodec_flush_buffers(ctx);
-    if (sync)
-        pthread_barrier_wait(sync);
-    synced = true;
-    uint64_t frames = 0;
-    /* ffmpeg-streams' decodes share the process: each counts its own
-     * thread; slice and frame threads are the process's (every thread of
-     * the implementation's own pool). */
-    const clockid_t clock = sync ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID;
-    const int64_t c0 = df_report_cpu_ns(clock);
-    const int64_t t0 = df_now_ns();
-    for (int i = 0; i <= c->n_pkts; i++) {
-        avcodec_send_packet(ctx, i < c->n_pkts ? c->pkts[i] : NULL);
-        while (avcodec_receive_frame(ctx, f) == 0)
-            frames++;
-    }
-    const int64_t t1 = df_now_ns();
-    out->cpu = cpu_ms_per_frame(c0, df_report_cpu_ns(clock), frames);
-    out->frames = frames;
-    out->fps = frames ? (double)frames / ((double)(t1 - t0) / 1e9) : NAN;
-    if (!frames)
-        sample_fail(out, "no frames decoded");
-cleanup:
-    if (sync && !synced)
-        pthread_barrier_wait(sync); /* failed before it: the others still pass */
-    av_frame_free(&f);
-    avcodec_free_context(&ctx);
+    DfLavcRun r;
+    df_clip_decode_lavc(c, type, threads, sync, &r);
+    out->cpu = r.cpu_ms;
+    out->frames = r.frames;
+    out->fps = r.fps;
+    if (r.error[0])
+        sample_fail(out, "%s", r.error);
 }
 
 typedef struct DfStreamRun {
@@ -745,7 +682,7 @@ static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, size_t trac
         sample_fail(out, "%s", err.msg);
         goto cleanup;
     }
-    decode_packets(dec, c, warmup_packets(c), f);
+    decode_packets(dec, c, df_clip_warmup_packets(c), f);
     df_decoder_flush(dec);
     df_decoder_reset_latency(dec);
     if (trace_capacity && df_sched_trace_start(s, trace_capacity) < 0) {
@@ -757,7 +694,7 @@ static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, size_t trac
     const uint64_t frames = decode_packets(dec, c, c->n_pkts, f);
     const int64_t t1 = df_now_ns();
     /* The workers' idle spin included: CPU the decode kept from others. */
-    out->cpu = cpu_ms_per_frame(c0, df_report_cpu_ns(CLOCK_PROCESS_CPUTIME_ID), frames);
+    out->cpu = df_cpu_ms_per_frame(c0, df_report_cpu_ns(CLOCK_PROCESS_CPUTIME_ID), frames);
     DfDecoderStats st;
     df_decoder_stats(dec, &st);
     const char *reason = NULL;

@@ -1,6 +1,7 @@
 /* Clips in memory, CPU confinement and GStreamer pipelines for dfbench
  * decode and dfbench realtime. */
 #include "bench_media.h"
+#include "report.h"
 
 #include <errno.h>
 #include <libavformat/avformat.h>
@@ -92,6 +93,82 @@ void df_clip_free(DfClip *clip)
     g_free(clip->path);
     g_free(clip->name);
     memset(clip, 0, sizeof(*clip));
+}
+
+int df_clip_warmup_packets(const DfClip *c)
+{
+    return c->n_pkts < DF_CLIP_WARMUP_PACKETS ? c->n_pkts : DF_CLIP_WARMUP_PACKETS;
+}
+
+double df_cpu_ms_per_frame(int64_t c0, int64_t c1, uint64_t frames)
+{
+    return c0 >= 0 && c1 >= c0 && frames ? (double)(c1 - c0) / 1e6 / (double)frames : NAN;
+}
+
+static void lavc_fail(DfLavcRun *out, const char *what, int ret)
+{
+    char e[AV_ERROR_MAX_STRING_SIZE] = "";
+    if (ret < 0)
+        av_strerror(ret, e, sizeof(e));
+    snprintf(out->error, sizeof(out->error), "%s%s%s", what, ret < 0 ? ": " : "", e);
+    out->fps = NAN;
+}
+
+void df_clip_decode_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *sync,
+                         DfLavcRun *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->fps = out->cpu_ms = NAN;
+    bool synced = false;
+    const AVCodec *codec = avcodec_find_decoder(c->par->codec_id);
+    AVCodecContext *ctx = avcodec_alloc_context3(codec);
+    AVFrame *f = av_frame_alloc();
+    if (!ctx || !f) {
+        lavc_fail(out, "out of memory", 0);
+        goto cleanup;
+    }
+    int ret = avcodec_parameters_to_context(ctx, c->par);
+    ctx->thread_count = type ? threads : 1;
+    ctx->thread_type = type;
+    if (ret >= 0)
+        ret = avcodec_open2(ctx, codec, NULL);
+    if (ret < 0) {
+        lavc_fail(out, "avcodec_open2", ret);
+        goto cleanup;
+    }
+    const int warm = df_clip_warmup_packets(c);
+    for (int i = 0; i <= warm; i++) {
+        avcodec_send_packet(ctx, i < warm ? c->pkts[i] : NULL);
+        while (avcodec_receive_frame(ctx, f) == 0)
+            ;
+    }
+    avcodec_flush_buffers(ctx);
+    if (sync)
+        pthread_barrier_wait(sync);
+    synced = true;
+    uint64_t frames = 0;
+    /* ffmpeg-streams' decodes share the process: each counts its own
+     * thread; slice and frame threads are the process's (every thread of
+     * the implementation's own pool). */
+    const clockid_t clock = sync ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID;
+    const int64_t c0 = df_report_cpu_ns(clock);
+    const int64_t t0 = df_now_ns();
+    for (int i = 0; i <= c->n_pkts; i++) {
+        avcodec_send_packet(ctx, i < c->n_pkts ? c->pkts[i] : NULL);
+        while (avcodec_receive_frame(ctx, f) == 0)
+            frames++;
+    }
+    const int64_t t1 = df_now_ns();
+    out->cpu_ms = df_cpu_ms_per_frame(c0, df_report_cpu_ns(clock), frames);
+    out->frames = frames;
+    out->fps = frames ? (double)frames / ((double)(t1 - t0) / 1e9) : NAN;
+    if (!frames)
+        lavc_fail(out, "no frames decoded", 0);
+cleanup:
+    if (sync && !synced)
+        pthread_barrier_wait(sync); /* failed before it: the others still pass */
+    av_frame_free(&f);
+    avcodec_free_context(&ctx);
 }
 
 /* --------------------------------------------------------------- options */
@@ -230,10 +307,38 @@ typedef struct GstCtx {
     GThread *confined; /* the streaming thread already confined */
     int64_t t0_ns, last_ns;
     GArray *lateness; /* double ms, sync only */
+    GArray *lead;     /* double ms, sync only: decoder input ahead of its running time */
 } GstCtx;
 
+/* How far ahead of the clock a buffer of running time `rt_of(ts)` is at
+ * `pad` (sync only; false when unknown). */
+static bool ahead_of_clock(GstCtx *c, GstPad *pad, GstClockTime ts, double *ahead_ms)
+{
+    bool ok = false;
+    GstEvent *ev = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0);
+    GstClock *clock = gst_element_get_clock(c->sink);
+    if (ev && clock) {
+        const GstSegment *seg;
+        gst_event_parse_segment(ev, &seg);
+        const guint64 rt = gst_segment_to_running_time(seg, GST_FORMAT_TIME, ts);
+        const GstClockTime now = gst_clock_get_time(clock);
+        const GstClockTime base = gst_element_get_base_time(c->sink);
+        if (rt != GST_CLOCK_TIME_NONE && now >= base) {
+            *ahead_ms = ((double)rt - (double)(now - base)) / 1e6;
+            ok = true;
+        }
+    }
+    if (clock)
+        gst_object_unref(clock);
+    if (ev)
+        gst_event_unref(ev);
+    return ok;
+}
+
 /* The decoder's input: runs on the streaming thread that will open the
- * codec (caps come before buffers), so libavcodec's threads inherit. */
+ * codec (caps come before buffers), so libavcodec's threads inherit.  In
+ * real time, it also records how long before its running time (by DTS:
+ * decode order) each packet reaches the decoder. */
 static GstPadProbeReturn confine_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
     GstCtx *c = data;
@@ -242,6 +347,14 @@ static GstPadProbeReturn confine_probe(GstPad *pad, GstPadProbeInfo *info, gpoin
         pthread_setaffinity_np(pthread_self(), sizeof(c->cpus), &c->cpus);
         c->confined = self;
     }
+    if (!c->run->sync || !(info->type & GST_PAD_PROBE_TYPE_BUFFER))
+        return GST_PAD_PROBE_OK;
+    GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER(info);
+    const GstClockTime ts =
+        GST_BUFFER_DTS_IS_VALID(buf) ? GST_BUFFER_DTS(buf) : GST_BUFFER_PTS(buf);
+    double ms;
+    if (GST_CLOCK_TIME_IS_VALID(ts) && ahead_of_clock(c, pad, ts, &ms))
+        g_array_append_val(c->lead, ms);
     return GST_PAD_PROBE_OK;
 }
 
@@ -288,9 +401,10 @@ static int cmp_double(const void *a, const void *b)
 static bool gst_ctx_build(GstCtx *c)
 {
     const DfGstRun *r = c->run;
-    gchar *desc = g_strdup_printf("filesrc name=src ! parsebin ! %s name=dec ! fakesink name=sink "
-                                  "sync=%s",
-                                  r->decoder, r->sync ? "true" : "false");
+    gchar *desc =
+        g_strdup_printf("filesrc name=src ! parsebin ! %s name=dec ! %s name=sink "
+                        "sync=%s",
+                        r->decoder, r->sink ? r->sink : "fakesink", r->sync ? "true" : "false");
     GError *err = NULL;
     c->pipe = gst_parse_launch(desc, &err);
     g_free(desc);
@@ -343,7 +457,7 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
     GstCtx *ctx = g_new0(GstCtx, (gsize)n);
     for (int i = 0; i < n; i++) {
         memset(&res[i], 0, sizeof(res[i]));
-        res[i].fps = res[i].late_p99_ms = NAN;
+        res[i].fps = res[i].late_p99_ms = res[i].lead_p50_ms = res[i].lead_min_ms = NAN;
     }
     if (!df_gst_init()) {
         for (int i = 0; i < n; i++)
@@ -355,6 +469,7 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
         ctx[i].run = &runs[i];
         ctx[i].res = &res[i];
         ctx[i].lateness = g_array_new(FALSE, FALSE, sizeof(double));
+        ctx[i].lead = g_array_new(FALSE, FALSE, sizeof(double));
         cpu_set_of(runs[i].map, runs[i].cpus, &ctx[i].cpus);
         if (!gst_ctx_build(&ctx[i]))
             ret = -EINVAL;
@@ -388,6 +503,7 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
             res[i].frames = 0;
             res[i].late = 0;
             g_array_set_size(ctx[i].lateness, 0);
+            g_array_set_size(ctx[i].lead, 0);
         }
         if (ret < 0)
             goto cleanup;
@@ -408,6 +524,12 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
             qsort(l->data, l->len, sizeof(double), cmp_double);
             res[i].late_p99_ms = g_array_index(l, double, (guint)((l->len - 1) * 99 / 100));
         }
+        GArray *a = ctx[i].lead;
+        if (a->len > 0) {
+            qsort(a->data, a->len, sizeof(double), cmp_double);
+            res[i].lead_p50_ms = g_array_index(a, double, (guint)((a->len - 1) / 2));
+            res[i].lead_min_ms = g_array_index(a, double, 0);
+        }
     }
 cleanup:
     for (int i = 0; i < n; i++) {
@@ -419,6 +541,8 @@ cleanup:
             gst_object_unref(ctx[i].sink);
         if (ctx[i].lateness)
             g_array_free(ctx[i].lateness, TRUE);
+        if (ctx[i].lead)
+            g_array_free(ctx[i].lead, TRUE);
     }
     g_free(ctx);
     return ret;

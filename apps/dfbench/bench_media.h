@@ -8,6 +8,7 @@
 #include "dfmedia.h"
 
 #include <glib.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -27,6 +28,38 @@ typedef struct DfClip {
 int df_clip_load(const char *path, DfClip *clip, char *err, size_t err_len);
 void df_clip_free(DfClip *clip);
 
+/* Packets decoded before a timed pass, then drained and flushed: the
+ * codec's buffer pools and the picture pool hold their memory.  A cold
+ * decoder's first pictures pay first-touch page faults (8-14 us per 4 KiB
+ * page on these VMs, 3000-3600 per MPEG-2 run); how many depended on what
+ * the previous sample left in the heap, so a 240-frame run's fps varied by
+ * 10-20 % with its neighbour.  Every in-process implementation warms up
+ * alike (about a second of video: every reference and reorder buffer). */
+#define DF_CLIP_WARMUP_PACKETS 24
+
+/* DF_CLIP_WARMUP_PACKETS, or fewer when the clip is shorter. */
+int df_clip_warmup_packets(const DfClip *c);
+
+/* CPU ms per frame between two CPU clock readings; NAN when unknown. */
+double df_cpu_ms_per_frame(int64_t c0, int64_t c1, uint64_t frames);
+
+/* One in-process libavcodec decode of a whole clip. */
+typedef struct DfLavcRun {
+    double fps;      /* frames / wall time of the timed pass; NAN when it failed */
+    double cpu_ms;   /* CPU time per frame over the timed pass; NAN when unknown */
+    uint64_t frames; /* frames out of the timed pass */
+    char error[256]; /* non-empty when it failed */
+} DfLavcRun;
+
+/* Decode every packet of `c` with libavcodec on the calling thread, after
+ * a warm-up of df_clip_warmup_packets(c) packets: `type` 0 is the serial
+ * program, single-threaded libavcodec (T(1)); FF_THREAD_SLICE or
+ * FF_THREAD_FRAME use `threads` of libavcodec's own.  With `sync`, every
+ * caller passes that barrier after its warm-up (even on failure), so that
+ * several timed passes overlap, and CPU time is the calling thread's; else
+ * it is the process's. */
+void df_clip_decode_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *sync,
+                         DfLavcRun *out);
 
 /* Confine the calling thread to the CPUs of `n` workers (the first n cores,
  * all PUs when n exceeds them), so that threads it creates from now on —
@@ -56,8 +89,9 @@ bool df_gst_has_property(const char *factory, const char *prop);
 const char *df_gst_avdec_name(enum AVCodecID id);
 
 /* One GStreamer decode of `path` through
- *   filesrc ! parsebin ! DECODER ! fakesink
- * `decoder` is a gst-launch fragment ("avdec_h264 max-threads=2").
+ *   filesrc ! parsebin ! DECODER ! SINK
+ * `decoder` and `sink` are gst-launch fragments ("avdec_h264
+ * max-threads=2", "fakevideosink qos=false"); sink NULL: fakesink.
  * sync = false: as fast as possible (decode).  sync = true: rendered in
  * real time at `rate` x the clip's own speed, for `duration_s` seconds of
  * running time (0: to the end), counting frames that reach the sink later
@@ -65,6 +99,7 @@ const char *df_gst_avdec_name(enum AVCodecID id);
 typedef struct DfGstRun {
     const char *path;
     const char *decoder;
+    const char *sink;    /* NULL: fakesink */
     const DfCpuMap *map; /* streaming threads confined to `cpus` workers' CPUs */
     int cpus;
     bool sync;
@@ -78,7 +113,11 @@ typedef struct DfGstResult {
     uint64_t late;      /* sync: frames past their due time + budget */
     double fps;         /* frames / wall time from PLAYING to EOS */
     double late_p99_ms; /* sync: p99 of arrival - (running time + budget); < 0: early */
-    char error[256];    /* non-empty when the run failed */
+    /* sync: how long before its running time (by DTS) a packet reached the
+     * decoder, median and least: the pipeline reads ahead of a live source
+     * by that much (NAN: unknown). */
+    double lead_p50_ms, lead_min_ms;
+    char error[256]; /* non-empty when the run failed */
 } DfGstResult;
 
 /* Several pipelines at once (realtime: K independent avdec pipelines in

@@ -8,8 +8,9 @@
  * times are exact to about 1 ms).  Stream j's clock starts j/K of a frame
  * period after stream 0's, as the phases of K independent sources spread;
  * with one common phase every stream's packet would arrive at the same
- * instant, and K decodes queue behind each other every period.  The i-th frame out (presentation order)
- * is due at start + (i + B)/fps, with the latency budget
+ * instant, and K decodes queue behind each other every period.  The i-th
+ * frame out (presentation order) is due at start + (i + B)/fps, with the
+ * latency budget
  *     B = reorder delay of the stream (codecpar video_delay: frames any
  *         decoder must have received before it can output frame 0)
  *       + --latency-frames (default 2: one frame period for the decode
@@ -18,8 +19,8 @@
  * never comes.  The clip loops (timestamps shifted) when --duration needs
  * more frames than it has.  Before the clock starts, every stream warms up
  * its decoder, as a GStreamer pipeline prerolls: it decodes the clip's
- * first WARMUP_PACKETS packets unpaced and flushes, so that the codec is
- * open and the frame pool holds its buffers.  Without it the first frames
+ * first DF_CLIP_WARMUP_PACKETS packets unpaced and flushes, so that the
+ * codec is open and the frame pool holds its buffers.  Without it the first frames
  * of every stream pay the pool's first-touch page faults (on these VMs
  * 8-14 us per 4 KiB page: a cold 1080p D task takes 18-33 ms against
  * 4.6 ms warm), K streams pay them at once on the same cores, and K = 2 on
@@ -31,24 +32,51 @@
  * process on a shared machine should not decide it); the result is the
  * largest K without a miss, with its p99 latency (packet in -> frame out,
  * dfmedia's counters, worst stream) and p99 lateness (arrival - due).
+ * Each decoder has a clock (unless --no-deadlines), so that dfsched sees
+ * those due times as deadlines: packet k's work is due with the frame its
+ * decode outputs.
  *
  * avdec (peer): K independent pipelines, filesrc ! parsebin ! avdec_*
- * (default threads) ! fakesink sync=true, all threads confined to the same
- * N cores.  The sink renders each frame at its running time; the clip is
- * played at --fps by a seek with rate fps/clip rate, for --duration.  A
- * pad probe at the sink's input compares each frame's arrival with its
- * running time: later than B/fps is a miss.  This pacing is not identical
- * to dfmedia's (GStreamer reads ahead and the decoder may run a frame or so
- * ahead until the sink blocks it, and decodes the first frame during
- * preroll), so it is, if anything, lenient to avdec; it is the honest
- * "K players in one process" figure without writing a demuxer into appsrc.
+ * (default threads) ! SINK sync=true, all threads confined to the same
+ * N cores.  SINK is --sink: fakevideosink (the default when installed)
+ * answers the allocation query with GstVideoMeta, as a real video sink
+ * does, so a decoder may hand out its pictures with their own strides;
+ * fakesink does not, and dfdec then copies every picture into a packed
+ * buffer.  Either runs with qos=false max-lateness=-1 (fakesink's
+ * defaults; fakevideosink's are true and 5 ms), so that the sinks differ
+ * only in that query: a late frame is measured, not dropped.  The sink
+ * renders each frame at its running time; the clip is played at --fps by a
+ * seek with rate fps/clip rate, for --duration.  A pad probe at the sink's
+ * input compares each frame's arrival with its running time: later than
+ * B/fps is a miss.  This pacing is not identical to dfmedia's (GStreamer
+ * reads ahead and the decoder may run a frame or so ahead until the sink
+ * blocks it, and decodes the first frame during preroll; each trial's
+ * input_lead_* say by how much), so it is, if anything, lenient to avdec;
+ * it is the honest "K players in one process" figure without writing a
+ * demuxer into appsrc.
  *
  * dfdec (peer): the same K pipelines with dfdec n-workers=N policy=P in
  * place of avdec_*, sharing the process's one scheduler (the element's
  * default), so that dfmedia is also measured under avdec's own rules.
+ *
+ * K*: what N cores could carry if every stream cost what the serial
+ * program pays for it, K* = N x T(1) fps / --fps, T(1) being
+ * single-threaded libavcodec on the clip (the same decode as dfbench
+ * decode's "ffmpeg", on one core).  It is sampled in the same run, once
+ * before the trials and once after them, so that it sees the same machine
+ * load, and the mean of the two is used.  Each K is reported as a share of
+ * K*; it is a reference, not a bound (a stream's I-frame bursts and the
+ * latency budget may make K* unreachable, and more than K* is possible
+ * only with idle-time help from other cores or a cheaper decode).
+ *
+ * --trace: after the search of each worker count (first policy), one more
+ * dfmedia trial, not counted, with the scheduler's trace on over its paced
+ * part, written for dfsched-viz and dfsim (by default at the first K that
+ * missed: the schedule where it goes wrong).
  * Timings are never pass/fail. */
 #include "bench_media.h"
 #include "dfbench.h"
+#include "dfsched_trace.h"
 #include "plot.h"
 #include "report.h"
 
@@ -66,12 +94,13 @@
 #define MAX_WORKERS         1024
 #define DEFAULT_MAX_STREAMS 64
 #define POLL_NS             1000000 /* longest sleep between frame polls */
-#define WARMUP_PACKETS      24      /* about a second of video: every reference and reorder buffer */
+#define T1_SAMPLES          2       /* T(1): one before the trials, one after */
 
 typedef struct DfRtOpts {
-    char *input, *workers, *policy, *peers, *json, *csv, *plot;
+    char *input, *workers, *policy, *peers, *sink, *json, *csv, *plot, *trace;
     double fps, duration;
-    int latency_frames, max_streams, poll_us;
+    int latency_frames, max_streams, poll_us, trace_streams;
+    gboolean deadlines; /* FALSE: --no-deadlines */
 } DfRtOpts;
 
 /* One trial: K streams on one configuration. */
@@ -80,6 +109,15 @@ typedef struct DfRtTrial {
     uint64_t frames, expected, misses;
     double latency_p99_ms; /* worst stream (dfmedia); NAN for avdec */
     double late_p99_ms;    /* p99 of arrival - due over all frames */
+    /* Pipelines: how long before its running time a packet reached the
+     * decoder (median of the least-ahead pipeline, and least of all);
+     * NAN for dfmedia, whose packets arrive at their time. */
+    double lead_p50_ms, lead_min_ms;
+    /* dfmedia: the scheduler's counters over the paced part (dfsched
+     * stats, all workers); has_sched false for pipelines. */
+    bool has_sched;
+    uint64_t tasks, stolen, parks, wakeups, max_wait_depth;
+    double idle_ms;
     char error[256];
 } DfRtTrial;
 
@@ -94,6 +132,10 @@ typedef struct DfRtResult {
     DfRtTrial best;  /* the trial at max_streams */
     GArray *trials;  /* DfRtTrial, in the order run */
     bool failed;
+    /* --trace: one more trial, traced, after the search (not counted). */
+    char *trace_path; /* NULL: not traced */
+    DfRtTrial traced;
+    bool trace_written;
 } DfRtResult;
 
 typedef struct DfRt {
@@ -104,9 +146,21 @@ typedef struct DfRt {
     int n_workers;
     GPtrArray *policies;
     bool avdec, dfdec;
+    const char *sink; /* the pipelines' sink element (avdec, dfdec) */
+    /* Stream time of the in-process decoders: the clip's time base scaled
+     * to --fps (1 ns of it is 1 ns of real time), and the first frame's
+     * presentation time in it. */
+    AVRational stream_tb;
+    int64_t first_pts_ns;
     int budget_frames;
     int total_frames; /* frames each stream decodes */
     GArray *results;  /* DfRtResult */
+    /* T(1): single-threaded libavcodec fps of the clip, per sample (NAN:
+     * failed), and their mean over the good ones (NAN: none). */
+    double t1_samples[T1_SAMPLES];
+    int n_t1;
+    double t1_fps;
+    char t1_error[256]; /* the first failed sample's reason */
 } DfRt;
 
 /* ---------------------------------------------------------------- stream */
@@ -117,11 +171,21 @@ typedef struct DfRtStream {
     const DfCpuMap *map;
     int cpus;
     pthread_barrier_t *warm, *go; /* warm-ups done; start_ns set */
-    int64_t start_ns;
+    int64_t start_ns;             /* written before `go`, read after it */
     uint64_t frames, misses;
     GArray *late_ms; /* double */
     char error[256];
 } DfRtStream;
+
+/* The decoder's clock: the stream time due now, so that a frame of
+ * presentation time p is due at start + (p - first) + the budget, as
+ * take_frame() counts (deadline_offset_ns is the budget).  Before `go`
+ * (the warm-up) start_ns is 0, and every warm-up frame is long overdue. */
+static int64_t stream_clock(void *opaque)
+{
+    const DfRtStream *st = opaque;
+    return df_now_ns() - st->start_ns + st->rt->first_pts_ns;
+}
 
 static void sleep_until(int64_t t_ns)
 {
@@ -151,7 +215,7 @@ static void take_frame(DfRtStream *st, int64_t now)
 static int warm_up(DfRtStream *st, AVFrame *f)
 {
     const DfClip *c = &st->rt->clip;
-    const int n = c->n_pkts < WARMUP_PACKETS ? c->n_pkts : WARMUP_PACKETS;
+    const int n = df_clip_warmup_packets(c);
     int ret = 0;
     for (int k = 0; k < n;) {
         ret = df_decoder_send_packet(st->dec, c->pkts[k]);
@@ -269,11 +333,22 @@ static double p99_of(GArray *v)
     return g_array_index(v, double, (guint)((v->len - 1) * 99 / 100));
 }
 
-static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k, DfRtTrial *tr)
+/* Trace events per worker to hold a whole trial of `k` streams: a frame
+ * makes about a dozen (D, slice jobs, bands, O), which may all run on one
+ * worker. */
+static size_t trial_trace_capacity(const DfRt *rt, int k)
+{
+    return (size_t)k * (size_t)rt->total_frames * 32 + 4096;
+}
+
+/* `trace`: write the scheduler's trace of the paced part (not the
+ * warm-ups) to that file. */
+static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k, const char *trace,
+                          DfRtTrial *tr)
 {
     memset(tr, 0, sizeof(*tr));
     tr->streams = k;
-    tr->latency_p99_ms = tr->late_p99_ms = NAN;
+    tr->latency_p99_ms = tr->late_p99_ms = tr->lead_p50_ms = tr->lead_min_ms = NAN;
     char cpus[256];
     df_cpu_map_list(&rt->map, workers, cpus, sizeof(cpus));
     DfSchedConfig sc;
@@ -297,12 +372,18 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
     cfg.log_level = AV_LOG_ERROR;
+    if (rt->o.deadlines)
+        cfg.deadline_offset_ns = (int64_t)((double)rt->budget_frames * 1e9 / rt->o.fps);
     for (int i = 0; i < k; i++) {
         st[i].rt = rt;
         st[i].map = &rt->map;
         st[i].cpus = workers;
         st[i].late_ms = g_array_new(FALSE, FALSE, sizeof(double));
-        if (df_decoder_new(s, rt->clip.par, rt->clip.tb, &cfg, &st[i].dec, &err) < 0) {
+        if (rt->o.deadlines) {
+            cfg.clock_ns = stream_clock;
+            cfg.clock_opaque = &st[i];
+        }
+        if (df_decoder_new(s, rt->clip.par, rt->stream_tb, &cfg, &st[i].dec, &err) < 0) {
             snprintf(tr->error, sizeof(tr->error), "%s", err.msg);
             goto cleanup;
         }
@@ -324,6 +405,9 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
     for (int i = started; i < k; i++)
         pthread_barrier_wait(&warm);
     pthread_barrier_wait(&warm);
+    df_sched_stats_reset(s);
+    if (trace && df_sched_trace_start(s, trial_trace_capacity(rt, k)) < 0)
+        snprintf(tr->error, sizeof(tr->error), "cannot start the trace: out of memory");
     /* Every decoder is warm: a common start a little ahead, so that every
      * thread is out of the barrier. */
     const int64_t start = df_now_ns() + 20000000;
@@ -335,6 +419,21 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
 cleanup:
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    DfStats ss;
+    if (s && started == k && df_sched_stats(s, &ss) == 0) {
+        tr->has_sched = true;
+        tr->tasks = ss.total.tasks_run;
+        tr->stolen = ss.total.tasks_stolen;
+        tr->parks = ss.total.parks;
+        tr->wakeups = ss.total.wakeups_sent;
+        tr->idle_ms = (double)ss.total.idle_ns / 1e6;
+        for (int w = 0; w < ss.n_workers; w++)
+            if (ss.workers[w].max_wait_depth > tr->max_wait_depth)
+                tr->max_wait_depth = ss.workers[w].max_wait_depth;
+        df_stats_free(&ss);
+    }
+    if (trace && s && !tr->error[0] && df_sched_trace_write(s, trace, &err) < 0)
+        snprintf(tr->error, sizeof(tr->error), "cannot write the trace: %.200s", err.msg);
     if (barriers) {
         pthread_barrier_destroy(&warm);
         pthread_barrier_destroy(&go);
@@ -374,7 +473,7 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
 {
     memset(tr, 0, sizeof(*tr));
     tr->streams = k;
-    tr->latency_p99_ms = tr->late_p99_ms = NAN;
+    tr->latency_p99_ms = tr->late_p99_ms = tr->lead_p50_ms = tr->lead_min_ms = NAN;
     char dfdec[128];
     snprintf(dfdec, sizeof(dfdec), "dfdec n-workers=%d policy=%s", workers, policy ? policy : "");
     const char *name = policy ? dfdec : df_gst_avdec_name(rt->clip.par->codec_id);
@@ -384,12 +483,15 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
         return;
     }
     const AVRational cr = rt->clip.frame_rate.num > 0 ? rt->clip.frame_rate : (AVRational){25, 1};
+    char sink[128];
+    snprintf(sink, sizeof(sink), "%s qos=false max-lateness=-1", rt->sink);
     DfGstRun *runs = g_new0(DfGstRun, (gsize)k);
     DfGstResult *res = g_new0(DfGstResult, (gsize)k);
     for (int i = 0; i < k; i++)
         runs[i] = (DfGstRun){
             .path = rt->clip.path,
             .decoder = name, /* avdec: default threads, as a player would have */
+            .sink = sink,
             .map = &rt->map,
             .cpus = workers,
             .sync = true,
@@ -409,6 +511,10 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
         tr->misses += res[i].late;
         if (isnan(tr->late_p99_ms) || res[i].late_p99_ms > tr->late_p99_ms)
             tr->late_p99_ms = res[i].late_p99_ms; /* worst pipeline's p99 */
+        if (isnan(tr->lead_p50_ms) || res[i].lead_p50_ms < tr->lead_p50_ms)
+            tr->lead_p50_ms = res[i].lead_p50_ms;
+        if (isnan(tr->lead_min_ms) || res[i].lead_min_ms < tr->lead_min_ms)
+            tr->lead_min_ms = res[i].lead_min_ms;
     }
     /* What the pipeline delivers for --duration (the clip may be shorter). */
     const double clip_s = rt->clip.n_pkts / av_q2d(cr) / runs[0].rate;
@@ -423,6 +529,39 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
         tr->misses += tr->expected - tr->frames;
     g_free(runs);
     g_free(res);
+}
+
+/* ------------------------------------------------------------------ T(1) */
+
+/* One T(1) sample: the whole clip through single-threaded libavcodec on
+ * the first core, as dfbench decode's "ffmpeg" runs. */
+static void sample_t1(DfRt *rt, DfProgress *prog)
+{
+    df_progress_step(prog, "T(1): single-threaded libavcodec");
+    DfAffinity saved;
+    df_affinity_save(&saved);
+    df_bench_confine(&rt->map, 1);
+    DfLavcRun r;
+    df_clip_decode_lavc(&rt->clip, 0, 1, NULL, &r);
+    df_affinity_restore(&saved);
+    rt->t1_samples[rt->n_t1++] = r.error[0] ? NAN : r.fps;
+    if (r.error[0] && !rt->t1_error[0])
+        snprintf(rt->t1_error, sizeof(rt->t1_error), "%s", r.error);
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < rt->n_t1; i++)
+        if (!isnan(rt->t1_samples[i])) {
+            sum += rt->t1_samples[i];
+            n++;
+        }
+    rt->t1_fps = n ? sum / n : NAN;
+}
+
+/* K* = workers x T(1) fps / stream fps: the streams N cores carry at the
+ * serial program's cost per frame (NAN when T(1) failed). */
+static double k_star(const DfRt *rt, int workers)
+{
+    return workers * rt->t1_fps / rt->o.fps;
 }
 
 /* --------------------------------------------------------------- search */
@@ -444,7 +583,7 @@ static void run_trial(DfRt *rt, DfRtResult *r, int k, DfProgress *prog, DfRtTria
     if (r->gst)
         trial_gst(rt, r->policy, r->workers, k, out);
     else
-        trial_dfmedia(rt, r->policy, r->workers, k, out);
+        trial_dfmedia(rt, r->policy, r->workers, k, NULL, out);
     g_array_append_val(r->trials, *out);
     if (out->error[0])
         r->failed = true;
@@ -491,9 +630,32 @@ static void search(DfRt *rt, DfRtResult *r, DfProgress *prog)
     r->max_streams = good;
     if (good == 0)
         r->best = g_array_index(r->trials, DfRtTrial, 0); /* K = 1, with its misses */
+    if (!r->trace_path)
+        return;
+    /* --trace-streams, or the first K that missed (the largest tried when
+     * none did): the schedule where it goes wrong. */
+    int k = rt->o.trace_streams;
+    if (k <= 0)
+        k = bad > 0 ? bad : good;
+    df_progress_step(prog, "%s, %d worker%s: %d stream%s, traced", r->impl, r->workers,
+                     r->workers == 1 ? "" : "s", k, k == 1 ? "" : "s");
+    trial_dfmedia(rt, r->policy, r->workers, k, r->trace_path, &r->traced);
+    r->trace_written = !r->traced.error[0];
+    if (!r->trace_written)
+        r->failed = true;
 }
 
 /* -------------------------------------------------------------- options */
+
+/* --sink, or its default, chosen at the first peer (no GStreamer without
+ * one): fakevideosink, which is in gst-plugins-bad, or without it
+ * fakesink. */
+static const char *pipeline_sink(DfRt *rt)
+{
+    if (!rt->sink)
+        rt->sink = df_gst_have("fakevideosink") ? "fakevideosink" : "fakesink";
+    return rt->sink;
+}
 
 static int parse_options(DfRt *rt, int argc, char **argv)
 {
@@ -503,6 +665,7 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     o->latency_frames = 2;
     o->max_streams = DEFAULT_MAX_STREAMS;
     o->poll_us = -2;
+    o->deadlines = TRUE;
     GOptionEntry entries[] = {
         {"input", 'i', 0, G_OPTION_ARG_FILENAME, &o->input, "The clip every stream decodes",
          "FILE"},
@@ -518,12 +681,28 @@ static int parse_options(DfRt *rt, int argc, char **argv)
          "avdec, dfdec (K GStreamer pipelines of avdec_* or of dfdec per policy; default: both "
          "when built and found) or none",
          "LIST"},
+        {"sink", 0, 0, G_OPTION_ARG_STRING, &o->sink,
+         "The pipeline peers' sink: fakevideosink (accepts GstVideoMeta, like a real video sink; "
+         "the default when installed) or fakesink",
+         "fakevideosink|fakesink"},
         {"latency-frames", 0, 0, G_OPTION_ARG_INT, &o->latency_frames,
          "Latency budget beyond the stream's reorder delay, in frame periods (default 2)", "N"},
         {"max-streams", 0, 0, G_OPTION_ARG_INT, &o->max_streams, "Largest K tried (default 64)",
          "K"},
         {"poll-us", 0, 0, G_OPTION_ARG_INT, &o->poll_us,
          "dfsched idle spin before parking, microseconds; -1: poll mode (default: dfsched's)", "N"},
+        {"no-deadlines", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->deadlines,
+         "In-process decoders get no clock, so dfsched sees no deadline (default: each frame's "
+         "due time, as the trials count it)",
+         NULL},
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace,
+         "After each search of the first policy, run one more trial of dfmedia with the "
+         "scheduler's trace on (not counted) and write it (Chrome/Perfetto JSON, dfsched-viz and "
+         "dfsim's input) to FILE, with .wN before its extension when several worker counts run",
+         "FILE"},
+        {"trace-streams", 0, 0, G_OPTION_ARG_INT, &o->trace_streams,
+         "Streams in the traced trial (default: the first K that missed, or the largest tried)",
+         "K"},
         {"json", 'j', 0, G_OPTION_ARG_FILENAME, &o->json, "Write the results as JSON to FILE",
          "FILE"},
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv, "Write the results as CSV to FILE", "FILE"},
@@ -538,7 +717,10 @@ static int parse_options(DfRt *rt, int argc, char **argv)
              "workers; K grows (doubling, then bisection) until a frame misses its deadline\n"
              "start + (i + B)/fps, B = the stream's reorder delay + --latency-frames.  Reports\n"
              "the largest K without a miss and its p99 latency per worker count and policy,\n"
-             "next to K independent avdec_* pipelines (fakesink sync=true) on the same cores.");
+             "next to K independent avdec_* and dfdec pipelines (into --sink, sync=true) on\n"
+             "the same cores, and K* = workers x T(1) fps / --fps (T(1): single-threaded\n"
+             "libavcodec on the clip, sampled before and after the trials) with each K as a\n"
+             "share of it.");
     g_option_context_set_description(
         ctx, "Example: dfbench realtime --input clip.mkv --fps 30 --duration 5 --workers 1,2\n"
              "         --policy cost-local --json rt.json");
@@ -577,6 +759,19 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     }
     if (o->poll_us < -2) {
         status = df_cli_usage(PROG, "bad --poll-us %d (-1 or more; -1: poll mode)", o->poll_us);
+        goto cleanup;
+    }
+    if (o->trace_streams < 0 || o->trace_streams > 4096) {
+        status = df_cli_usage(PROG, "bad --trace-streams %d (1 to 4096; 0: the default)",
+                              o->trace_streams);
+        goto cleanup;
+    }
+    if (o->trace_streams && !o->trace) {
+        status = df_cli_usage(PROG, "--trace-streams needs --trace FILE");
+        goto cleanup;
+    }
+    if (o->sink && strcmp(o->sink, "fakevideosink") != 0 && strcmp(o->sink, "fakesink") != 0) {
+        status = df_cli_usage(PROG, "bad --sink \"%s\" (fakevideosink or fakesink)", o->sink);
         goto cleanup;
     }
     const DfCliOption lists[] = {{"--policy", o->policy}, {"--peers", o->peers}};
@@ -626,6 +821,9 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     g_strfreev(pol);
     if (status != DF_BENCH_OK)
         goto cleanup;
+    /* The default sink is chosen with the first peer (pipeline_sink). */
+    if (o->sink)
+        rt->sink = strcmp(o->sink, "fakesink") == 0 ? "fakesink" : "fakevideosink";
     const char *dflt_peers = !df_gst_built()        ? "none"
                              : df_gst_have("dfdec") ? "avdec,dfdec"
                                                     : "avdec";
@@ -651,11 +849,11 @@ static int parse_options(DfRt *rt, int argc, char **argv)
                                   "bad --peers: peer %s needs GStreamer, which was missing "
                                   "when meson configured dfbench",
                                   want);
-        } else if (!df_gst_have("parsebin") || !df_gst_have("fakesink")) {
+        } else if (!df_gst_have("parsebin") || !df_gst_have(pipeline_sink(rt))) {
             fprintf(stderr,
-                    "dfbench realtime: warning: skipping %s: GStreamer's parsebin or fakesink is "
+                    "dfbench realtime: warning: skipping %s: GStreamer's parsebin or %s is "
                     "not installed\n",
-                    want);
+                    want, rt->sink);
         } else if (is_dfdec && !df_gst_have("dfdec")) {
             fprintf(stderr,
                     "dfbench realtime: warning: skipping dfdec: no loadable GStreamer element "
@@ -673,13 +871,19 @@ static int parse_options(DfRt *rt, int argc, char **argv)
         status = df_cli_usage(PROG, "nothing to run: no policy and no peer");
         goto cleanup;
     }
+    if (o->trace && rt->policies->len == 0) {
+        status = df_cli_usage(PROG, "--trace needs a dfmedia policy (--policy is \"%s\")",
+                              o->policy ? o->policy : "");
+        goto cleanup;
+    }
     static const char *const plot_suffixes[] = {".svg", ".png", NULL};
     if (o->plot && !df_cli_has_suffix(o->plot, plot_suffixes)) {
         status = df_cli_usage(PROG, "bad --plot \"%s\": use a .svg or .png name", o->plot);
         goto cleanup;
     }
     /* The outputs are written after the trials: refuse them now. */
-    const DfCliOutput outs[] = {{"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}};
+    const DfCliOutput outs[] = {
+        {"--json", o->json}, {"--csv", o->csv}, {"--plot", o->plot}, {"--trace", o->trace}};
     status = df_cli_check_outputs(PROG, outs, G_N_ELEMENTS(outs));
     if (status != DF_BENCH_OK)
         goto cleanup;
@@ -690,6 +894,21 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     }
     rt->budget_frames = rt->clip.par->video_delay + o->latency_frames;
     rt->total_frames = (int)ceil(o->duration * o->fps);
+    /* Played at --fps: a frame period of the clip lasts 1/fps. */
+    const AVRational cr = rt->clip.frame_rate.num > 0 ? rt->clip.frame_rate : (AVRational){25, 1};
+    rt->stream_tb = av_mul_q(rt->clip.tb, av_div_q(cr, av_d2q(o->fps, 1000000)));
+    rt->first_pts_ns = INT64_MAX;
+    for (int i = 0; i < rt->clip.n_pkts; i++) {
+        const AVPacket *pk = rt->clip.pkts[i];
+        const int64_t ts = pk->pts != AV_NOPTS_VALUE ? pk->pts : pk->dts;
+        if (ts != AV_NOPTS_VALUE) {
+            const int64_t ns = av_rescale_q(ts, rt->stream_tb, (AVRational){1, 1000000000});
+            if (ns < rt->first_pts_ns)
+                rt->first_pts_ns = ns;
+        }
+    }
+    if (rt->first_pts_ns == INT64_MAX)
+        rt->first_pts_ns = 0;
 cleanup:
     g_clear_error(&err);
     g_option_context_free(ctx);
@@ -700,14 +919,14 @@ cleanup:
 
 static void print_table(const DfRt *rt)
 {
-    static const char *const headers[] = {"workers",     "impl",   "max K",
-                                          "Mpixel/s",    "frames", "p99 lat ms",
-                                          "p99 late ms", "trials", "note"};
-    DfTable *t = df_table_new(9, headers, "rlrrrrrll");
+    static const char *const headers[] = {"workers",     "impl",     "max K",  "K*",
+                                          "K/K*",        "Mpixel/s", "frames", "p99 lat ms",
+                                          "p99 late ms", "trials",   "note"};
+    DfTable *t = df_table_new(11, headers, "rlrrrrrrrll");
     const double px = (double)rt->clip.par->width * rt->clip.par->height * rt->o.fps / 1e6;
     for (guint i = 0; i < rt->results->len; i++) {
         const DfRtResult *r = &g_array_index(rt->results, DfRtResult, i);
-        char w[16], k[32], mp[32], fr[32], lat[32], late[32], note[320];
+        char w[16], k[32], ks[32], share[32], mp[32], fr[32], lat[32], late[32], note[320];
         GString *trials = g_string_new(NULL);
         for (guint j = 0; j < r->trials->len; j++) {
             const DfRtTrial *tr = &g_array_index(r->trials, DfRtTrial, j);
@@ -718,6 +937,12 @@ static void print_table(const DfRt *rt)
         }
         snprintf(w, sizeof(w), "%d", r->workers);
         snprintf(k, sizeof(k), "%d%s", r->max_streams, r->capped ? "+" : "");
+        const double kst = k_star(rt, r->workers);
+        df_fmt_num(ks, sizeof(ks), kst, 1);
+        if (isnan(kst) || kst <= 0)
+            snprintf(share, sizeof(share), "-");
+        else
+            snprintf(share, sizeof(share), "%.0f%%", 100.0 * r->max_streams / kst);
         df_fmt_num(mp, sizeof(mp), r->max_streams * px, 1);
         snprintf(fr, sizeof(fr), "%llu/%llu", (unsigned long long)r->best.frames,
                  (unsigned long long)r->best.expected);
@@ -735,18 +960,41 @@ static void print_table(const DfRt *rt)
                 break;
             }
         }
-        const char *cells[] = {w, r->impl, k, mp, fr, lat, late, trials->str, note};
+        const char *cells[] = {w, r->impl, k, ks, share, mp, fr, lat, late, trials->str, note};
         df_table_row(t, cells);
         g_string_free(trials, TRUE);
     }
     df_table_print(t, stdout);
     df_table_free(t);
+    char t1[64];
+    df_fmt_num(t1, sizeof(t1), rt->t1_fps, 1);
     printf("max K: most concurrent streams with no frame later than start + (i + %d)/%.3g s "
            "(B = reorder delay %d + %d frames); '+': --max-streams reached\n"
+           "K*: workers x T(1) / %.3g, T(1) = %s fps, single-threaded libavcodec on one core "
+           "(mean of %d samples, before and after the trials); K/K*: max K as a share of it\n"
            "Mpixel/s: K x width x height x fps carried in real time (Gustafson's scaled size)\n"
            "p99 lat: dfmedia's packet-in to frame-out latency (worst stream) at max K; p99 late: "
            "arrival - due over all frames (negative: early)\n",
-           rt->budget_frames, rt->o.fps, rt->clip.par->video_delay, rt->o.latency_frames);
+           rt->budget_frames, rt->o.fps, rt->clip.par->video_delay, rt->o.latency_frames, rt->o.fps,
+           t1, rt->n_t1);
+}
+
+static void print_traces(const DfRt *rt)
+{
+    for (guint i = 0; i < rt->results->len; i++) {
+        const DfRtResult *r = &g_array_index(rt->results, DfRtResult, i);
+        if (!r->trace_path)
+            continue;
+        if (r->trace_written)
+            printf("trace of %s, %d worker%s, %d stream%s (%llu of %llu frames late, not a "
+                   "trial): %s\n",
+                   r->impl, r->workers, r->workers == 1 ? "" : "s", r->traced.streams,
+                   r->traced.streams == 1 ? "" : "s", (unsigned long long)r->traced.misses,
+                   (unsigned long long)r->traced.expected, r->trace_path);
+        else
+            fprintf(stderr, "dfbench realtime: error: traced trial of %s, %d worker%s: %s\n",
+                    r->impl, r->workers, r->workers == 1 ? "" : "s", r->traced.error);
+    }
 }
 
 static void json_trial(JsonBuilder *jb, const DfRtTrial *t)
@@ -762,6 +1010,30 @@ static void json_trial(JsonBuilder *jb, const DfRtTrial *t)
     json_builder_add_int_value(jb, (gint64)t->misses);
     df_json_double(jb, "latency_p99_ms", t->latency_p99_ms);
     df_json_double(jb, "late_p99_ms", t->late_p99_ms);
+    if (!isnan(t->lead_p50_ms)) {
+        /* Pipelines read ahead: how early packets reached the decoder. */
+        df_json_double(jb, "input_lead_p50_ms", t->lead_p50_ms);
+        df_json_double(jb, "input_lead_min_ms", t->lead_min_ms);
+    }
+    if (t->has_sched) {
+        /* dfsched's counters over the paced part, all workers. */
+        json_builder_set_member_name(jb, "sched");
+        json_builder_begin_object(jb);
+        const struct {
+            const char *name;
+            uint64_t v;
+        } c[] = {{"tasks", t->tasks},
+                 {"stolen", t->stolen},
+                 {"parks", t->parks},
+                 {"wakeups", t->wakeups},
+                 {"max_wait_depth", t->max_wait_depth}};
+        for (size_t i = 0; i < G_N_ELEMENTS(c); i++) {
+            json_builder_set_member_name(jb, c[i].name);
+            json_builder_add_int_value(jb, (gint64)c[i].v);
+        }
+        df_json_double(jb, "idle_ms", t->idle_ms);
+        json_builder_end_object(jb);
+    }
     if (t->error[0]) {
         json_builder_set_member_name(jb, "error");
         json_builder_add_string_value(jb, t->error);
@@ -796,10 +1068,24 @@ static bool write_json(const DfRt *rt)
     json_builder_add_int_value(jb, rt->budget_frames);
     df_json_double(jb, "budget_ms", rt->budget_frames * 1000.0 / rt->o.fps);
     json_builder_set_member_name(jb, "warmup_packets");
-    json_builder_add_int_value(jb,
-                               rt->clip.n_pkts < WARMUP_PACKETS ? rt->clip.n_pkts : WARMUP_PACKETS);
+    json_builder_add_int_value(jb, df_clip_warmup_packets(&rt->clip));
     json_builder_set_member_name(jb, "max_streams_tried");
     json_builder_add_int_value(jb, rt->o.max_streams);
+    json_builder_set_member_name(jb, "deadlines");
+    json_builder_add_boolean_value(jb, rt->o.deadlines);
+    /* The pipelines' sink (null: no pipeline ran). */
+    json_builder_set_member_name(jb, "sink");
+    if (rt->avdec || rt->dfdec)
+        json_builder_add_string_value(jb, rt->sink);
+    else
+        json_builder_add_null_value(jb);
+    /* T(1) of the clip, sampled in this run: K* = workers x t1_fps / fps. */
+    df_json_double(jb, "t1_fps", rt->t1_fps);
+    df_json_double_array(jb, "t1_fps_samples", rt->t1_samples, rt->n_t1);
+    if (rt->t1_error[0]) {
+        json_builder_set_member_name(jb, "t1_error");
+        json_builder_add_string_value(jb, rt->t1_error);
+    }
     json_builder_end_object(jb);
     json_builder_set_member_name(jb, "results");
     json_builder_begin_array(jb);
@@ -818,6 +1104,9 @@ static bool write_json(const DfRt *rt)
         json_builder_set_member_name(jb, "capped");
         json_builder_add_boolean_value(jb, r->capped);
         df_json_double(jb, "pixels_per_s", r->max_streams * px);
+        const double kst = k_star(rt, r->workers);
+        df_json_double(jb, "k_star", kst);
+        df_json_double(jb, "k_share", kst > 0 ? r->max_streams / kst : NAN);
         df_json_double(jb, "latency_p99_ms", r->best.latency_p99_ms);
         df_json_double(jb, "late_p99_ms", r->best.late_p99_ms);
         json_builder_set_member_name(jb, "trials");
@@ -825,6 +1114,15 @@ static bool write_json(const DfRt *rt)
         for (guint j = 0; j < r->trials->len; j++)
             json_trial(jb, &g_array_index(r->trials, DfRtTrial, j));
         json_builder_end_array(jb);
+        if (r->trace_path) {
+            json_builder_set_member_name(jb, "traced_trial");
+            json_trial(jb, &r->traced);
+            json_builder_set_member_name(jb, "trace");
+            if (r->trace_written)
+                json_builder_add_string_value(jb, r->trace_path);
+            else
+                json_builder_add_null_value(jb);
+        }
         json_builder_end_object(jb);
     }
     json_builder_end_array(jb);
@@ -841,9 +1139,9 @@ static bool write_json(const DfRt *rt)
 
 static bool write_csv(const DfRt *rt)
 {
-    static const char *const headers[] = {"impl",           "workers",     "oversubscribed",
-                                          "max_streams",    "capped",      "pixels_per_s",
-                                          "latency_p99_ms", "late_p99_ms", "trials"};
+    static const char *const headers[] = {
+        "impl",         "workers", "oversubscribed", "max_streams", "capped",
+        "pixels_per_s", "k_star",  "latency_p99_ms", "late_p99_ms", "trials"};
     enum { N_COLS = sizeof(headers) / sizeof(headers[0]) };
     DfCsv csv;
     int ret = df_csv_open(&csv, rt->o.csv, N_COLS, headers);
@@ -855,10 +1153,15 @@ static bool write_csv(const DfRt *rt)
     const double px = (double)rt->clip.par->width * rt->clip.par->height * rt->o.fps;
     for (guint i = 0; i < rt->results->len; i++) {
         const DfRtResult *r = &g_array_index(rt->results, DfRtResult, i);
-        char w[16], k[16], p[40], lat[40], late[40], n[16];
+        char w[16], k[16], p[40], ks[40], lat[40], late[40], n[16];
         snprintf(w, sizeof(w), "%d", r->workers);
         snprintf(k, sizeof(k), "%d", r->max_streams);
         snprintf(p, sizeof(p), "%.0f", r->max_streams * px);
+        const double kst = k_star(rt, r->workers);
+        if (isnan(kst))
+            ks[0] = '\0';
+        else
+            snprintf(ks, sizeof(ks), "%.3f", kst);
         if (isnan(r->best.latency_p99_ms))
             lat[0] = '\0';
         else
@@ -874,6 +1177,7 @@ static bool write_csv(const DfRt *rt)
                                      k,
                                      r->capped ? "true" : "false",
                                      p,
+                                     ks,
                                      lat,
                                      late,
                                      n};
@@ -926,9 +1230,23 @@ static bool write_plot(const DfRt *rt)
 
 /* ----------------------------------------------------------------- main */
 
+/* FILE, with .wN before its extension when several worker counts run. */
+static char *trace_path(const char *file, int workers, bool several)
+{
+    if (!several)
+        return g_strdup(file);
+    const char *base = strrchr(file, '/');
+    const char *dot = strrchr(base ? base + 1 : file, '.');
+    if (!dot)
+        return g_strdup_printf("%s.w%d", file, workers);
+    return g_strdup_printf("%.*s.w%d%s", (int)(dot - file), file, workers, dot);
+}
+
 static void add_result(DfRt *rt, const char *impl, const char *policy, bool gst, int workers)
 {
     DfRtResult r = {.policy = policy, .gst = gst, .workers = workers};
+    if (rt->o.trace && !gst && policy == rt->policies->pdata[0])
+        r.trace_path = trace_path(rt->o.trace, workers, rt->n_workers > 1);
     snprintf(r.impl, sizeof(r.impl), "%s", impl);
     r.oversubscribed = df_cpu_map_oversubscribed(&rt->map, workers);
     r.trials = g_array_new(FALSE, TRUE, sizeof(DfRtTrial));
@@ -973,6 +1291,10 @@ int df_bench_realtime_main(int argc, char **argv)
            rt.clip.name, avcodec_get_name(rt.clip.par->codec_id), rt.clip.par->width,
            rt.clip.par->height, rt.clip.n_pkts, rt.total_frames, rt.o.fps, rt.o.duration,
            rt.budget_frames, rt.budget_frames * 1000.0 / rt.o.fps);
+    if (rt.avdec || rt.dfdec)
+        printf("pipelines: filesrc ! parsebin ! DECODER ! %s sync=true qos=false "
+               "max-lateness=-1\n",
+               rt.sink);
     fflush(stdout);
     /* The number of trials is not known ahead (the search stops at the
      * first miss): the bar counts doubling steps up to the cap. */
@@ -980,12 +1302,15 @@ int df_bench_realtime_main(int argc, char **argv)
     for (int k = 1; k <= rt.o.max_streams; k *= 2)
         steps++;
     DfProgress prog;
-    df_progress_begin(&prog, steps * (int)rt.results->len);
+    df_progress_begin(&prog, steps * (int)rt.results->len + T1_SAMPLES);
+    sample_t1(&rt, &prog);
     for (guint i = 0; i < rt.results->len; i++)
         search(&rt, &g_array_index(rt.results, DfRtResult, i), &prog);
+    sample_t1(&rt, &prog);
     df_progress_end(&prog);
     printf("\n");
     print_table(&rt);
+    print_traces(&rt);
     if (rt.o.json && !write_json(&rt))
         status = DF_BENCH_FAILED;
     if (rt.o.csv && !write_csv(&rt))
@@ -995,12 +1320,18 @@ int df_bench_realtime_main(int argc, char **argv)
     for (guint i = 0; i < rt.results->len; i++)
         if (g_array_index(rt.results, DfRtResult, i).failed)
             status = DF_BENCH_FAILED;
+    if (rt.t1_error[0]) {
+        fprintf(stderr, "dfbench realtime: error: T(1) sample failed: %s\n", rt.t1_error);
+        status = DF_BENCH_FAILED;
+    }
     if (status == DF_BENCH_FAILED)
         fprintf(stderr, "dfbench realtime: error: some trials or outputs failed (see above)\n");
 cleanup:
     if (rt.results) {
-        for (guint i = 0; i < rt.results->len; i++)
+        for (guint i = 0; i < rt.results->len; i++) {
             g_array_free(g_array_index(rt.results, DfRtResult, i).trials, TRUE);
+            g_free(g_array_index(rt.results, DfRtResult, i).trace_path);
+        }
         g_array_free(rt.results, TRUE);
     }
     if (rt.policies)
@@ -1011,9 +1342,11 @@ cleanup:
     g_free(rt.o.workers);
     g_free(rt.o.policy);
     g_free(rt.o.peers);
+    g_free(rt.o.sink);
     g_free(rt.o.json);
     g_free(rt.o.csv);
     g_free(rt.o.plot);
+    g_free(rt.o.trace);
     df_gst_deinit();
     df_cpu_map_fini(&rt.map);
     return status;
