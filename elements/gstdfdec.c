@@ -139,7 +139,15 @@ struct _GstDfDec {
 };
 
 G_DEFINE_TYPE(GstDfDec, gst_df_dec, GST_TYPE_VIDEO_DECODER);
-GST_ELEMENT_REGISTER_DEFINE(dfdec, "dfdec", GST_RANK_NONE, GST_TYPE_DF_DEC);
+/* Rank: SECONDARY, as GStreamer ranks a working alternative to a primary
+ * decoder (gst-libav's DV decoder, libde265dec beside avdec_h265): dfdec
+ * is bit-exact with libavcodec, but avdec_* (PRIMARY) is the established
+ * decoder of these codecs, and dfdec pins a worker to every core of the
+ * process, which an application that merely plays a file did not ask
+ * for.  decodebin and playbin pick it when no primary decoder is there;
+ * GST_PLUGIN_FEATURE_RANK=dfdec:257 (PRIMARY + 1) makes it the default
+ * (docs/dfdec.md). */
+GST_ELEMENT_REGISTER_DEFINE(dfdec, "dfdec", GST_RANK_SECONDARY, GST_TYPE_DF_DEC);
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
     "sink", GST_PAD_SINK, GST_PAD_ALWAYS,
