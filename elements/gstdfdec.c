@@ -1,3 +1,41 @@
+/**
+ * SECTION:element-dfdec
+ * @title: dfdec
+ *
+ * Decodes H.264, HEVC and MPEG-1/2 video with libavcodec, its pictures
+ * bit-exact with single-threaded libavcodec.  The decode work (libavcodec's
+ * slice jobs and WPP rows, the optional libavfilter graph of #GstDfDec:filter
+ * and the bands that copy pictures into downstream's buffers) runs as
+ * dataflow tasks on the pinned workers of a dfsched scheduler, one worker
+ * per core, shared by every dfdec of the process unless
+ * #GstDfDec:shared-scheduler is false.  #GstDfDec:policy chooses where a
+ * task runs.
+ *
+ * dfdec has rank secondary: decodebin, uridecodebin and playbin use it when
+ * no primary decoder (such as gst-libav's avdec_h264) handles the stream.
+ * To make it the default decoder, raise its rank above primary with
+ * `GST_PLUGIN_FEATURE_RANK=dfdec:257` (that variable takes a number or
+ * NONE, MARGINAL, SECONDARY, PRIMARY, MAX; not "primary+1").
+ *
+ * When downstream accepts #GstVideoMeta, libavcodec decodes straight into
+ * downstream's buffers; otherwise each picture is copied once, in bands on
+ * the workers.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 filesrc location=clip.mkv ! parsebin ! dfdec ! videoconvert ! autovideosink
+ * ]|
+ * Decodes a file and shows it.
+ * |[
+ * gst-launch-1.0 filesrc location=clip.mkv ! parsebin ! dfdec n-workers=4 ! fakevideosink
+ * ]|
+ * Decodes as fast as possible on four workers without copying the pictures
+ * (fakevideosink accepts #GstVideoMeta; fakesink does not).
+ * |[
+ * GST_PLUGIN_FEATURE_RANK=dfdec:257 gst-play-1.0 clip.mkv
+ * ]|
+ * Plays a file with dfdec chosen by playbin.
+ */
 /* dfdec: GstVideoDecoder over dfmedia.
  *
  * The streaming thread sends packets and receives frames; the decode work
@@ -139,7 +177,15 @@ struct _GstDfDec {
 };
 
 G_DEFINE_TYPE(GstDfDec, gst_df_dec, GST_TYPE_VIDEO_DECODER);
-GST_ELEMENT_REGISTER_DEFINE(dfdec, "dfdec", GST_RANK_NONE, GST_TYPE_DF_DEC);
+/* Rank: SECONDARY, as GStreamer ranks a working alternative to a primary
+ * decoder (gst-libav's DV decoder, libde265dec beside avdec_h265): dfdec
+ * is bit-exact with libavcodec, but avdec_* (PRIMARY) is the established
+ * decoder of these codecs, and dfdec pins a worker to every core of the
+ * process, which an application that merely plays a file did not ask
+ * for.  decodebin and playbin pick it when no primary decoder is there;
+ * GST_PLUGIN_FEATURE_RANK=dfdec:257 (PRIMARY + 1) makes it the default
+ * (docs/dfdec.md). */
+GST_ELEMENT_REGISTER_DEFINE(dfdec, "dfdec", GST_RANK_SECONDARY, GST_TYPE_DF_DEC);
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
     "sink", GST_PAD_SINK, GST_PAD_ALWAYS,

@@ -86,6 +86,9 @@ DF_TEST(Element, Metadata)
     DF_ASSERT(f);
     DF_EXPECT(strcmp(gst_element_factory_get_metadata(f, GST_ELEMENT_METADATA_KLASS),
                      "Codec/Decoder/Video") == 0);
+    /* Rank secondary (gstdfdec.c says why): autoplugged only where no
+     * primary decoder handles the stream. */
+    DF_EXPECT_EQ_INT(gst_plugin_feature_get_rank(GST_PLUGIN_FEATURE(f)), GST_RANK_SECONDARY);
     DF_EXPECT(strlen(gst_element_factory_get_metadata(f, GST_ELEMENT_METADATA_DESCRIPTION)) > 20);
     DF_EXPECT_EQ_INT(gst_element_factory_get_num_pad_templates(f), 2);
     GstElement *e = gst_element_factory_create(f, NULL);
