@@ -487,8 +487,10 @@ static int enqueue(DfDecoder *dec, const AVPacket *pkt)
     if (dec->cfg.clock_ns) {
         const int64_t due = output_pts(dec, s->pkt_pts_ns);
         if (due != INT64_MIN) {
+            /* INT64_MIN: the caller's clock does not run now (no deadline). */
             int64_t now = dec->cfg.clock_ns(dec->cfg.clock_opaque);
-            s->deadline = s->t_send + (due + dec->cfg.deadline_offset_ns - now);
+            if (now != INT64_MIN)
+                s->deadline = s->t_send + (due + dec->cfg.deadline_offset_ns - now);
         }
     }
     s->group = df_group_new(dec->sched, s->deadline);

@@ -99,7 +99,9 @@ typedef struct DfDecoderConfig {
      * a frame's deadline is PTS + deadline_offset_ns on that clock, mapped to
      * the scheduler's monotonic clock when the packet is sent.  A packet's
      * work is due with the frame its decode outputs (presentation order,
-     * after the reorder delay), not with its own picture.  NULL: none. */
+     * after the reorder delay), not with its own picture.  NULL: none.
+     * INT64_MIN: no time now (e.g. the clock is not running): the packet
+     * gets no deadline. */
     int64_t (*clock_ns)(void *opaque);
     void *clock_opaque;
     int64_t deadline_offset_ns; /* added to PTS-derived deadlines */

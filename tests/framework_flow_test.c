@@ -647,6 +647,48 @@ DF_TEST(FrameworkFlow, DeadlinesFollowOutputOrder)
     df_sched_unref(s);
 }
 
+static int64_t clock_unknown(void *opaque)
+{
+    (void)opaque;
+    return INT64_MIN;
+}
+
+/* A clock that does not run (INT64_MIN) gives no deadline, not one
+ * computed from INT64_MIN; the output stays exact. */
+DF_TEST(FrameworkFlow, UnknownClockTimeGivesNoDeadline)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    TClip c;
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
+    TSums ref = {0};
+    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.clock_ns = clock_unknown;
+    TSums got = {0};
+    DfDecoderStats st;
+    DfTrace tr;
+    DF_ASSERT(decode_traced(s, &c, &cfg, &got, &st, &tr) == 0);
+    char msg[256];
+    DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s", msg);
+    const int mod_d = df_sched_module_id(s, "D");
+    int checked = 0, with = 0;
+    for (size_t e = 0; e < tr.n_events; e++) {
+        if (tr.events[e].module != mod_d)
+            continue;
+        checked++;
+        with += tr.events[e].deadline != DF_NO_DEADLINE;
+    }
+    DF_EXPECT_MSG(checked >= c.n_pkts, "%d D nodes traced for %d packets", checked, c.n_pkts);
+    DF_EXPECT_EQ_INT(with, 0);
+    df_trace_free(&tr);
+    t_sums_free(&got);
+    t_sums_free(&ref);
+    t_clip_free(&c);
+    df_sched_unref(s);
+}
+
 /* R(k,b) reads the rows of band b from the worker that wrote them last:
  * the trace shows, per R node, inputs whose bytes add up to the band's
  * rows and whose workers ran that module.  MPEG-2's rows are the S jobs';
