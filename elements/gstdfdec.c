@@ -53,7 +53,12 @@
  * system_frame_number + 1 as opaque; libavcodec hands it back on the
  * picture (reordered_opaque), in presentation order.  Input frames that
  * never produce a picture (skipped, cancelled by QoS, lost in corrupt data)
- * are released once a later-presented picture has been output. */
+ * are released once a later-presented picture has been output.
+ *
+ * Deadlines: the decoder's clock (gst_df_dec_clock_ns) tells the framework
+ * which stream position the sink renders now, so that every frame's tasks
+ * carry the CLOCK_MONOTONIC time at which the sink needs the frame, and
+ * the scheduler runs them earliest-deadline-first (docs/dfdec.md). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -63,6 +68,7 @@
 #include "dfsched_trace.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
@@ -159,6 +165,14 @@ struct _GstDfDec {
     int out_format, out_width, out_height, out_interlaced;
     AVRational out_sar;
     gint64 latency_frames;
+    /* The input segment as of the last handle_frame, for the decoder's
+     * clock: it runs inside send_packet, on the streaming thread, with the
+     * stream lock released (a flush-stop may reset input_segment then). */
+    GstSegment clock_segment;
+    /* The pipeline latency of the last LATENCY event (ns): the sink renders
+     * a buffer that long after its running time.  Written on the thread
+     * that sends the event, read by the clock. */
+    _Atomic gint64 pipeline_latency;
 
     /* Direct rendering (dr_lock, a leaf lock taken on worker threads; a
      * pthread mutex, not a GMutex, so that ThreadSanitizer sees it: GLib's
@@ -562,6 +576,45 @@ static gboolean gst_df_dec_ensure_sched(GstDfDec *self)
     return TRUE;
 }
 
+/* The decoder's clock (DfDecoderConfig.clock_ns): the stream position the
+ * sink renders now, in PTS nanoseconds.  A buffer of running time rt is
+ * rendered at clock time base_time + rt + latency, so the position due now
+ * is that of running time (now - base_time) minus the pipeline latency;
+ * the framework maps each frame's PTS onto CLOCK_MONOTONIC by it.
+ * INT64_MIN (no deadlines) while the clock does not run for us: no clock,
+ * not PLAYING, not a TIME segment, or a rate other than 1.0 (where PTS
+ * and running time differ in pace or direction).  Called on the streaming
+ * thread in send_packet: the object lock only, for the clock and
+ * base_time, which change at state changes. */
+static int64_t gst_df_dec_clock_ns(void *opaque)
+{
+    GstDfDec *self = opaque;
+    const GstSegment *seg = &self->clock_segment;
+    if (seg->format != GST_FORMAT_TIME || seg->rate != 1.0)
+        return INT64_MIN;
+    GST_OBJECT_LOCK(self);
+    GstClock *clock = GST_ELEMENT_CLOCK(self);
+    if (clock && GST_STATE(self) == GST_STATE_PLAYING)
+        gst_object_ref(clock);
+    else
+        clock = NULL;
+    GstClockTime base_time = GST_ELEMENT_CAST(self)->base_time;
+    GST_OBJECT_UNLOCK(self);
+    if (!clock)
+        return INT64_MIN;
+    GstClockTime now = gst_clock_get_time(clock);
+    gst_object_unref(clock);
+    if (!GST_CLOCK_TIME_IS_VALID(now) || !GST_CLOCK_TIME_IS_VALID(base_time) || now < base_time)
+        return INT64_MIN;
+    guint64 pos = 0;
+    int sign =
+        gst_segment_position_from_running_time_full(seg, GST_FORMAT_TIME, now - base_time, &pos);
+    if (sign == 0 || pos > (guint64)G_MAXINT64)
+        return INT64_MIN;
+    const gint64 latency = atomic_load_explicit(&self->pipeline_latency, memory_order_relaxed);
+    return (sign > 0 ? (gint64)pos : -(gint64)pos) - latency;
+}
+
 static gboolean gst_df_dec_open_decoder(GstDfDec *self)
 {
     GstVideoCodecState *state = self->input_state;
@@ -600,6 +653,11 @@ static gboolean gst_df_dec_open_decoder(GstDfDec *self)
     if (!filter)
         cfg.alloc.get_picture = gst_df_dec_get_picture;
     cfg.alloc.get_output = gst_df_dec_get_output;
+    /* The latency is in the clock rather than in deadline_offset_ns: it may
+     * change while the stream plays, and df_decoder_drop_late() (QoS)
+     * compares PTS with running times that do not include it. */
+    cfg.clock_ns = gst_df_dec_clock_ns;
+    cfg.clock_opaque = self;
 
     DfError err = {0};
     /* avcodec_open2() may start frame threads: not under the stream lock
@@ -927,6 +985,8 @@ static gboolean gst_df_dec_start(GstVideoDecoder *vdec)
         }
     }
     self->latency_frames = -1;
+    gst_segment_init(&self->clock_segment, GST_FORMAT_UNDEFINED);
+    atomic_store_explicit(&self->pipeline_latency, 0, memory_order_relaxed);
     self->dr_frames = self->band_frames = self->copied_frames = 0;
     self->errors = 0;
     self->pkt = av_packet_alloc();
@@ -958,8 +1018,7 @@ static gboolean gst_df_dec_stop(GstVideoDecoder *vdec)
         GST_OBJECT_UNLOCK(self);
         DfError err = {0};
         if (trace && df_sched_trace_write(self->sched, trace, &err) < 0)
-            GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("Cannot write the trace"), ("%s",
-                                err.msg));
+            GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("Cannot write the trace"), ("%s", err.msg));
         g_free(trace);
         df_sched_unref(self->sched);
         self->sched = NULL;
@@ -1045,6 +1104,7 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
         self->pkt->flags |= AV_PKT_FLAG_KEY;
     self->pkt->opaque = (void *)(intptr_t)(frame->system_frame_number + 1);
     GstClockTimeDiff late = gst_video_decoder_get_max_decode_time(vdec, frame);
+    self->clock_segment = vdec->input_segment;
     GstClockTime pts = frame->pts;
     gst_video_codec_frame_unref(frame);
 
@@ -1106,6 +1166,22 @@ static gboolean gst_df_dec_flush(GstVideoDecoder *vdec)
     self->drained = FALSE;
     self->qos_cut = FALSE;
     return TRUE;
+}
+
+/* The pipeline latency comes upstream from the sinks in a LATENCY event
+ * (GstBaseSink forwards it when it syncs on a live pipeline's latency). */
+static gboolean gst_df_dec_src_event(GstVideoDecoder *vdec, GstEvent *event)
+{
+    GstDfDec *self = GST_DF_DEC(vdec);
+    if (GST_EVENT_TYPE(event) == GST_EVENT_LATENCY) {
+        GstClockTime latency = 0;
+        gst_event_parse_latency(event, &latency);
+        if (!GST_CLOCK_TIME_IS_VALID(latency) || latency > (GstClockTime)G_MAXINT64 / 2)
+            latency = 0;
+        GST_DEBUG_OBJECT(self, "pipeline latency %" GST_TIME_FORMAT, GST_TIME_ARGS(latency));
+        atomic_store_explicit(&self->pipeline_latency, (gint64)latency, memory_order_relaxed);
+    }
+    return GST_VIDEO_DECODER_CLASS(gst_df_dec_parent_class)->src_event(vdec, event);
 }
 
 static gboolean gst_df_dec_decide_allocation(GstVideoDecoder *vdec, GstQuery *query)
@@ -1285,6 +1361,7 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
     vdec_class->drain = GST_DEBUG_FUNCPTR(gst_df_dec_drain);
     vdec_class->flush = GST_DEBUG_FUNCPTR(gst_df_dec_flush);
     vdec_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_df_dec_decide_allocation);
+    vdec_class->src_event = GST_DEBUG_FUNCPTR(gst_df_dec_src_event);
 
     gst_type_mark_as_plugin_api(GST_TYPE_DF_DEC_POLICY, 0);
     gst_type_mark_as_plugin_api(GST_TYPE_DF_DEC_THREADING, 0);
@@ -1299,6 +1376,8 @@ static void gst_df_dec_init(GstDfDec *self)
     self->shared_scheduler = DEFAULT_SHARED_SCHEDULER;
     self->out_format = -1;
     self->latency_frames = -1;
+    gst_segment_init(&self->clock_segment, GST_FORMAT_UNDEFINED);
+    atomic_init(&self->pipeline_latency, 0);
     pthread_mutex_init(&self->dr_lock, NULL);
     self->dr_live = g_hash_table_new(NULL, NULL);
     gst_video_decoder_set_packetized(GST_VIDEO_DECODER(self), TRUE);

@@ -6,7 +6,10 @@
 #include "dftest.h"
 #include "element_util.h"
 
+#include "dfsched_trace.h"
+
 #include <dirent.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -660,6 +663,129 @@ DF_TEST(Element, TraceFile)
     t_clip_free(&clip);
 }
 
+/* Decode the clip through a traced harness; the D nodes' deadlines
+ * relative to their creation (ns) go to `rel` (DF_NO_DEADLINE: none). */
+static int decode_traced(const TClip *clip, gboolean with_clock, double rate, GstClockTime now,
+                         GstClockTime latency, TSums *got, int64_t **rel, int *n_rel)
+{
+    char path[] = "/tmp/dfdec-deadline-XXXXXX";
+    int fd = mkstemp(path);
+    DF_EXPECT(fd >= 0);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    const char *props[] = {"trace-file", path, NULL};
+    GstHarness *h = e_harness(clip, props);
+    DF_EXPECT(h != NULL);
+    if (!h) {
+        unlink(path);
+        return -1;
+    }
+    gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, NULL);
+    if (with_clock) {
+        /* The harness element plays on a GstTestClock, base time 0. */
+        gst_harness_use_testclock(h);
+        gst_element_set_base_time(h->element, 0);
+        DF_EXPECT(gst_harness_set_time(h, now));
+        DF_EXPECT(gst_harness_push_upstream_event(h, gst_event_new_latency(latency)));
+    } else {
+        gst_element_set_clock(h->element, NULL);
+    }
+    if (rate != 1.0) {
+        GstSegment seg;
+        gst_segment_init(&seg, GST_FORMAT_TIME);
+        seg.rate = rate;
+        DF_EXPECT(gst_harness_push_event(h, gst_event_new_segment(&seg)));
+    }
+    DF_EXPECT(GST_STATE(h->element) == GST_STATE_PLAYING);
+    GstFlowReturn flow = e_push_range(h, clip, 0, clip->n_pkts, got, NULL);
+    DF_EXPECT_MSG(flow == GST_FLOW_OK, "flow %s", gst_flow_get_name(flow));
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, got, NULL);
+    gst_harness_teardown(h); /* writes the trace */
+
+    DfTrace t = {0};
+    DfError err = {0};
+    int ret = df_trace_read_json(path, &t, &err);
+    unlink(path);
+    DF_EXPECT_MSG(ret == 0, "trace: %s", err.msg);
+    if (ret < 0)
+        return -1;
+    *rel = calloc(t.n_events ? t.n_events : 1, sizeof(**rel));
+    *n_rel = 0;
+    for (size_t i = 0; i < t.n_events && *rel; i++) {
+        const DfTraceEvent *e = &t.events[i];
+        if (e->module < 0 || e->module >= t.n_modules || strcmp(t.module_names[e->module], "D"))
+            continue;
+        (*rel)[(*n_rel)++] =
+            e->deadline == DF_NO_DEADLINE ? DF_NO_DEADLINE : e->deadline - e->created_ns;
+    }
+    df_trace_free(&t);
+    return 0;
+}
+
+/* With a running clock, every frame's D task carries the time at which the
+ * sink renders the frame: base time + running time + pipeline latency, in
+ * CLOCK_MONOTONIC.  The test clock stands still at `now`, so a frame of
+ * PTS p is due (p + latency - now) after its packet was sent.  Without a
+ * clock, or at a rate other than 1.0, no deadlines; exact output in every
+ * case. */
+DF_TEST(Element, DeadlinesFollowTheClock)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    TSums ref = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0);
+    DF_ASSERT(ref.n > 0);
+    int64_t pmin = ref.v[0].pts, pmax = ref.v[0].pts;
+    for (int i = 1; i < ref.n; i++) {
+        pmin = ref.v[i].pts < pmin ? ref.v[i].pts : pmin;
+        pmax = ref.v[i].pts > pmax ? ref.v[i].pts : pmax;
+    }
+    char msg[256];
+    const int64_t now = GST_SECOND, latency = 10 * GST_SECOND;
+    static const struct {
+        gboolean clock;
+        double rate;
+    } cases[] = {{TRUE, 1.0}, {FALSE, 1.0}, {TRUE, 2.0}};
+    for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+        const gboolean with_clock = cases[c].clock && cases[c].rate == 1.0;
+        TSums got = {0};
+        int64_t *rel = NULL;
+        int n = 0;
+        decode_traced(&clip, cases[c].clock, cases[c].rate, now, latency, &got, &rel, &n);
+        DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "case %zu: %s", c, msg);
+        DF_EXPECT_MSG(n >= ref.n, "case %zu: %d D tasks traced for %d frames", c, n, ref.n);
+        /* Generous bounds: a node is created after its packet was sent
+         * (at most by seconds under sanitizers), never before. */
+        const int64_t lo = pmin + latency - now - 5 * (int64_t)GST_SECOND;
+        const int64_t hi = pmax + latency - now + 100 * (int64_t)GST_MSECOND;
+        int none = 0, outside = 0;
+        int64_t worst = 0;
+        for (int i = 0; i < n; i++) {
+            if (rel[i] == DF_NO_DEADLINE) {
+                none++;
+            } else if (rel[i] < lo || rel[i] > hi) {
+                outside++;
+                worst = rel[i];
+            }
+        }
+        if (with_clock) {
+            DF_EXPECT_MSG(none == 0, "%d of %d D tasks without a deadline", none, n);
+            DF_EXPECT_MSG(outside == 0,
+                          "%d of %d D deadlines outside [%" PRId64 ", %" PRId64
+                          "] ns after creation, e.g. %" PRId64,
+                          outside, n, lo, hi, worst);
+        } else {
+            DF_EXPECT_MSG(none == n, "case %zu: %d of %d D tasks with a deadline", c, n - none, n);
+        }
+        free(rel);
+        t_sums_free(&got);
+    }
+    t_sums_free(&ref);
+    t_clip_free(&clip);
+}
 /* Bad string properties: PAUSED fails with one element error that names
  * the value (a trace path that cannot be written, a filter that does not
  * parse), never a crash; bad enum nicks leave the property as it was. */
