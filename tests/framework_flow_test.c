@@ -229,6 +229,81 @@ DF_TEST(FrameworkFlow, FlushMidStreamAndContinue)
         }
 }
 
+/* The public contract: frame->opaque is the opaque of the packet that sent
+ * the picture (AV_CODEC_FLAG_COPY_OPAQUE, or reordered_opaque before FFmpeg
+ * 6.0), through reordering, slice and frame threads and a filter. */
+typedef struct OpaqueCheck {
+    const TClip *c;
+    int frames, wrong, reordered;
+} OpaqueCheck;
+
+static void opaque_check(OpaqueCheck *k, const AVFrame *f)
+{
+    /* The packet with the picture's pts is the one that sent it. */
+    int want = 0;
+    for (int i = 0; i < k->c->n_pkts && !want; i++)
+        if (k->c->pkts[i]->pts == f->pts)
+            want = i + 1;
+    if ((intptr_t)f->opaque != want && k->wrong++ == 0)
+        df_test_fail(__FILE__, __LINE__, false,
+                     "%s: frame pts %" PRId64 " has opaque %" PRIdPTR ", its packet's is %d",
+                     k->c->name, f->pts, (intptr_t)f->opaque, want);
+    k->reordered += want - 1 != k->frames;
+    k->frames++;
+}
+
+static void opaque_case(DfSched *s, const char *clip, DfThreading threading, const char *filter)
+{
+    TClip c;
+    DF_ASSERT(t_clip_load(clip, &c) == 0);
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.threading = threading;
+    cfg.filter = filter;
+    DfDecoder *dec = new_dec(s, &c, &cfg);
+    AVPacket *pkt = av_packet_alloc();
+    AVFrame *f = av_frame_alloc();
+    OpaqueCheck k = {.c = &c};
+    int ret = 0;
+    DF_ASSERT(dec && pkt && f);
+    for (int i = 0; i < c.n_pkts && ret >= 0; i++) {
+        DF_ASSERT(av_packet_ref(pkt, c.pkts[i]) == 0);
+        pkt->opaque = (void *)(intptr_t)(i + 1);
+        while ((ret = df_decoder_send_packet(dec, pkt)) == AVERROR(EAGAIN)) {
+            if ((ret = df_decoder_receive_frame(dec, f)) == 0)
+                opaque_check(&k, f);
+            else if (ret != AVERROR(EAGAIN))
+                break;
+        }
+        av_packet_unref(pkt);
+    }
+    DF_EXPECT_EQ_INT(ret, 0);
+    DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, NULL), 0);
+    while ((ret = df_decoder_receive_frame(dec, f)) == 0)
+        opaque_check(&k, f);
+    DF_EXPECT_EQ_INT(ret, AVERROR_EOF);
+    DF_EXPECT_EQ_INT(k.frames, c.n_pkts);
+    DF_EXPECT_EQ_INT(k.wrong, 0);
+    /* Not vacuous: presentation order differs from decode order. */
+    DF_EXPECT_MSG(k.reordered > 0, "%s: no reordered picture", clip);
+    av_frame_free(&f);
+    av_packet_free(&pkt);
+    df_decoder_free(&dec);
+    t_clip_free(&c);
+}
+
+DF_TEST(FrameworkFlow, FrameOpaqueIsSendingPacket)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    opaque_case(s, "h264_cabac_slices8.mkv", DF_THREADING_SLICE, NULL);
+    opaque_case(s, "h264_cabac_slices8.mkv", DF_THREADING_FRAME, NULL);
+    opaque_case(s, "hevc_wpp8.mkv", DF_THREADING_SLICE, NULL);
+    opaque_case(s, "mpeg2_int.mkv", DF_THREADING_SLICE, "hflip");
+    opaque_case(s, "mpeg2_prog.mkv", DF_THREADING_NONE, NULL);
+    df_sched_unref(s);
+}
+
 /* Slice jobs are scheduler tasks: counted per frame and per worker by the
  * decoder, and seen by the scheduler's trace as module "S". */
 DF_TEST(FrameworkFlow, SliceJobsRunAsTasks)

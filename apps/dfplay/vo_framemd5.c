@@ -8,6 +8,8 @@
  * ffmpeg's rawvideo packets carry none. */
 #include "vo.h"
 
+#include "lavcompat.h"
+
 #include <libavutil/imgutils.h>
 #include <math.h>
 #include <stdio.h>
@@ -102,8 +104,8 @@ static int md5_frame(DfVo *vo, const AVFrame *f)
         return 0; /* ffmpeg's VFR sync drops frames without a timestamp */
     double sync_ipts = encoder_pts(m, ts + m->ts_offset);
     double duration = 1;
-    if (f->pkt_duration > 0) {
-        long d = lrintf((float)(f->pkt_duration * av_q2d(m->in_tb) / av_q2d(m->enc_tb)));
+    if (df_frame_duration(f) > 0) {
+        long d = lrintf((float)(df_frame_duration(f) * av_q2d(m->in_tb) / av_q2d(m->enc_tb)));
         if (d > 0)
             duration = (double)d;
     }
