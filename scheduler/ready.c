@@ -87,7 +87,7 @@ DfNode *df_ready_pop_newest(DfReady *r)
     int64_t b = atomic_load_explicit(&r->bottom, memory_order_relaxed) - 1;
     DfDequeBuf *a = atomic_load_explicit(&r->buf, memory_order_relaxed);
     atomic_store_explicit(&r->bottom, b, memory_order_relaxed);
-    atomic_thread_fence(memory_order_seq_cst);
+    DF_FENCE_SEQ_CST();
     int64_t t = atomic_load_explicit(&r->top, memory_order_relaxed);
     DfNode *x = NULL;
     if (t <= b) {
@@ -109,7 +109,7 @@ DfNode *df_ready_take_oldest(DfReady *r)
 {
     for (;;) {
         int64_t t = atomic_load_explicit(&r->top, memory_order_acquire);
-        atomic_thread_fence(memory_order_seq_cst);
+        DF_FENCE_SEQ_CST();
         int64_t b = atomic_load_explicit(&r->bottom, memory_order_acquire);
         if (t >= b)
             return NULL;

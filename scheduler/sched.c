@@ -18,6 +18,10 @@
 /* initial-exec: a plain %fs-relative load instead of a __tls_get_addr call
  * per access (libdfsched is a shared library, often dlopen'ed by
  * GStreamer; 8 bytes fit glibc's static TLS surplus). */
+#ifdef DF_TSAN
+_Atomic unsigned df_tsan_fence_word; /* DF_FENCE_SEQ_CST() in TSan builds */
+#endif
+
 static _Thread_local DfWorker *tls_worker __attribute__((tls_model("initial-exec")));
 
 void df_sched_config_init(DfSchedConfig *cfg)
@@ -163,7 +167,7 @@ static void make_ready(DfSched *s, DfWorker *self, DfNode *n, bool running)
         atomic_fetch_add_explicit(&s->external_submits, 1, memory_order_relaxed);
     if (s->cfg.poll_us < 0)
         return; /* poll mode: every idle worker is spinning */
-    atomic_thread_fence(memory_order_seq_cst);
+    DF_FENCE_SEQ_CST();
     if (atomic_load_explicit(&s->n_parked, memory_order_relaxed) == 0)
         return;
     if (p.worker < 0) {
@@ -478,8 +482,7 @@ int df_sched_module_id(DfSched *s, const char *name)
         if (copy) {
             id = s->n_modules;
             s->module_names[id] = copy;
-            /* Publish the name before the count for lock-free readers. */
-            atomic_thread_fence(memory_order_release);
+            /* Every reader of the names holds module_lock: no fence. */
             s->n_modules = id + 1;
         }
     }
