@@ -306,9 +306,10 @@ DF_TEST(FrameworkFlow, FrameOpaqueIsSendingPacket)
 
 /* Slice jobs are scheduler tasks: counted per frame and per worker by the
  * decoder, and seen by the scheduler's trace as module "S".  The counts are
- * exact, the same with FFmpeg 5.1 and 7.1: each picture (each slice segment
- * for HEVC) is one execute/execute2 call of one job per H.264 slice, HEVC
- * CTU row or MPEG-2 band. */
+ * exact, the same with FFmpeg 5.1 and 7.1: one job per H.264 slice, HEVC
+ * CTU row or MPEG-2 band; at 2 workers (thread_count 2) libavcodec calls
+ * execute for each 2 H.264 slices, execute2 once per HEVC slice segment and
+ * execute once per MPEG-2 picture. */
 DF_TEST(FrameworkFlow, SliceJobsRunAsTasks)
 {
     DfSched *s = t_sched("cost-local", 2, -1);
@@ -317,8 +318,8 @@ DF_TEST(FrameworkFlow, SliceJobsRunAsTasks)
         const char *clip;
         int calls_per_frame, jobs_per_frame;
     } cases[] = {
-        {"h264_cabac_slices8.mkv", 1, 8},
-        {"h264_cavlc_slices4.mkv", 1, 4},
+        {"h264_cabac_slices8.mkv", 4, 8},
+        {"h264_cavlc_slices4.mkv", 2, 4},
         {"hevc_wpp8.mkv", 1, 12},       /* one per CTU row: 360 / 32 (x265 ultrafast) */
         {"hevc_wpp_slices.mkv", 4, 12}, /* one call per slice segment */
         {"mpeg2_prog.mkv", 1, 6},       /* row bands: 23 macroblock rows / 4 */
@@ -750,7 +751,7 @@ static const DfTraceEvent *t_trace_event(const DfTrace *tr, uint64_t id)
 /* Slice jobs read the reference pictures: every job of a picture that
  * follows another declares the co-located rows of the pictures decoded
  * before it, naming the task that wrote them (its module and worker, as
- * traced), about one picture's rows per batch.  H.264's rows come from D
+ * traced), about one picture's rows per picture.  H.264's rows come from D
  * (deblocked there), MPEG-2's and HEVC's from the S jobs themselves. */
 DF_TEST(FrameworkFlow, SliceJobsReadReferenceRows)
 {
@@ -770,7 +771,8 @@ DF_TEST(FrameworkFlow, SliceJobsReadReferenceRows)
         DF_ASSERT(t_clip_load(cases[k].clip, &c) == 0);
         DfTrace tr;
         DF_ASSERT(trace_clip(s, &c, &tr) == 0);
-        /* Bytes per batch (group of S jobs). */
+        /* Bytes per picture: the S jobs of one D task, in one execute call
+         * (MPEG-2, HEVC) or several (H.264: one per thread_count slices). */
         TBatch batch[256];
         int n_batch = 0, jobs = 0, with_inputs = 0, bad = 0;
         for (size_t e = 0; e < tr.n_events; e++) {
@@ -780,10 +782,10 @@ DF_TEST(FrameworkFlow, SliceJobsReadReferenceRows)
             jobs++;
             with_inputs += ev->n_inputs > 0;
             int b = 0;
-            while (b < n_batch && batch[b].group != ev->group_id)
+            while (b < n_batch && batch[b].group != ev->parent_id)
                 b++;
             if (b == n_batch && n_batch < 256)
-                batch[n_batch++] = (TBatch){ev->group_id, 0};
+                batch[n_batch++] = (TBatch){ev->parent_id, 0};
             for (uint32_t i = 0; i < ev->n_inputs; i++) {
                 const DfTraceInput *in = &tr.inputs[ev->first_input + i];
                 const DfTraceEvent *p = t_trace_event(&tr, in->pred_id);
@@ -809,8 +811,8 @@ DF_TEST(FrameworkFlow, SliceJobsReadReferenceRows)
         DF_EXPECT_MSG(bad == 0, "%s: %d inputs name no earlier %s task of their worker",
                       cases[k].clip, bad, cases[k].writer);
         DF_EXPECT_MSG(batches > 0 && one_picture == batches,
-                      "%s: %d of %d batches read one picture's rows", cases[k].clip, one_picture,
-                      batches);
+                      "%s: %d of %d pictures' jobs read one picture's rows", cases[k].clip,
+                      one_picture, batches);
         df_trace_free(&tr);
         t_clip_free(&c);
     }
