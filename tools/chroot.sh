@@ -22,6 +22,11 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 root=$PWD/$dir/chroot
 mirror=${DF_MIRROR:-http://deb.debian.org/debian}
+mkdir -p "$dir" || exit 1
+# One run at a time per chroot: with the lock held, mounts left in it are
+# stale (a killed run) and are replaced.
+exec 9>"$dir/chroot.lock"
+flock -n 9 || { echo "error: another run is using $root" >&2; exit 1; }
 
 if [ ! -f "$root/.df-debootstrap" ]; then
     if ! command -v debootstrap >/dev/null; then
@@ -32,7 +37,6 @@ if [ ! -f "$root/.df-debootstrap" ]; then
     fi
     df_log "debootstrapping $suite into $root"
     rm -rf "$root.partial"
-    mkdir -p "$dir"
     debootstrap --variant=minbase "$suite" "$root.partial" "$mirror" >"$dir/debootstrap.log" 2>&1 ||
         { tail -20 "$dir/debootstrap.log"; echo "error: debootstrap failed (log: $dir/debootstrap.log)" >&2; exit 1; }
     # No daemon starts inside the chroot.
