@@ -50,8 +50,8 @@
  * dr_lock, a leaf lock.
  *
  * Frame bookkeeping: each packet carries its GstVideoCodecFrame's
- * system_frame_number + 1 as opaque; libavcodec hands it back on the
- * picture (reordered_opaque), in presentation order.  Input frames that
+ * system_frame_number + 1 as opaque; dfmedia hands it back on the picture
+ * (frame->opaque), in presentation order.  Input frames that
  * never produce a picture (skipped, cancelled by QoS, lost in corrupt data)
  * are released once a later-presented picture has been output.
  *
@@ -66,6 +66,7 @@
 #include "gstdfdec.h"
 
 #include "dfsched_trace.h"
+#include "lavcompat.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -691,7 +692,7 @@ static gboolean gst_df_dec_negotiate_frame(GstDfDec *self, const AVFrame *f)
         return FALSE;
     }
     if (self->output_state && f->format == self->out_format && f->width == self->out_width &&
-        f->height == self->out_height && f->interlaced_frame == self->out_interlaced &&
+        f->height == self->out_height && df_frame_interlaced(f) == self->out_interlaced &&
         av_cmp_q(f->sample_aspect_ratio, self->out_sar) == 0)
         return TRUE;
 
@@ -703,7 +704,7 @@ static gboolean gst_df_dec_negotiate_frame(GstDfDec *self, const AVFrame *f)
         GST_VIDEO_INFO_PAR_N(info) = f->sample_aspect_ratio.num;
         GST_VIDEO_INFO_PAR_D(info) = f->sample_aspect_ratio.den;
     }
-    if (f->interlaced_frame)
+    if (df_frame_interlaced(f))
         GST_VIDEO_INFO_INTERLACE_MODE(info) = GST_VIDEO_INTERLACE_MODE_MIXED;
     if (!gst_structure_has_field(in, "colorimetry")) {
         GstVideoColorimetry *c = &GST_VIDEO_INFO_COLORIMETRY(info);
@@ -733,7 +734,7 @@ static gboolean gst_df_dec_negotiate_frame(GstDfDec *self, const AVFrame *f)
     self->out_format = f->format;
     self->out_width = f->width;
     self->out_height = f->height;
-    self->out_interlaced = f->interlaced_frame;
+    self->out_interlaced = df_frame_interlaced(f);
     self->out_sar = f->sample_aspect_ratio;
 
     pthread_mutex_lock(&self->dr_lock);
@@ -829,8 +830,8 @@ static GstFlowReturn gst_df_dec_copy_out(GstDfDec *self, const AVFrame *f,
 static GstFlowReturn gst_df_dec_output(GstDfDec *self, AVFrame *f)
 {
     GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
-    guint32 num = (guint32)((intptr_t)f->reordered_opaque - 1);
-    GstVideoCodecFrame *frame = f->reordered_opaque ? gst_video_decoder_get_frame(vdec, num) : NULL;
+    guint32 num = (guint32)((intptr_t)f->opaque - 1);
+    GstVideoCodecFrame *frame = f->opaque ? gst_video_decoder_get_frame(vdec, num) : NULL;
     if (!frame) {
         GST_DEBUG_OBJECT(self, "picture for frame %u which is gone (flushed)", num);
         av_frame_unref(f);
@@ -861,9 +862,9 @@ static GstFlowReturn gst_df_dec_output(GstDfDec *self, AVFrame *f)
             return flow;
         }
     }
-    if (f->interlaced_frame) {
+    if (df_frame_interlaced(f)) {
         GST_BUFFER_FLAG_SET(frame->output_buffer, GST_VIDEO_BUFFER_FLAG_INTERLACED);
-        if (f->top_field_first)
+        if (df_frame_top_field_first(f))
             GST_BUFFER_FLAG_SET(frame->output_buffer, GST_VIDEO_BUFFER_FLAG_TFF);
     }
     if (f->decode_error_flags)

@@ -129,7 +129,11 @@ static void decode(DfDecoder *dec, DfSlot *s, bool skip_nonref)
     DF_CTR_ADD(dec, decode_calls, 1);
     if (skip_nonref)
         avctx->skip_frame = AVDISCARD_NONREF;
+#if !DF_LAVC_COPY_OPAQUE
+    /* Older libavcodec: it hands reordered_opaque back on the picture, and
+     * receive below moves it to frame->opaque (the public contract). */
     avctx->reordered_opaque = s->pkt ? (int64_t)(intptr_t)s->pkt->opaque : 0;
+#endif
     const uint64_t pictures = dec->pics.allocated;
     int ret = avcodec_send_packet(avctx, s->pkt);
     const int sent = ret;
@@ -159,6 +163,9 @@ static void decode(DfDecoder *dec, DfSlot *s, bool skip_nonref)
             break;
         }
         DF_CTR_ADD(dec, frames_decoded, 1);
+#if !DF_LAVC_COPY_OPAQUE
+        f->opaque = (void *)(intptr_t)f->reordered_opaque;
+#endif
         if (f->decode_error_flags || (f->flags & AV_FRAME_FLAG_CORRUPT))
             df_slot_error(s, f->pts, AVERROR_INVALIDDATA,
                           "frame pts %" PRId64 ": corrupt (decode_error_flags 0x%x)", f->pts,
@@ -234,6 +241,9 @@ static int open_codec(DfDecoder *dec, DfError *err)
     avctx->opaque = dec;
     avctx->get_buffer2 = df_pool_get_buffer2;
     avctx->thread_count = dec->plan.thread_count;
+#if DF_LAVC_COPY_OPAQUE
+    avctx->flags |= AV_CODEC_FLAG_COPY_OPAQUE; /* pkt->opaque to frame->opaque */
+#endif
     avctx->thread_type = dec->plan.thread_type;
 #if FF_API_THREAD_SAFE_CALLBACKS
     /* Our pools are thread-safe (and get_picture must be): without this,

@@ -136,8 +136,9 @@ int df_decoder_send_packet(DfDecoder *dec, const AVPacket *pkt);
 /* Take the next frame in presentation order into `frame` (unref'd first).
  * Waits while decode work that may yield a frame is in flight.  Returns 0,
  * AVERROR(EAGAIN) when more input is needed, AVERROR_EOF when drained.
- * Frames carry libavcodec's pts, pkt_dts, pkt_duration, best_effort_timestamp
- * and decode_error_flags; reordered_opaque is the sending AVPacket's opaque. */
+ * Frames carry libavcodec's pts, pkt_dts, duration (pkt_duration before
+ * FFmpeg 6.0), best_effort_timestamp and decode_error_flags; frame->opaque
+ * is the opaque of the AVPacket that sent the picture, with every FFmpeg. */
 int df_decoder_receive_frame(DfDecoder *dec, AVFrame *frame);
 
 /* Like df_decoder_receive_frame() but never waits: AVERROR(EAGAIN) when the

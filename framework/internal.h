@@ -16,6 +16,7 @@
 #define DFMEDIA_INTERNAL_H
 
 #include "dfmedia.h"
+#include "lavcompat.h"
 
 #include <libavfilter/avfilter.h>
 #include <pthread.h>

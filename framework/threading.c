@@ -279,18 +279,30 @@ static void plan_frame(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCod
              n - 1, n == 2 ? "" : "s");
 }
 
-/* Measured on 2 cores (see docs/codecs.md): one execute call per H.264
- * picture needs thread_count >= slices; a WPP row started beyond the
- * workers' count just blocks in pthread_cond_wait.
+/* thread_count costs threads: libavcodec opens a slice-thread pool of
+ * thread_count - 1 threads per decoder, which never runs a job (the hooks
+ * take every execute call).  So it is the smallest count whose execute
+ * calls still give every worker a job:
  *
- * MPEG-2 bands are cut by picture height, ~4 macroblock rows each, at
- * most 16, and at least 2 per worker on bigger machines: libavcodec cuts
- * the rows evenly, not the work, and in a real picture one band can cost
- * three times another, so 2 bands per worker (as before) left one worker
- * with the expensive band and cost-local settled into whichever split the
- * first picture happened to get (1000 to 1470 fps at 2 workers from run
- * to run).  Cut by height, the graph is also the same at 1 and 2 workers,
- * so a 1-worker trace projects the 2-worker run.  libavcodec's mpegvideo
+ * H.264 queues a picture's slices into thread_count slice contexts and
+ * calls execute each time they are full, so thread_count = workers: calls
+ * as wide as the workers can run at once (an 8-slice picture on 2 workers:
+ * 4 calls of 2 jobs).  One call per picture (thread_count >= slices, 16 as
+ * before) added 15 idle threads per stream; at 2 workers the 1080p 8-slice
+ * decode was no slower with 2 (dfbench decode, loaded machine: 104 against
+ * 93 fps, medians of 5).  A WPP row started beyond the workers' count just
+ * blocks in pthread_cond_wait, so HEVC has the same rule.
+ *
+ * MPEG-2 is the exception: thread_count is its band count, one call per
+ * picture, and the bands are the load balance.  They are cut by picture
+ * height, ~4 macroblock rows each, at most 16, and at least 2 per worker
+ * on bigger machines: libavcodec cuts the rows evenly, not the work, and
+ * in a real picture one band can cost three times another, so 2 bands per
+ * worker (as before) left one worker with the expensive band and
+ * cost-local settled into whichever split the first picture happened to
+ * get (1000 to 1470 fps at 2 workers from run to run).  Cut by height,
+ * the graph is also the same at 1 and 2 workers, so a 1-worker trace
+ * projects the 2-worker run.  libavcodec's mpegvideo
  * keeps at most MAX_THREADS (32) slice contexts and one per macroblock
  * row, and warns when asked for more. */
 #define MPEG_MAX_SLICE_CONTEXTS 32
@@ -311,7 +323,8 @@ static int auto_thread_count(enum AVCodecID id, int n_workers, int height)
             n = mb_rows;
         return n > 2 ? n : 2;
     }
-    return 16;
+    /* H.264, and the slices of any other codec */
+    return n_workers < 2 ? 2 : n_workers > 16 ? 16 : n_workers;
 }
 
 static void plan_slice(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCodecParameters *par,

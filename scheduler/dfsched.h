@@ -312,7 +312,8 @@ typedef struct DfInstanceParams {
 } DfInstanceParams;
 
 /* Instantiate the graph for one input.  Nodes are created and linked but not
- * submitted, so tasks and callers can add dependencies first. */
+ * submitted, so tasks and callers can add dependencies first.  NULL when out
+ * of memory; then no body or cancel function is ever called with params->arg. */
 DfInstance *df_graph_instantiate(const DfGraphInfo *info, const DfInstanceParams *params);
 
 /* Node `index` of `module` in an instance (borrowed reference). */

@@ -150,10 +150,14 @@ int df_instance_width(const DfInstance *inst, int module)
     return inst && module >= 0 && module < inst->info->n ? inst->widths[module] : 0;
 }
 
+/* Instantiation failed: the caller gets NULL and frees its arg, but nodes
+ * already linked after the previous instance's still run (skipped) once
+ * those finish, so they must not call back with that arg. */
 static void abandon(DfInstance *inst)
 {
     for (int i = 0; i < inst->n_nodes; i++)
         if (inst->nodes[i]) {
+            inst->nodes[i]->cancel = NULL;
             df_node_discard(inst->nodes[i]);
             df_node_release(inst->nodes[i]);
         }

@@ -21,6 +21,35 @@
 #define df_cpu_relax() ((void)0)
 #endif
 
+/* ThreadSanitizer builds (GCC defines __SANITIZE_THREAD__, clang has the
+ * feature test). */
+#if defined(__SANITIZE_THREAD__)
+#define DF_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DF_TSAN 1
+#endif
+#endif
+
+/* A seq_cst fence, where the C11 argument needs one (store-load ordering:
+ * the Chase-Lev pop/steal race, make_ready against park).  ThreadSanitizer
+ * does not model standalone fences (GCC 14 rejects them under
+ * -fsanitize=thread, -Werror=tsan), so TSan builds use what it does model:
+ * a seq_cst read-modify-write of one dedicated atomic.  All such RMWs are
+ * totally ordered and each synchronizes with the next, which gives at least
+ * the fence's guarantees (at run time the same full barrier on x86); TSan
+ * then sees a happens-before edge between any two fence sites, which a real
+ * fence does not give, so a race that only such an edge orders stays
+ * unreported there.  See the scheduler docs: what TSan checks and what rests
+ * on the C11 argument. */
+#ifdef DF_TSAN
+extern _Atomic unsigned df_tsan_fence_word;
+#define DF_FENCE_SEQ_CST()                                                                         \
+    ((void)atomic_fetch_add_explicit(&df_tsan_fence_word, 1, memory_order_seq_cst))
+#else
+#define DF_FENCE_SEQ_CST() atomic_thread_fence(memory_order_seq_cst)
+#endif
+
 /* Fill a DfError (if non-NULL) and return `code`. */
 int df_set_error(DfError *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -258,27 +287,6 @@ uint64_t df_cost(const DfPolicyEnv *env, const DfNode *c, int tid);
 
 
 /* --------------------------------------------------------- ready sets */
-
-/* A sequentially consistent fence.  ThreadSanitizer does not model
- * standalone fences (GCC 14 refuses them under -fsanitize=thread), so TSan
- * builds use a seq_cst read-modify-write of one shared word instead: every
- * pair of such RMWs is ordered in that word's modification order and the
- * later one synchronises with the earlier, which excludes the same
- * store-buffering outcome the fences exclude, and TSan sees the
- * happens-before edge it creates. */
-#if defined(__SANITIZE_THREAD__)
-#define DF_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define DF_TSAN 1
-#endif
-#endif
-#ifdef DF_TSAN
-extern _Atomic uint64_t df_tsan_fence_word;
-#define DF_FENCE_SEQ_CST() ((void)atomic_fetch_add_explicit(&df_tsan_fence_word, 0, memory_order_seq_cst))
-#else
-#define DF_FENCE_SEQ_CST() atomic_thread_fence(memory_order_seq_cst)
-#endif
 
 /* A worker's Ready set serves the earliest deadline first.  It is
  * DF_LANES Chase-Lev deques ("lanes") that only the owner pushes to (no

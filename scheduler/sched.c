@@ -26,7 +26,7 @@
 static _Thread_local DfWorker *tls_worker __attribute__((tls_model("initial-exec")));
 
 #ifdef DF_TSAN
-_Atomic uint64_t df_tsan_fence_word;
+_Atomic unsigned df_tsan_fence_word; /* DF_FENCE_SEQ_CST() in TSan builds */
 #endif
 
 void df_sched_config_init(DfSchedConfig *cfg)
@@ -563,8 +563,7 @@ int df_sched_module_id(DfSched *s, const char *name)
         if (copy) {
             id = s->n_modules;
             s->module_names[id] = copy;
-            /* Publish the name before the count for lock-free readers. */
-            atomic_thread_fence(memory_order_release);
+            /* Every reader of the names holds module_lock: no fence. */
             s->n_modules = id + 1;
         }
     }

@@ -493,7 +493,10 @@ DF_TEST(Element, InstancesShareOneScheduler)
     t_clip_free(&clip);
 }
 
-/* Live objects the leaks tracer (GST_TRACERS=leaks) knows of; -1 without it. */
+/* Live objects the leaks tracer (GST_TRACERS=leaks) knows of; -1 without it.
+ * The tracer's list holds each object without a reference of its own (it
+ * "takes" them, GStreamer 1.22 to 1.26 at least): freeing the list would
+ * unref every live object, so each gets a reference first. */
 static int live_objects(void)
 {
     GList *tracers = gst_tracing_get_active_tracers();
@@ -502,8 +505,17 @@ static int live_objects(void)
         if (strcmp(G_OBJECT_TYPE_NAME(l->data), "GstLeaksTracer") == 0) {
             GstStructure *info = NULL;
             g_signal_emit_by_name(l->data, "get-live-objects", &info);
-            const GValue *list = info ? gst_structure_get_value(info, "live-objects") : NULL;
-            n = list ? (int)gst_value_list_get_size(list) : 0;
+            const GValue *list = info ? gst_structure_get_value(info, "live-objects-list") : NULL;
+            n = list ? (int)gst_value_list_get_size(list) : -1;
+            for (int i = 0; i < n; i++) {
+                const GstStructure *o =
+                    gst_value_get_structure(gst_value_list_get_value(list, (guint)i));
+                const GValue *v = gst_structure_get_value(o, "object");
+                if (v && G_VALUE_HOLDS_OBJECT(v))
+                    g_object_ref(g_value_get_object(v));
+                else if (v && G_VALUE_HOLDS_BOXED(v))
+                    gst_mini_object_ref(g_value_get_boxed(v));
+            }
             if (info)
                 gst_structure_free(info);
         }

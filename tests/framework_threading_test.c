@@ -239,6 +239,68 @@ DF_TEST(FrameworkThreading, FrameThreadsGetEveryWorkersCpus)
     df_sched_unref(s);
 }
 
+static int threads_now(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Threads each open decoder adds: libavcodec's slice-thread pool of
+ * thread_count - 1 threads, which never runs a job (the hooks take every
+ * execute call), and nothing else.  At 2 workers H.264 and HEVC add one
+ * thread, under the 2 that avdec_h264 max-threads=2 adds. */
+static void count_threads(DfSched *s, const char *clip, int want_per_decoder)
+{
+    enum { N = 4 };
+    TClip c;
+    DF_ASSERT(t_clip_load(clip, &c) == 0);
+    DfDecoder *dec[N] = {0};
+    AVFrame *f = av_frame_alloc();
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.threading = DF_THREADING_SLICE;
+    const int before = threads_now();
+    for (int k = 0; k < N; k++) {
+        DfError err;
+        DF_ASSERT(df_decoder_new(s, c.par, c.tb, &cfg, &dec[k], &err) == 0);
+        /* The codec opens with the first picture's decode. */
+        int got = 0;
+        for (int i = 0; i < c.n_pkts && !got; i++)
+            while (df_decoder_send_packet(dec[k], c.pkts[i]) == AVERROR(EAGAIN))
+                got |= df_decoder_receive_frame(dec[k], f) == 0;
+        while (!got && df_decoder_receive_frame(dec[k], f) == AVERROR(EAGAIN))
+            ;
+        DF_EXPECT_MSG(!strcmp(df_decoder_threading(dec[k], NULL), "slice"), "%s: %s", clip,
+                      df_decoder_threading(dec[k], NULL));
+    }
+    const int during = threads_now();
+    for (int k = 0; k < N; k++)
+        df_decoder_free(&dec[k]);
+    const int after = threads_now();
+    DF_EXPECT_MSG(during - before == N * want_per_decoder,
+                  "%s: %d threads before %d decoders, %d with them (want %d each)", clip, before,
+                  N, during, want_per_decoder);
+    DF_EXPECT_MSG(after == before, "%s: %d threads before, %d after freeing", clip, before, after);
+    av_frame_free(&f);
+    t_clip_free(&c);
+}
+
+DF_TEST(FrameworkThreading, ThreadsPerDecoder)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    count_threads(s, "h264_cabac_slices8.mkv", 1); /* thread_count 2 */
+    count_threads(s, "hevc_wpp8.mkv", 1);          /* thread_count 2 */
+    count_threads(s, "mpeg2_prog.mkv", 5);         /* 6 bands (see below) */
+    df_sched_unref(s);
+}
+
 /* MPEG-2 row bands follow the picture height (about 4 macroblock rows a
  * band, at most 16), not the worker count, up to 2 per worker on bigger
  * machines and libavcodec's 32 slice contexts.  The plan is made from the

@@ -46,5 +46,6 @@ df_build() {
         echo "$want" > "$stamp"
     fi
     df_log "building $dir"
-    ninja -C "$dir" >/dev/null || ninja -C "$dir"
+    # DF_JOBS: ninja -j (default: ninja's own)
+    ninja -C "$dir" ${DF_JOBS:+-j"$DF_JOBS"} >/dev/null || ninja -C "$dir" ${DF_JOBS:+-j"$DF_JOBS"}
 }

@@ -519,6 +519,7 @@ int main(int argc, char **argv)
         .stream = st,
         .frame_rate = av_guess_frame_rate(p.fmt, st, NULL),
         .start_time = p.fmt->start_time,
+        .ts_unreliable = p.fmt->iformat->flags & AVFMT_NOTIMESTAMPS,
         .output = o.output,
     };
     int ret = df_vo_open(&p.vo, cls, &vp);

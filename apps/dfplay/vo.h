@@ -10,6 +10,7 @@ typedef struct DfVoParams {
     const AVStream *stream; /* the decoded stream */
     AVRational frame_rate;  /* guessed like ffmpeg (av_guess_frame_rate) */
     int64_t start_time;     /* input start (AV_TIME_BASE), or AV_NOPTS_VALUE */
+    bool ts_unreliable;     /* the input format has no timestamps (AVFMT_NOTIMESTAMPS) */
     const char *output;     /* -o, or NULL */
 } DfVoParams;
 

@@ -8,6 +8,8 @@
  * ffmpeg's rawvideo packets carry none. */
 #include "vo.h"
 
+#include "lavcompat.h"
+
 #include <libavutil/imgutils.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +22,9 @@ typedef struct Md5 {
     int64_t ts_offset; /* in in_tb */
     AVRational stream_sar;
     int64_t sync_opts; /* next output pts */
+    bool ts_unreliable;
+    AVRational frame_rate;
+    int64_t next_ts; /* in in_tb, when ts_unreliable */
     bool header;
     const char *output;
     uint8_t *buf;
@@ -37,6 +42,8 @@ static int md5_open(DfVo *vo, const DfVoParams *p)
                        ? -av_rescale_q(p->start_time, AV_TIME_BASE_Q, m->in_tb)
                        : 0;
     m->stream_sar = p->stream->sample_aspect_ratio;
+    m->ts_unreliable = p->ts_unreliable;
+    m->frame_rate = p->frame_rate;
     m->output = p->output && strcmp(p->output, "-") ? p->output : "pipe:1";
     int ret = avformat_alloc_output_context2(&m->oc, NULL, "framemd5", m->output);
     if (ret < 0) {
@@ -98,12 +105,27 @@ static int md5_frame(DfVo *vo, const AVFrame *f)
     if (!m->header && (ret = write_header(vo, f)) < 0)
         return ret;
     int64_t ts = f->best_effort_timestamp;
+#if LIBAVFORMAT_VERSION_MAJOR >= 61
+    if (m->ts_unreliable) {
+        /* ffmpeg 7 ignores the timestamps of a format that has none (raw
+         * H.264, MPEG-2 elementary streams): pictures count from 0 by the
+         * codec's frame duration (fftools/ffmpeg_dec.c). */
+        ts = m->next_ts;
+        int64_t d = 0;
+        if (m->frame_rate.num > 0 && m->frame_rate.den > 0)
+            d = av_rescale_q(f->repeat_pict + 2,
+                             av_inv_q(av_mul_q(m->frame_rate, (AVRational){2, 1})), m->in_tb);
+        if (d <= 0)
+            d = df_frame_duration(f) > 0 ? df_frame_duration(f) : 1;
+        m->next_ts = ts + d;
+    }
+#endif
     if (ts == AV_NOPTS_VALUE)
         return 0; /* ffmpeg's VFR sync drops frames without a timestamp */
     double sync_ipts = encoder_pts(m, ts + m->ts_offset);
     double duration = 1;
-    if (f->pkt_duration > 0) {
-        long d = lrintf((float)(f->pkt_duration * av_q2d(m->in_tb) / av_q2d(m->enc_tb)));
+    if (df_frame_duration(f) > 0) {
+        long d = lrintf((float)(df_frame_duration(f) * av_q2d(m->in_tb) / av_q2d(m->enc_tb)));
         if (d > 0)
             duration = (double)d;
     }
