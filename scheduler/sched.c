@@ -21,8 +21,8 @@
 #include <string.h>
 
 /* initial-exec: a plain %fs-relative load instead of a __tls_get_addr call
- * per access (libdfsched is a shared library, often dlopen'ed by
- * GStreamer; 8 bytes fit glibc's static TLS surplus). */
+ * per access (libdfsched ends up in the dfdec plugin, a shared object that
+ * GStreamer dlopens; 8 bytes fit glibc's static TLS surplus). */
 static _Thread_local DfWorker *tls_worker __attribute__((tls_model("initial-exec")));
 
 #ifdef DF_TSAN
