@@ -176,8 +176,7 @@ void df_sched_wait(DfSched *s, DfGroup *g)
     /* Help while waiting, but only with the nodes of the group, and nodes
      * due before the waiting task itself: anything else could hold the
      * waiter long after its group is done (oneTBB's isolation, with EDF's
-     * exception).  A wait outside any task (a worker's own loop never
-     * waits; a test body may) is not filtered. */
+     * exception). */
     const bool traced = atomic_load_explicit(&s->tracing, memory_order_relaxed) && w->current;
     const int64_t t0 = traced ? df_now_ns() : 0;
     DfNode *waiter = w->current;
@@ -191,7 +190,11 @@ void df_sched_wait(DfSched *s, DfGroup *g)
                     : waiter ? waiter->deadline
                              : DF_NO_DEADLINE,
     };
-    const DfWaitFilter *f = waiter || low ? &filter : NULL;
+    /* A waiting task without a deadline accepts anything: nothing it runs
+     * can make a task late that nobody expects at any time, and helping
+     * keeps the worker busy and the data where it is (throughput work). */
+    const bool timed = waiter && waiter->deadline != DF_NO_DEADLINE;
+    const DfWaitFilter *f = timed || low ? &filter : NULL;
     int64_t fruitless_since = 0;
     while (!df_group_done(g)) {
         DfNode *n = s->pops->pop(s->policy, w->index, f);

@@ -140,14 +140,10 @@ static bool may_steal(DfCostLocal *cl, int self, int v, bool explore, int64_t *n
      * rows are; a thief would only move them. */
     if (df_env_worker_idle(&cl->base.env, v, now))
         return false;
-    /* An owner waiting inside a task runs only what its wait accepts: the
-     * rest is there for thieves now. */
-    const DfWorkerState *st = cl->base.env.state;
-    if (st && atomic_load_explicit(&st[v].v, memory_order_relaxed) == DF_WS_WAITING)
-        return true;
-    /* A busy owner may be just finishing the producer and about to pop it:
-     * steal only a node seen at the head on two polls in a row.  The grace
-     * is one poll, so it scales with the machine. */
+    /* A busy owner may be just finishing the producer and about to pop it,
+     * and a waiting one takes what its wait accepts in a moment: steal only
+     * a node seen at the head on two polls in a row (what a waiter refuses
+     * stays there).  The grace is one poll, so it scales with the machine. */
     const int nw = cl->rs.n;
     uint64_t key = df_ready_head_key(r), *seen = &cl->seen[(size_t)self * (size_t)nw + (size_t)v];
     if (*seen != key) {
