@@ -4,6 +4,7 @@
 #ifndef DFTEST_H
 #define DFTEST_H
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -98,5 +99,18 @@ const char *df_test_media_dir(void);
         df_test_skip(__FILE__, __LINE__, reason);                                                  \
         return;                                                                                    \
     } while (0)
+
+/* Threads of this process now (entries of /proc/self/task), -1 if unknown. */
+static inline int df_test_thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
 
 #endif

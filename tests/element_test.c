@@ -413,18 +413,6 @@ DF_TEST(Element, QosCancelsLateFrames)
     t_clip_free(&clip);
 }
 
-static int count_threads(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    int n = 0;
-    if (!d)
-        return -1;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 typedef struct Instance {
     const TClip *clip;
     const TSums *ref;
@@ -447,7 +435,7 @@ static int run_instances(int n, const TClip *clip, const TSums *ref, const char 
 {
     Instance in[4];
     pthread_t th[4];
-    int base = count_threads();
+    int base = df_test_thread_count();
     for (int i = 0; i < n; i++) {
         memset(&in[i], 0, sizeof(in[i]));
         in[i].clip = clip;
@@ -459,7 +447,7 @@ static int run_instances(int n, const TClip *clip, const TSums *ref, const char 
         pthread_create(&th[i], NULL, instance_run, &in[i]);
     for (int i = 0; i < n; i++)
         pthread_join(th[i], NULL);
-    int added = count_threads() - base;
+    int added = df_test_thread_count() - base;
     for (int i = 0; i < n; i++) {
         char msg[256];
         DF_EXPECT_MSG(t_sums_compare(ref, &in[i].got, msg, sizeof(msg)) == 0, "instance %d: %s", i,
@@ -533,7 +521,7 @@ DF_TEST(Element, StateCyclesDoNotLeak)
     DF_ASSERT(e_ref(&clip, &ref) == 0);
     /* Warm-up: type classes, the shared scheduler's first creation. */
     check_exact(&clip, &ref, NULL, true, false, "warm-up");
-    int threads0 = count_threads();
+    int threads0 = df_test_thread_count();
     int live0 = live_objects();
     GstElement *e = gst_element_factory_make("dfdec", NULL);
     DF_ASSERT(e);
@@ -552,7 +540,7 @@ DF_TEST(Element, StateCyclesDoNotLeak)
         gst_harness_teardown(h);
         t_sums_free(&got);
     }
-    DF_EXPECT_EQ_INT(count_threads(), threads0);
+    DF_EXPECT_EQ_INT(df_test_thread_count(), threads0);
     int live1 = live_objects();
     t_sums_free(&ref);
     t_clip_free(&clip);

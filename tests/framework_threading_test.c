@@ -239,18 +239,6 @@ DF_TEST(FrameworkThreading, FrameThreadsGetEveryWorkersCpus)
     df_sched_unref(s);
 }
 
-static int threads_now(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    int n = 0;
-    if (!d)
-        return -1;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 /* Threads each open decoder adds: libavcodec's slice-thread pool of
  * thread_count - 1 threads, which never runs a job (the hooks take every
  * execute call), and nothing else.  At 2 workers H.264 and HEVC add one
@@ -265,7 +253,7 @@ static void count_threads(DfSched *s, const char *clip, int want_per_decoder)
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
     cfg.threading = DF_THREADING_SLICE;
-    const int before = threads_now();
+    const int before = df_test_thread_count();
     for (int k = 0; k < N; k++) {
         DfError err;
         DF_ASSERT(df_decoder_new(s, c.par, c.tb, &cfg, &dec[k], &err) == 0);
@@ -279,10 +267,10 @@ static void count_threads(DfSched *s, const char *clip, int want_per_decoder)
         DF_EXPECT_MSG(!strcmp(df_decoder_threading(dec[k], NULL), "slice"), "%s: %s", clip,
                       df_decoder_threading(dec[k], NULL));
     }
-    const int during = threads_now();
+    const int during = df_test_thread_count();
     for (int k = 0; k < N; k++)
         df_decoder_free(&dec[k]);
-    const int after = threads_now();
+    const int after = df_test_thread_count();
     DF_EXPECT_MSG(during - before == N * want_per_decoder,
                   "%s: %d threads before %d decoders, %d with them (want %d each)", clip, before,
                   N, during, want_per_decoder);
