@@ -623,3 +623,66 @@ DF_TEST(BenchDecode, TraceRunsSpreadOverTheRepeats)
     g_free(trace);
     rm_rf(dir);
 }
+
+DF_TEST(BenchLive, RunsAndWritesJson)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    if (!with_dfdec())
+        DF_SKIP("dfbench without GStreamer or dfdec");
+    char dir[] = "/tmp/dfbench-live-XXXXXX";
+    DF_ASSERT(mkdtemp(dir));
+    gchar *json = g_strdup_printf("%s/l.json", dir);
+    const char *argv[] = {dfbench,     "live", "--size", "320x240", "--duration", "2",
+                          "--workers", "2",    "--json", json,      NULL};
+    DfRun run = df_test_run(argv, NULL);
+    DF_ASSERT(run.spawned);
+    if (run.status == 1 && run.err && strstr(run.err, "no GStreamer element")) {
+        df_run_clear(&run);
+        g_free(json);
+        g_rmdir(dir);
+        DF_SKIP("a GStreamer element of the live pipeline is missing");
+    }
+    DF_ASSERT_MSG(run.status == 0, "dfbench live exited %d:\n%s\n%s", run.status,
+                  run.out ? run.out : "", run.err ? run.err : "");
+    DF_EXPECT_MSG(run.out && strstr(run.out, "lat p99 ms") && strstr(run.out, "dfdec") &&
+                      strstr(run.out, "avdec"),
+                  "no table:\n%s", run.out ? run.out : "");
+    df_run_clear(&run);
+    JsonParser *p = json_parser_new();
+    DF_ASSERT(json_parser_load_from_file(p, json, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(root, "bench", ""), "live") ==
+              0);
+    JsonArray *res = json_object_get_array_member(root, "results");
+    DF_ASSERT(res && json_array_get_length(res) == 2);
+    for (guint i = 0; i < 2; i++) {
+        JsonObject *r = json_array_get_object_element(res, i);
+        const char *dec = json_object_get_string_member_with_default(r, "decoder", "");
+        DF_EXPECT(strcmp(dec, i == 0 ? "dfdec" : "avdec") == 0);
+        DF_EXPECT_EQ_INT(json_object_get_int_member(r, "frames_sent"), 60);
+        const gint64 rendered = json_object_get_int_member(r, "rendered");
+        DF_EXPECT_MSG(rendered > 0 && rendered <= 60, "%s rendered %" G_GINT64_FORMAT, dec,
+                      rendered);
+        DF_EXPECT_EQ_INT(json_object_get_int_member(r, "late"), 60 - rendered);
+        DF_EXPECT_MSG(json_object_get_int_member(r, "latency_samples") > 0,
+                      "%s: no latency from the tracer", dec);
+        const char *nums[] = {"latency_p50_ms", "latency_p99_ms", "latency_max_ms",
+                              "reported_latency_ms"};
+        for (size_t k = 0; k < G_N_ELEMENTS(nums); k++)
+            DF_EXPECT_MSG(is_number(r, nums[k]), "%s: %s is not a number", dec, nums[k]);
+        DF_EXPECT(json_object_get_double_member(r, "latency_p50_ms") <=
+                  json_object_get_double_member(r, "latency_p99_ms"));
+    }
+    g_object_unref(p);
+    g_unlink(json);
+    g_rmdir(dir);
+    g_free(json);
+
+    const char *bad[] = {dfbench, "live", "--decoders", "ffmpeg", NULL};
+    DfRun b = df_test_run(bad, NULL);
+    DF_EXPECT_MSG(b.spawned && b.status == 2 && b.err && strstr(b.err, "unknown decoder"),
+                  "--decoders ffmpeg: status %d, %s", b.status, b.err ? b.err : "");
+    df_run_clear(&b);
+}

@@ -21,6 +21,7 @@ static const DfSubcommand subcommands[] = {
      "decode fps over worker counts: dfmedia policies vs libavcodec threads, avdec, dfdec"},
     {"realtime", df_bench_realtime_main,
      "how many real-time streams N workers carry (Gustafson's scaled size)"},
+    {"live", df_bench_live_main, "latency of a live RTP stream through dfdec and avdec"},
 #endif
 };
 

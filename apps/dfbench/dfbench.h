@@ -19,6 +19,8 @@ int df_bench_transfer_main(int argc, char **argv);
 int df_bench_decode_main(int argc, char **argv);
 /* dfbench realtime: concurrent real-time streams per worker count (bench_realtime.c). */
 int df_bench_realtime_main(int argc, char **argv);
+/* dfbench live: latency of a live RTP stream per decoder (bench_live.c). */
+int df_bench_live_main(int argc, char **argv);
 #endif
 
 #endif

@@ -1,0 +1,473 @@
+/* dfbench live: one live H.264 stream over RTP on loopback UDP, decoded by
+ * each decoder in turn in the same setup, with GStreamer's own latency
+ * measurement.
+ *
+ *   sender:   videotestsrc is-live=true ! x264enc tune=zerolatency ...
+ *             ! rtph264pay ! udpsink host=127.0.0.1
+ *   receiver: udpsrc ! rtpjitterbuffer ! rtph264depay ! h264parse
+ *             ! DECODER ! fakevideosink sync=true qos=true
+ *
+ * Latency is the `latency` tracer's figure (GST_TRACERS=latency): from a
+ * buffer leaving udpsrc to the matching probe reaching the sink, so
+ * jitterbuffer, depayloader, parser and decoder, without the sink's clock
+ * wait.  Late frames are those sent but not rendered: dropped by the sink
+ * (its stats' "dropped", qos=true with max-lateness 20 ms as a video sink
+ * has) or, on the sink's QoS events, by the decoder before the sink.  The decoder's
+ * own reported latency is the difference of the latency query at its
+ * source and sink pads.  Sender and receiver run in this process on the
+ * same cores, so the encoder's work competes with the decoder's. */
+#include "bench_media.h"
+#include "dfbench.h"
+#include "report.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG "dfbench live"
+
+#ifndef DF_BENCH_HAVE_GST
+
+int df_bench_live_main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    return df_cli_fail(PROG, "built without GStreamer");
+}
+
+#else
+
+#include <gst/gst.h>
+
+typedef struct LiveOpts {
+    char *decoders, *size, *json;
+    int fps, duration, workers, slices, bitrate, jitter_ms;
+} LiveOpts;
+
+typedef struct LiveResult {
+    const char *decoder;
+    int frames_sent;
+    guint64 rendered, dropped;
+    double lat_p50_ms, lat_p99_ms, lat_max_ms;
+    int lat_samples;
+    double reported_ms; /* the decoder's own part of the latency query */
+    char error[256];
+} LiveResult;
+
+/* Tracer records arrive from streaming threads through the log function. */
+static GMutex lat_lock;
+static GArray *lat_ns;       /* guint64 samples for the current receiver */
+static const char *lat_sink; /* its sink's name */
+
+static void tracer_log(GstDebugCategory *cat, GstDebugLevel level, const gchar *file,
+                       const gchar *function, gint line, GObject *object, GstDebugMessage *message,
+                       gpointer user_data)
+{
+    (void)user_data;
+    if (strcmp(gst_debug_category_get_name(cat), "GST_TRACER") != 0) {
+        gst_debug_log_default(cat, level, file, function, line, object, message, NULL);
+        return;
+    }
+    const gchar *text = gst_debug_message_get(message);
+    if (!text || strncmp(text, "latency,", 8) != 0)
+        return;
+    GstStructure *s = gst_structure_from_string(text, NULL);
+    if (!s)
+        return;
+    const gchar *sink = gst_structure_get_string(s, "sink-element");
+    guint64 t = 0;
+    g_mutex_lock(&lat_lock);
+    if (lat_ns && lat_sink && sink && strcmp(sink, lat_sink) == 0 &&
+        gst_structure_get_uint64(s, "time", &t))
+        g_array_append_val(lat_ns, t);
+    g_mutex_unlock(&lat_lock);
+    gst_structure_free(s);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double quantile_ms(const guint64 *v, guint n, double q)
+{
+    if (n == 0)
+        return NAN;
+    guint i = (guint)(q * (n - 1) + 0.5);
+    return v[i] / 1e6;
+}
+
+static bool wait_for(GstElement *pipe, GstMessageType type, GstClockTime timeout, char *err,
+                     size_t len)
+{
+    GstBus *bus = gst_element_get_bus(pipe);
+    GstMessage *m =
+        gst_bus_timed_pop_filtered(bus, timeout, (GstMessageType)(type | GST_MESSAGE_ERROR));
+    const bool ok = m && GST_MESSAGE_TYPE(m) == type;
+    if (m && !ok) {
+        GError *e = NULL;
+        gst_message_parse_error(m, &e, NULL);
+        snprintf(err, len, "%s: %s", GST_OBJECT_NAME(GST_MESSAGE_SRC(m)), e ? e->message : "?");
+        g_clear_error(&e);
+    } else if (!m) {
+        snprintf(err, len, "no %s within %.0f s", gst_message_type_get_name(type),
+                 (double)timeout / GST_SECOND);
+    }
+    if (m)
+        gst_message_unref(m);
+    gst_object_unref(bus);
+    return ok;
+}
+
+static GstClockTime pad_latency(GstPad *pad)
+{
+    GstQuery *q = gst_query_new_latency();
+    GstClockTime min = GST_CLOCK_TIME_NONE;
+    gboolean live = FALSE;
+    if (gst_pad_peer_query(pad, q))
+        gst_query_parse_latency(q, &live, &min, NULL);
+    gst_query_unref(q);
+    return live ? min : GST_CLOCK_TIME_NONE;
+}
+
+/* The decoder element of a --decoders item, with its properties. */
+static gchar *decoder_desc(const char *name, const LiveOpts *o)
+{
+    if (strcmp(name, "dfdec") == 0)
+        return g_strdup_printf("dfdec n-workers=%d", o->workers);
+    if (strcmp(name, "avdec") == 0)
+        return g_strdup_printf("avdec_h264 max-threads=%d", o->workers);
+    return NULL;
+}
+
+static void run_one(const LiveOpts *o, int w, int h, const char *name, LiveResult *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->decoder = name;
+    r->lat_p50_ms = r->lat_p99_ms = r->lat_max_ms = r->reported_ms = NAN;
+    GstElement *rx = NULL, *tx = NULL, *src = NULL, *sink = NULL, *dec = NULL;
+    GError *err = NULL;
+    gchar *dec_desc = decoder_desc(name, o);
+    gchar *rx_desc = g_strdup_printf(
+        "udpsrc name=rx_src port=0 address=127.0.0.1 buffer-size=8388608 "
+        "caps=\"application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000\" "
+        "! rtpjitterbuffer latency=%d ! rtph264depay ! h264parse ! %s name=dec "
+        "! fakevideosink name=rx_sink_%s sync=true qos=true max-lateness=20000000",
+        o->jitter_ms, dec_desc, name);
+    rx = gst_parse_launch(rx_desc, &err);
+    if (!rx || err) {
+        snprintf(r->error, sizeof(r->error), "receiver: %s", err ? err->message : "?");
+        goto out;
+    }
+    src = gst_bin_get_by_name(GST_BIN(rx), "rx_src");
+    dec = gst_bin_get_by_name(GST_BIN(rx), "dec");
+    gchar *sink_name = g_strdup_printf("rx_sink_%s", name);
+    sink = gst_bin_get_by_name(GST_BIN(rx), sink_name);
+    g_mutex_lock(&lat_lock);
+    g_array_set_size(lat_ns, 0);
+    g_free((gpointer)lat_sink);
+    lat_sink = sink_name;
+    g_mutex_unlock(&lat_lock);
+    if (gst_element_set_state(rx, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+        wait_for(rx, GST_MESSAGE_EOS, 0, r->error, sizeof(r->error));
+        goto out;
+    }
+    int port = 0;
+    g_object_get(src, "port", &port, NULL);
+
+    r->frames_sent = o->duration * o->fps;
+    gchar *tx_desc = g_strdup_printf(
+        "videotestsrc is-live=true pattern=ball num-buffers=%d "
+        "! video/x-raw,format=I420,width=%d,height=%d,framerate=%d/1 "
+        "! x264enc tune=zerolatency speed-preset=ultrafast bframes=0 key-int-max=%d bitrate=%d "
+        "option-string=slices=%d ! rtph264pay config-interval=-1 pt=96 mtu=1400 "
+        "! udpsink host=127.0.0.1 port=%d sync=true",
+        r->frames_sent, w, h, o->fps, o->fps, o->bitrate, o->slices, port);
+    tx = gst_parse_launch(tx_desc, &err);
+    g_free(tx_desc);
+    if (!tx || err) {
+        snprintf(r->error, sizeof(r->error), "sender: %s", err ? err->message : "?");
+        goto out;
+    }
+    gst_element_set_state(tx, GST_STATE_PLAYING);
+
+    /* Half way, while pictures flow: the decoder's own reported latency. */
+    g_usleep((gulong)o->duration * G_USEC_PER_SEC / 2);
+    GstPad *in = gst_element_get_static_pad(dec, "sink");
+    GstPad *outp = gst_element_get_static_pad(sink, "sink");
+    const GstClockTime up = pad_latency(in), total = pad_latency(outp);
+    if (GST_CLOCK_TIME_IS_VALID(up) && GST_CLOCK_TIME_IS_VALID(total))
+        r->reported_ms = ((double)total - (double)up) / 1e6;
+    gst_object_unref(in);
+    gst_object_unref(outp);
+
+    if (!wait_for(tx, GST_MESSAGE_EOS, (GstClockTime)(o->duration + 30) * GST_SECOND, r->error,
+                  sizeof(r->error)))
+        goto out;
+    /* UDP carries no EOS: wait out the jitterbuffer, then end the receiver. */
+    g_usleep((gulong)(o->jitter_ms + 400) * 1000);
+    gst_element_send_event(rx, gst_event_new_eos());
+    if (!wait_for(rx, GST_MESSAGE_EOS, 30 * GST_SECOND, r->error, sizeof(r->error)))
+        goto out;
+    GstStructure *stats = NULL;
+    g_object_get(sink, "stats", &stats, NULL);
+    if (stats) {
+        gst_structure_get_uint64(stats, "rendered", &r->rendered);
+        gst_structure_get_uint64(stats, "dropped", &r->dropped);
+        gst_structure_free(stats);
+    }
+out:
+    if (tx)
+        gst_element_set_state(tx, GST_STATE_NULL);
+    if (rx)
+        gst_element_set_state(rx, GST_STATE_NULL);
+    g_mutex_lock(&lat_lock);
+    qsort(lat_ns->data, lat_ns->len, sizeof(guint64), cmp_u64);
+    const guint64 *v = (const guint64 *)(void *)lat_ns->data;
+    r->lat_samples = (int)lat_ns->len;
+    r->lat_p50_ms = quantile_ms(v, lat_ns->len, 0.50);
+    r->lat_p99_ms = quantile_ms(v, lat_ns->len, 0.99);
+    r->lat_max_ms = quantile_ms(v, lat_ns->len, 1.0);
+    g_free((gpointer)lat_sink);
+    lat_sink = NULL;
+    g_mutex_unlock(&lat_lock);
+    g_clear_error(&err);
+    if (src)
+        gst_object_unref(src);
+    if (dec)
+        gst_object_unref(dec);
+    if (sink)
+        gst_object_unref(sink);
+    if (tx)
+        gst_object_unref(tx);
+    if (rx)
+        gst_object_unref(rx);
+    g_free(rx_desc);
+    g_free(dec_desc);
+}
+
+static void print_results(const LiveResult *res, int n, const LiveOpts *o, int w, int h)
+{
+    printf("live H.264 %dx%d@%d over RTP/UDP loopback, %d s, %d slices, %d kbit/s, "
+           "jitterbuffer %d ms, fakevideosink sync=true qos=true\n",
+           w, h, o->fps, o->duration, o->slices, o->bitrate, o->jitter_ms);
+    static const char *const hdr[] = {"decoder",    "sent",       "rendered",   "late",
+                                      "lat p50 ms", "lat p99 ms", "lat max ms", "reported ms"};
+    DfTable *t = df_table_new(8, hdr, "lrrrrrrr");
+    for (int i = 0; i < n; i++) {
+        char c[8][32];
+        snprintf(c[0], sizeof(c[0]), "%s", res[i].decoder);
+        snprintf(c[1], sizeof(c[1]), "%d", res[i].frames_sent);
+        snprintf(c[2], sizeof(c[2]), "%" G_GUINT64_FORMAT, res[i].rendered);
+        snprintf(c[3], sizeof(c[3]), "%" G_GINT64_FORMAT,
+                 (gint64)res[i].frames_sent - (gint64)res[i].rendered);
+        df_fmt_num(c[4], sizeof(c[4]), res[i].lat_p50_ms, 1);
+        df_fmt_num(c[5], sizeof(c[5]), res[i].lat_p99_ms, 1);
+        df_fmt_num(c[6], sizeof(c[6]), res[i].lat_max_ms, 1);
+        df_fmt_num(c[7], sizeof(c[7]), res[i].reported_ms, 1);
+        const char *cells[8];
+        for (int k = 0; k < 8; k++)
+            cells[k] = c[k];
+        df_table_row(t, cells);
+    }
+    df_table_print(t, stdout);
+    df_table_free(t);
+    for (int i = 0; i < n; i++)
+        if (res[i].error[0])
+            fprintf(stderr, "%s: %s: %s\n", PROG, res[i].decoder, res[i].error);
+}
+
+static int write_json(const char *path, const LiveResult *res, int n, const LiveOpts *o, int w,
+                      int h)
+{
+    JsonBuilder *jb = json_builder_new();
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "bench");
+    json_builder_add_string_value(jb, "live");
+    json_builder_set_member_name(jb, "machine");
+    df_report_machine_json(jb);
+    json_builder_set_member_name(jb, "stream");
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "width");
+    json_builder_add_int_value(jb, w);
+    json_builder_set_member_name(jb, "height");
+    json_builder_add_int_value(jb, h);
+    json_builder_set_member_name(jb, "fps");
+    json_builder_add_int_value(jb, o->fps);
+    json_builder_set_member_name(jb, "slices");
+    json_builder_add_int_value(jb, o->slices);
+    json_builder_set_member_name(jb, "bitrate_kbit");
+    json_builder_add_int_value(jb, o->bitrate);
+    json_builder_set_member_name(jb, "duration_s");
+    json_builder_add_int_value(jb, o->duration);
+    json_builder_set_member_name(jb, "jitterbuffer_ms");
+    json_builder_add_int_value(jb, o->jitter_ms);
+    json_builder_set_member_name(jb, "sink");
+    json_builder_add_string_value(jb, "fakevideosink");
+    json_builder_end_object(jb);
+    json_builder_set_member_name(jb, "results");
+    json_builder_begin_array(jb);
+    for (int i = 0; i < n; i++) {
+        const LiveResult *r = &res[i];
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "decoder");
+        json_builder_add_string_value(jb, r->decoder);
+        json_builder_set_member_name(jb, "workers");
+        json_builder_add_int_value(jb, o->workers);
+        json_builder_set_member_name(jb, "frames_sent");
+        json_builder_add_int_value(jb, r->frames_sent);
+        json_builder_set_member_name(jb, "rendered");
+        json_builder_add_int_value(jb, (gint64)r->rendered);
+        json_builder_set_member_name(jb, "late");
+        json_builder_add_int_value(jb, (gint64)r->frames_sent - (gint64)r->rendered);
+        json_builder_set_member_name(jb, "dropped_by_sink");
+        json_builder_add_int_value(jb, (gint64)r->dropped);
+        json_builder_set_member_name(jb, "latency_samples");
+        json_builder_add_int_value(jb, r->lat_samples);
+        df_json_double(jb, "latency_p50_ms", r->lat_p50_ms);
+        df_json_double(jb, "latency_p99_ms", r->lat_p99_ms);
+        df_json_double(jb, "latency_max_ms", r->lat_max_ms);
+        df_json_double(jb, "reported_latency_ms", r->reported_ms);
+        if (r->error[0]) {
+            json_builder_set_member_name(jb, "error");
+            json_builder_add_string_value(jb, r->error);
+        }
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
+    json_builder_end_object(jb);
+    GError *err = NULL;
+    const gboolean ok = df_json_write(jb, path, &err);
+    g_object_unref(jb);
+    if (!ok) {
+        const int st = df_cli_fail(PROG, "cannot write %s: %s", path, err ? err->message : "?");
+        g_clear_error(&err);
+        return st;
+    }
+    return DF_BENCH_OK;
+}
+
+int df_bench_live_main(int argc, char **argv)
+{
+    LiveOpts o = {
+        .fps = 30, .duration = 10, .workers = 0, .slices = 8, .bitrate = 8000, .jitter_ms = 50};
+    GOptionEntry entries[] = {
+        {"decoders", 'd', 0, G_OPTION_ARG_STRING, &o.decoders,
+         "Decoders to run in turn: dfdec, avdec (default dfdec,avdec)", "LIST"},
+        {"size", 's', 0, G_OPTION_ARG_STRING, &o.size, "Picture size (default 1920x1080)", "WxH"},
+        {"fps", 0, 0, G_OPTION_ARG_INT, &o.fps, "Frame rate (default 30)", "N"},
+        {"duration", 't', 0, G_OPTION_ARG_INT, &o.duration, "Seconds per decoder (default 10)",
+         "S"},
+        {"workers", 'w', 0, G_OPTION_ARG_INT, &o.workers,
+         "dfdec n-workers and avdec max-threads (default 0: every core)", "N"},
+        {"slices", 0, 0, G_OPTION_ARG_INT, &o.slices, "x264 slices per picture (default 8)", "N"},
+        {"bitrate", 0, 0, G_OPTION_ARG_INT, &o.bitrate, "x264 bitrate in kbit/s (default 8000)",
+         "KBIT"},
+        {"jitter-ms", 0, 0, G_OPTION_ARG_INT, &o.jitter_ms,
+         "rtpjitterbuffer latency in ms (default 50)", "MS"},
+        {"json", 'j', 0, G_OPTION_ARG_FILENAME, &o.json, "Write the results as JSON to FILE",
+         "FILE"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL}};
+    GOptionContext *ctx = g_option_context_new("- latency of a live RTP stream per decoder");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(
+        ctx, "Streams a live x264 encode as RTP over loopback UDP into each decoder in turn\n"
+             "and reports pictures rendered, late (dropped by the sink), the latency\n"
+             "tracer's p50/p99/max from udpsrc to the sink, and the latency the decoder\n"
+             "reports.  Example: dfbench live --size 1280x720 --duration 20 --json live.json");
+    GError *err = NULL;
+    int status = DF_BENCH_OK;
+    LiveResult res[2];
+    int n = 0, w = 1920, h = 1080;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        status = df_cli_usage(PROG, "%s", err->message);
+        goto out;
+    }
+    if (argc > 1) {
+        status = df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
+        goto out;
+    }
+    if (o.size && (sscanf(o.size, "%dx%d", &w, &h) != 2 || w < 16 || h < 16 || w > 8192 ||
+                   h > 8192 || (w | h) & 1)) {
+        status = df_cli_usage(PROG, "bad --size \"%s\" (even WxH, 16 to 8192)", o.size);
+        goto out;
+    }
+    if (o.fps < 1 || o.fps > 240 || o.duration < 1 || o.duration > 3600 || o.workers < 0 ||
+        o.workers > 1024 || o.slices < 1 || o.slices > 64 || o.bitrate < 100 || o.jitter_ms < 0 ||
+        o.jitter_ms > 10000) {
+        status = df_cli_usage(PROG, "a number out of range (see --help)");
+        goto out;
+    }
+    const DfCliOutput outs[] = {{"--json", o.json}};
+    if ((status = df_cli_check_outputs(PROG, outs, 1)) != DF_CLI_OK)
+        goto out;
+    gchar **names = g_strsplit(o.decoders ? o.decoders : "dfdec,avdec", ",", -1);
+    for (int i = 0; names[i]; i++) {
+        if (strcmp(names[i], "dfdec") != 0 && strcmp(names[i], "avdec") != 0) {
+            status = df_cli_usage(PROG, "unknown decoder \"%s\" (dfdec, avdec)", names[i]);
+            break;
+        }
+    }
+    if (status != DF_BENCH_OK || !names[0]) {
+        if (status == DF_BENCH_OK)
+            status = df_cli_usage(PROG, "no decoder in --decoders");
+        g_strfreev(names);
+        goto out;
+    }
+    /* The tracer must be named before GStreamer starts. */
+    g_setenv("GST_TRACERS", "latency", TRUE);
+    if (!df_gst_init()) {
+        status = df_cli_fail(PROG, "GStreamer does not start");
+        g_strfreev(names);
+        goto out;
+    }
+    static const char *const needed[] = {"x264enc",   "rtph264pay",      "udpsink",
+                                         "udpsrc",    "rtpjitterbuffer", "rtph264depay",
+                                         "h264parse", "fakevideosink"};
+    for (size_t i = 0; i < G_N_ELEMENTS(needed); i++)
+        if (!df_gst_have(needed[i])) {
+            status = df_cli_fail(PROG, "no GStreamer element %s", needed[i]);
+            g_strfreev(names);
+            goto out;
+        }
+    /* The tracer's records go to tracer_log only, not to stderr. */
+    gst_debug_set_threshold_for_name("GST_TRACER", GST_LEVEL_TRACE);
+    gst_debug_remove_log_function(gst_debug_log_default);
+    gst_debug_add_log_function(tracer_log, NULL, NULL);
+    lat_ns = g_array_new(FALSE, FALSE, sizeof(guint64));
+    for (int i = 0; names[i] && n < 2; i++) {
+        const char *factory = strcmp(names[i], "dfdec") == 0 ? "dfdec" : "avdec_h264";
+        if (!df_gst_have(factory)) {
+            fprintf(stderr, "%s: no %s, skipped\n", PROG, factory);
+            continue;
+        }
+        run_one(&o, w, h, strcmp(names[i], "dfdec") == 0 ? "dfdec" : "avdec", &res[n]);
+        if (res[n].error[0])
+            status = DF_BENCH_FAILED;
+        n++;
+    }
+    gst_debug_remove_log_function(tracer_log);
+    gst_debug_add_log_function(gst_debug_log_default, NULL, NULL);
+    g_strfreev(names);
+    print_results(res, n, &o, w, h);
+    if (o.json && n > 0) {
+        const int st = write_json(o.json, res, n, &o, w, h);
+        if (st != DF_BENCH_OK)
+            status = st;
+    }
+out:
+    if (lat_ns)
+        g_array_free(lat_ns, TRUE);
+    lat_ns = NULL;
+    g_clear_error(&err);
+    g_option_context_free(ctx);
+    g_free(o.decoders);
+    g_free(o.size);
+    g_free(o.json);
+    return status;
+}
+
+#endif
