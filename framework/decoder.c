@@ -24,6 +24,7 @@ void df_decoder_config_init(DfDecoderConfig *cfg)
     cfg->threading = DF_THREADING_AUTO;
     cfg->out_format = AV_PIX_FMT_NONE;
     cfg->max_in_flight = 2;
+    cfg->max_delay_frames = -1;
     cfg->log_level = AV_LOG_WARNING;
 }
 
@@ -227,6 +228,31 @@ void df_decode_task_cancel(DfTask *t, void *arg)
 
 /* ---------------------------------------------------------- codec open */
 
+/* Fit frame threads and packets in flight into cfg.max_delay_frames, once
+ * the plan's mode is known.  Runs on the caller's thread before the codec
+ * is opened (directly, or by the first D task, which the enqueue that
+ * follows orders after this), and send_packet reads max_in_flight on that
+ * same thread. */
+static void fit_delay_budget(DfDecoder *dec)
+{
+    DfDecoderConfig *cfg = &dec->cfg;
+    const int budget = cfg->max_delay_frames;
+    if (budget < 0)
+        return;
+    DfThreadPlan pl;
+    df_threading_plan(cfg, dec->par, dec->codec, &dec->probe, dec->n_workers, &pl);
+    int frame_delay = 0;
+    if (pl.mode == DF_THREADING_FRAME && pl.thread_count - 1 > budget) {
+        /* 1 frame thread: plan_frame() falls back to a single thread. */
+        cfg->frame_threads = budget + 1;
+        frame_delay = budget;
+    } else if (pl.mode == DF_THREADING_FRAME) {
+        frame_delay = pl.thread_count - 1;
+    }
+    if (cfg->max_in_flight - 1 > budget - frame_delay)
+        cfg->max_in_flight = budget - frame_delay + 1;
+}
+
 static int open_codec(DfDecoder *dec, DfError *err)
 {
     char e[AV_ERROR_MAX_STRING_SIZE];
@@ -361,7 +387,7 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
         return df_err(err, AVERROR(EINVAL), "unsupported output format %s", name ? name : "?");
     }
     if (cfg->max_in_flight < 0 || cfg->thread_count < 0 || cfg->frame_threads < 0 ||
-        cfg->band_rows < 0)
+        cfg->band_rows < 0 || cfg->max_delay_frames < -1)
         return df_err(err, AVERROR(EINVAL), "negative count in decoder configuration");
 
     DfDecoder *dec = calloc(1, sizeof(*dec));
@@ -373,6 +399,11 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     dec->cfg = *cfg;
     if (dec->cfg.max_in_flight == 0)
         dec->cfg.max_in_flight = 2;
+    /* Until the mode is known (fit_delay_budget), the bound holds for the
+     * packets in flight alone, so that the first latency reported is not
+     * more than the caller accepts. */
+    if (dec->cfg.max_delay_frames >= 0 && dec->cfg.max_in_flight > dec->cfg.max_delay_frames + 1)
+        dec->cfg.max_in_flight = dec->cfg.max_delay_frames + 1;
     dec->cfg.filter = NULL;
     dec->codec = codec;
     dec->tb = time_base.num > 0 && time_base.den > 0 ? time_base : AV_TIME_BASE_Q;
@@ -410,6 +441,7 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
         ret = check_codec(dec, err);
     } else {
         dec->decided = true;
+        fit_delay_budget(dec);
         ret = open_codec(dec, err);
     }
     if (ret < 0)
@@ -605,6 +637,7 @@ static int decide(DfDecoder *dec, bool drain)
 {
     int ret = 0;
     dec->decided = true;
+    fit_delay_budget(dec);
     for (int i = 0; i < dec->n_probe; i++) {
         if (ret >= 0)
             ret = enqueue(dec, dec->probe_pkts[i]);

@@ -93,6 +93,13 @@ typedef struct DfDecoderConfig {
     int band_rows;                 /* rows per R band and filter job (0: 2 bands per worker) */
     int max_in_flight;             /* packets queued ahead of output (default 2; 1 = no overlap
                                     * of frame k+1's decode with frame k's bands) */
+    /* Frames of output delay the caller accepts beyond the codec's reorder
+     * delay: a bound on (max_in_flight - 1) + (frame threads - 1), applied
+     * once the threading mode is known.  Frame threads come first (they are
+     * the only parallelism of such a stream), then packets in flight; 0
+     * gives one packet in flight and no frame threads.  -1 (default): no
+     * bound, the two settings above as given. */
+    int max_delay_frames;
     DfFrameAllocator alloc;
     /* Clock for deadlines: returns "now" as stream time in nanoseconds (the
      * time at which a frame of that PTS is due, e.g. GStreamer running time);

@@ -267,8 +267,10 @@ static void plan_frame(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCod
         pl->thread_count = 1;
         pl->thread_type = 0;
         snprintf(pl->reason, sizeof(pl->reason), "%s; %s", why,
-                 n <= 1 ? "one worker: single-threaded decode"
-                        : "no frame threading in this codec: single-threaded decode");
+                 n > 1               ? "no frame threading in this codec: single-threaded decode"
+                 : cfg->frame_threads ? "one frame thread (frame_threads, latency budget): "
+                                        "single-threaded decode"
+                                      : "one worker: single-threaded decode");
         return;
     }
     pl->mode = DF_THREADING_FRAME;

@@ -272,8 +272,8 @@ static void count_threads(DfSched *s, const char *clip, int want_per_decoder)
         df_decoder_free(&dec[k]);
     const int after = df_test_thread_count();
     DF_EXPECT_MSG(during - before == N * want_per_decoder,
-                  "%s: %d threads before %d decoders, %d with them (want %d each)", clip, before,
-                  N, during, want_per_decoder);
+                  "%s: %d threads before %d decoders, %d with them (want %d each)", clip, before, N,
+                  during, want_per_decoder);
     DF_EXPECT_MSG(after == before, "%s: %d threads before, %d after freeing", clip, before, after);
     av_frame_free(&f);
     t_clip_free(&c);
@@ -321,4 +321,109 @@ DF_TEST(FrameworkThreading, Mpeg2BandsFollowThePictureHeight)
     }
     avcodec_parameters_free(&par);
     t_clip_free(&c);
+}
+
+/* Decode `clip` as an element does (send; on EAGAIN take one frame) and
+ * return the latency the decoder reports at the end; *held is the most
+ * packets ever sent beyond the one whose frame came out, i.e. what the
+ * decoder really held. */
+static int budget_decode(DfSched *s, const TClip *clip, DfThreading threading, int budget,
+                         TSums *out, int *held, char *mode, size_t mode_len)
+{
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.threading = threading;
+    cfg.max_delay_frames = budget;
+    DfDecoder *dec = NULL;
+    DfError err = {0};
+    int ret = df_decoder_new(s, clip->par, clip->tb, &cfg, &dec, &err);
+    DF_EXPECT_MSG(ret == 0, "%s: %s", clip->name, err.msg);
+    if (ret < 0)
+        return -1;
+    AVFrame *f = av_frame_alloc();
+    int sent = 0, received = 0, reported = -1;
+    *held = 0;
+    for (int i = 0; i <= clip->n_pkts && ret >= 0; i++) {
+        const AVPacket *pkt = i < clip->n_pkts ? clip->pkts[i] : NULL;
+        while ((ret = df_decoder_send_packet(dec, pkt)) == AVERROR(EAGAIN)) {
+            if ((ret = df_decoder_receive_frame(dec, f)) == 0) {
+                if (sent - received - 1 > *held)
+                    *held = sent - received - 1;
+                received++;
+                t_sums_add(out, f);
+            } else if (ret != AVERROR(EAGAIN)) {
+                break;
+            }
+        }
+        if (ret >= 0 && pkt)
+            sent++;
+    }
+    while (ret >= 0 && (ret = df_decoder_receive_frame(dec, f)) == 0)
+        t_sums_add(out, f);
+    DF_EXPECT_MSG(ret == AVERROR_EOF, "%s: decode loop ended with %d", clip->name, ret);
+    reported = df_decoder_latency_frames(dec);
+    snprintf(mode, mode_len, "%s", df_decoder_threading(dec, NULL));
+    av_frame_free(&f);
+    df_decoder_free(&dec);
+    return reported;
+}
+
+/* max_delay_frames bounds the delay the decoder adds beyond the codec's
+ * reorder delay: frame threads first, then packets in flight.  For each
+ * budget the output stays exact, the latency reported is what the budget
+ * allows, and the decoder never holds more than it reports. */
+DF_TEST(FrameworkThreading, DelayBudgetBoundsTheLatency)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    static const struct {
+        const char *clip;
+        DfThreading threading;
+        int budget, extra; /* latency beyond the budget-0 figure */
+        const char *mode;
+    } cases[] = {
+        {"h264_cabac_slices8.mkv", DF_THREADING_AUTO, 0, 0, "slice"},
+        {"h264_cabac_slices8.mkv", DF_THREADING_AUTO, 1, 1, "slice"},
+        {"h264_cabac_slices8.mkv", DF_THREADING_AUTO, 5, 1, "slice"}, /* 2 in flight */
+        {"h264_cabac_slices8.mkv", DF_THREADING_AUTO, -1, 1, "slice"},
+        {"h264_single.mkv", DF_THREADING_AUTO, 0, 0, "none"},
+        {"h264_single.mkv", DF_THREADING_AUTO, 1, 1, "frame"},  /* 2 threads, 1 in flight */
+        {"h264_single.mkv", DF_THREADING_AUTO, 2, 2, "frame"},  /* and 2 in flight */
+        {"h264_single.mkv", DF_THREADING_FRAME, 0, 0, "none"},  /* the budget wins */
+        {"h264_single.mkv", DF_THREADING_AUTO, -1, 2, "frame"}, /* 2 workers, 2 in flight */
+        {"mpeg2_prog.mkv", DF_THREADING_AUTO, 0, 0, "slice"},
+        {"hevc_wpp8.mkv", DF_THREADING_AUTO, 0, 0, "slice"},
+    };
+    int base = -1;
+    const char *base_clip = "";
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        /* libavcodec's frame threads are not instrumented (t_df_decode). */
+        if (t_under_tsan() && strcmp(cases[c].mode, "slice") != 0)
+            continue;
+        TClip clip;
+        DF_ASSERT(t_clip_load(cases[c].clip, &clip) == 0);
+        TSums ref = {0}, got = {0};
+        DF_ASSERT(t_ref_decode(&clip, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+        int held = 0;
+        char mode[16];
+        const int lat = budget_decode(s, &clip, cases[c].threading, cases[c].budget, &got, &held,
+                                      mode, sizeof(mode));
+        char msg[256] = "";
+        DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s budget %d: %s",
+                      cases[c].clip, cases[c].budget, msg);
+        DF_EXPECT_MSG(strcmp(mode, cases[c].mode) == 0, "%s budget %d: threading %s, want %s",
+                      cases[c].clip, cases[c].budget, mode, cases[c].mode);
+        if (strcmp(base_clip, cases[c].clip) != 0) {
+            base = lat; /* each clip's first case has budget 0 */
+            base_clip = cases[c].clip;
+        }
+        DF_EXPECT_MSG(lat == base + cases[c].extra, "%s budget %d: latency %d frames, want %d",
+                      cases[c].clip, cases[c].budget, lat, base + cases[c].extra);
+        DF_EXPECT_MSG(held <= lat, "%s budget %d: held %d frames, reported %d", cases[c].clip,
+                      cases[c].budget, held, lat);
+        t_sums_free(&ref);
+        t_sums_free(&got);
+        t_clip_free(&clip);
+    }
+    df_sched_unref(s);
 }
