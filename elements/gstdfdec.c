@@ -125,6 +125,8 @@ GType gst_df_dec_threading_get_type(void)
 #define DEFAULT_THREADING        DF_THREADING_AUTO
 #define DEFAULT_POLL_US          50
 #define DEFAULT_SHARED_SCHEDULER TRUE
+#define DEFAULT_MAX_FRAME_DELAY  -1
+#define MAX_FRAME_DELAY          16
 #define MAX_WORKERS              1024
 #define STALE_FRAMES             32 /* decode-order distance after which a frame without output is let go */
 #define WARN_FIRST               10 /* decode errors posted as warnings before rate limiting */
@@ -139,6 +141,7 @@ enum {
     PROP_FILTER,
     PROP_TRACE_FILE,
     PROP_SHARED_SCHEDULER,
+    PROP_MAX_FRAME_DELAY,
 };
 
 struct _GstDfDec {
@@ -152,8 +155,10 @@ struct _GstDfDec {
     gchar *filter;
     gchar *trace_file;
     gboolean shared_scheduler;
+    gint max_frame_delay;
 
     /* Streaming state (stream lock). */
+    gboolean upstream_live; /* upstream answered the latency query as live (set_format) */
     GstVideoCodecState *input_state;
     GstVideoCodecState *output_state;
     DfSched *sched;
@@ -645,8 +650,17 @@ static gboolean gst_df_dec_open_decoder(GstDfDec *self)
     df_decoder_config_init(&cfg);
     GST_OBJECT_LOCK(self);
     cfg.threading = self->threading;
+    const gint max_frame_delay = self->max_frame_delay;
     gchar *filter = g_strdup(self->filter);
     GST_OBJECT_UNLOCK(self);
+    /* Automatic: a live pipeline waits for no frame the decoder could
+     * give at once (as avdec's live rule and dav1ddec's max-frame-delay);
+     * elsewhere what is fastest.  An explicit threading=frame is not
+     * undone by the automatic choice. */
+    if (max_frame_delay >= 0)
+        cfg.max_delay_frames = max_frame_delay;
+    else if (self->upstream_live && cfg.threading != DF_THREADING_FRAME)
+        cfg.max_delay_frames = 0;
     cfg.filter = filter;
     cfg.log_level = AV_LOG_WARNING;
     cfg.alloc.opaque = self;
@@ -1059,6 +1073,11 @@ static gboolean gst_df_dec_set_format(GstVideoDecoder *vdec, GstVideoCodecState 
     g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
     self->input_state = gst_video_codec_state_ref(state);
     self->codec_id = id;
+    GstQuery *q = gst_query_new_latency();
+    self->upstream_live = FALSE;
+    if (gst_pad_peer_query(GST_VIDEO_DECODER_SINK_PAD(self), q))
+        gst_query_parse_latency(q, &self->upstream_live, NULL, NULL);
+    gst_query_unref(q);
     self->latency_frames = -1;
     if (!gst_df_dec_open_decoder(self))
         return FALSE;
@@ -1242,6 +1261,9 @@ static void gst_df_dec_set_property(GObject *object, guint prop_id, const GValue
     case PROP_SHARED_SCHEDULER:
         self->shared_scheduler = g_value_get_boolean(value);
         break;
+    case PROP_MAX_FRAME_DELAY:
+        self->max_frame_delay = g_value_get_int(value);
+        break;
     default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
         break;
@@ -1275,6 +1297,9 @@ static void gst_df_dec_get_property(GObject *object, guint prop_id, GValue *valu
         break;
     case PROP_SHARED_SCHEDULER:
         g_value_set_boolean(value, self->shared_scheduler);
+        break;
+    case PROP_MAX_FRAME_DELAY:
+        g_value_set_int(value, self->max_frame_delay);
         break;
     default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -1345,6 +1370,13 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
                              "Share one scheduler (one worker per core) with every dfdec of the "
                              "process; its settings are those of the first one",
                              DEFAULT_SHARED_SCHEDULER, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_MAX_FRAME_DELAY,
+        g_param_spec_int("max-frame-delay", "Max frame delay",
+                         "Frames of latency dfdec may add beyond the stream's reorder delay, "
+                         "for frame threads and frames in flight (-1 = automatic: 0 in live "
+                         "pipelines, else as fast as possible)",
+                         -1, MAX_FRAME_DELAY, DEFAULT_MAX_FRAME_DELAY, rw));
 
     gst_element_class_add_static_pad_template(element_class, &sink_template);
     gst_element_class_add_static_pad_template(element_class, &src_template);
@@ -1375,6 +1407,7 @@ static void gst_df_dec_init(GstDfDec *self)
     self->threading = DEFAULT_THREADING;
     self->poll_us = DEFAULT_POLL_US;
     self->shared_scheduler = DEFAULT_SHARED_SCHEDULER;
+    self->max_frame_delay = DEFAULT_MAX_FRAME_DELAY;
     self->out_format = -1;
     self->latency_frames = -1;
     gst_segment_init(&self->clock_segment, GST_FORMAT_UNDEFINED);

@@ -75,7 +75,9 @@ static bool wait_message(GstElement *pipeline, GstMessageType type, GstClockTime
     return ok;
 }
 
-DF_TEST(ElementLive, RtpLoopbackMatchesAvdec)
+/* One run of the live pipeline with dfdec's `props`; dfdec must add
+ * `want_frames` frames of latency (the stream has no B-frames). */
+static void live_case(const char *props, int want_frames)
 {
     DF_ASSERT(e_init());
     for (size_t i = 0; i < G_N_ELEMENTS(needed); i++) {
@@ -88,15 +90,17 @@ DF_TEST(ElementLive, RtpLoopbackMatchesAvdec)
     char err[256] = "";
     GError *perr = NULL;
     /* udpsrc port=0 binds an ephemeral port and reports it as "port". */
-    GstElement *rx = gst_parse_launch(
+    gchar *rx_desc = g_strdup_printf(
         "udpsrc name=src port=0 buffer-size=4194304 address=127.0.0.1 "
         "caps=\"application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000\" "
         "! rtpjitterbuffer latency=100 ! rtph264depay ! h264parse ! tee name=t "
-        "t. ! queue max-size-time=0 max-size-bytes=0 max-size-buffers=0 ! dfdec name=dec "
+        "t. ! queue max-size-time=0 max-size-bytes=0 max-size-buffers=0 ! dfdec name=dec %s "
         "! appsink name=a sync=true max-buffers=0 wait-on-eos=false "
         "t. ! queue max-size-time=0 max-size-bytes=0 max-size-buffers=0 "
         "! avdec_h264 max-threads=1 ! appsink name=b sync=true max-buffers=0 wait-on-eos=false",
-        &perr);
+        props);
+    GstElement *rx = gst_parse_launch(rx_desc, &perr);
+    g_free(rx_desc);
     DF_ASSERT_MSG(rx && !perr, "receiver: %s", perr ? perr->message : "?");
     LiveSide df = {gst_bin_get_by_name(GST_BIN(rx), "a"), {0}, 0};
     LiveSide av = {gst_bin_get_by_name(GST_BIN(rx), "b"), {0}, 0};
@@ -127,8 +131,9 @@ DF_TEST(ElementLive, RtpLoopbackMatchesAvdec)
 
     /* While pictures flow, dfdec's own part of the live latency: what its
      * src pad's peer (the appsink) is told, less what its sink pad's peer
-     * (upstream) answers.  With no B-frames it holds one frame (k is
-     * output when k+1 has been decoded). */
+     * (upstream) answers.  The stream has no B-frames: what dfdec holds is
+     * its frames in flight (k is output once k+1 has been decoded, when
+     * max-frame-delay allows it). */
     drain(&df, 5 * GST_SECOND);
     DF_EXPECT_MSG(df.sums.n > 0, "no picture from dfdec within 5 s");
     GstPad *sinkpad = gst_element_get_static_pad(dec, "sink");
@@ -140,11 +145,10 @@ DF_TEST(ElementLive, RtpLoopbackMatchesAvdec)
                   "pipeline with a 100 ms jitterbuffer",
                   up);
     const gint64 own = total - up;
-    const gint64 frame = GST_SECOND / LIVE_FPS;
-    DF_EXPECT_MSG(own >= frame - GST_MSECOND && own <= frame + GST_MSECOND,
-                  "dfdec adds %" G_GINT64_FORMAT " ns of latency, want one frame (%" G_GINT64_FORMAT
-                  " ns)",
-                  own, frame);
+    const gint64 want = want_frames * (gint64)GST_SECOND / LIVE_FPS;
+    DF_EXPECT_MSG(own >= want - GST_MSECOND && own <= want + GST_MSECOND,
+                  "dfdec %s adds %" G_GINT64_FORMAT " ns of latency, want %d frame(s)", props, own,
+                  want_frames);
     gst_object_unref(sinkpad);
     gst_object_unref(apad);
 
@@ -179,4 +183,18 @@ DF_TEST(ElementLive, RtpLoopbackMatchesAvdec)
     gst_object_unref(dec);
     gst_object_unref(src);
     gst_object_unref(rx);
+}
+
+/* Automatic max-frame-delay in a live pipeline: no frame beyond the one
+ * being decoded, as avdec_h264 in the same pipeline. */
+DF_TEST(ElementLive, RtpLoopbackMatchesAvdec)
+{
+    live_case("", 0);
+}
+
+/* An explicit budget of one frame: frame k+1 is decoded while frame k's
+ * bands run, and the latency says so. */
+DF_TEST(ElementLive, OneFrameDelayIsReported)
+{
+    live_case("max-frame-delay=1", 1);
 }
