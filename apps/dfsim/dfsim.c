@@ -10,8 +10,8 @@
  * dfbench decode figures.  Given several traces of one clip and worker
  * count (dfbench decode --trace-runs), it replays each and reports the
  * median, as dfbench reports the median of its samples. */
-#include "../dfbench/plot.h"
-#include "../dfbench/report.h"
+#include "plot.h"
+#include "report.h"
 #include "cli.h"
 #include "dfsched_trace.h"
 #include "sim.h"
