@@ -1,6 +1,6 @@
 /* What every app's command line shares: exit statuses, the two kinds of
  * error line, strict numbers and lists, and checking an output path before
- * the work that will fill it (libdfapp_cli.a, apps/meson.build). */
+ * the work that will fill it (libdfapps_common.a, apps/meson.build). */
 #ifndef DF_CLI_H
 #define DF_CLI_H
 

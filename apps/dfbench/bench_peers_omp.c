@@ -7,7 +7,8 @@
  * spawning task around a taskwait); chain uses `depend(inout)`.  Warm-up
  * and timed runs share the region, so thread start-up is timed in neither. */
 #include "affinity.h"
-#include "bench_sched.h"
+#include "bench_peers.h"
+#include "sched_cases.h"
 
 #include <errno.h>
 #include <math.h>

@@ -8,7 +8,8 @@
 // like the OpenMP peer; the chain's nodes are built inside the timed
 // region, as dfsched's and OpenMP's tasks are.
 #include "affinity.h"
-#include "bench_sched.h"
+#include "bench_peers.h"
+#include "sched_cases.h"
 
 #include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/global_control.h>

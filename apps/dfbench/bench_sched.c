@@ -9,8 +9,13 @@
  * new parallel region or arena) running one untimed warm-up and then the
  * timed run.  Every sample is kept and reported (min/median/max); a failed
  * or unchecked one is reported as such, never dropped. */
-#include "bench_sched_priv.h"
+#include "bench_peers.h"
+#include "bench_sched_out.h"
+#include "bench_sched_state.h"
+#include "bench_sched_trace.h"
 #include "dfbench.h"
+#include "report.h"
+#include "sched_cases.h"
 
 #include <errno.h>
 #include <math.h>
@@ -26,27 +31,6 @@
 #define DEFAULT_WIDTH  16
 #define MAX_WORKERS    4096
 #define PROG           "dfbench sched"
-
-static const char *const case_names[DF_N_CASES] = {"empty", "fanout", "chain", "frames"};
-
-const char *df_case_name(DfBenchCase c)
-{
-    return (unsigned)c < DF_N_CASES ? case_names[c] : "?";
-}
-
-int64_t df_bench_cpu_ns(void)
-{
-    /* A system call, twice per timed run and outside its loop. */
-    const int64_t ns = df_report_cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
-    return ns < 0 ? 0 : ns;
-}
-
-void df_case_result_init(DfCaseResult *r)
-{
-    memset(r, 0, sizeof(*r));
-    r->ns_per_task = r->cpu_ns_per_task = r->local_share = r->stolen_share = NAN;
-    r->frames_per_s = r->gb_per_s = NAN;
-}
 
 /* ------------------------------------------------------------------ peers */
 
@@ -78,7 +62,7 @@ static bool parse_cases(DfBench *b, GError **err)
     } else {
         gchar **parts = g_strsplit(b->o.cases, ",", -1);
         for (int i = 0; parts[i]; i++) {
-            int c = find_name(case_names, DF_N_CASES, g_strstrip(parts[i]));
+            int c = df_case_find(g_strstrip(parts[i]));
             if (c < 0) {
                 g_set_error(
                     err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,

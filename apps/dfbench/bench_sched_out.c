@@ -1,6 +1,9 @@
 /* dfbench sched's output: the terminal table, the goals of issue 3 as
  * measured by this run, JSON and CSV. */
-#include "bench_sched_priv.h"
+#include "bench_sched_out.h"
+#include "bench_sched_trace.h"
+#include "report.h"
+#include "sched_cases.h"
 
 #include <math.h>
 #include <stdio.h>

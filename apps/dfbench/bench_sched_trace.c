@@ -8,7 +8,9 @@
  * hold every event of the instance: a full buffer drops events, which
  * costs less than recording them, and would make tracing look cheaper;
  * dropped events are reported beside the figures. */
-#include "bench_sched_priv.h"
+#include "bench_sched_trace.h"
+#include "report.h"
+#include "sched_cases.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -6,16 +6,47 @@
  * result be checked (a wrong order or a lost task shows up as an error),
  * and every edge carries the bytes the consumer really reads, so the cost
  * function sees the true data flow. */
-#include "bench_sched.h"
+#include "sched_cases.h"
+#include "report.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Keep per-node results a cache line apart: the benchmark measures the
  * scheduler, not false sharing between its bodies. */
 #define SLOT_STRIDE (64 / sizeof(uint64_t))
+
+static const char *const case_names[DF_N_CASES] = {"empty", "fanout", "chain", "frames"};
+
+const char *df_case_name(DfBenchCase c)
+{
+    return (unsigned)c < DF_N_CASES ? case_names[c] : "?";
+}
+
+int df_case_find(const char *name)
+{
+    for (int c = 0; c < DF_N_CASES; c++)
+        if (strcmp(case_names[c], name) == 0)
+            return c;
+    return -1;
+}
+
+int64_t df_bench_cpu_ns(void)
+{
+    /* A system call, twice per timed run and outside its loop. */
+    const int64_t ns = df_report_cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+    return ns < 0 ? 0 : ns;
+}
+
+void df_case_result_init(DfCaseResult *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->ns_per_task = r->cpu_ns_per_task = r->local_share = r->stolen_share = NAN;
+    r->frames_per_s = r->gb_per_s = NAN;
+}
 
 typedef struct Root {
     DfBenchCase c;

@@ -1,5 +1,6 @@
 /* dfplay: play a video file through dfmedia, on an SDL2 window (--vo sdl,
- * play_sdl.c) or headless (--vo null, framemd5, yuv). */
+ * vo_sdl.c) or headless (--vo null, framemd5, yuv): every output is an
+ * entry of vo.c's table. */
 #include "dfplay.h"
 #include "cli.h"
 #include "dfsched_trace.h"
@@ -91,7 +92,9 @@ static int parse_options(int argc, char **argv, Options *o)
         o->threading = g_strdup("auto");
     /* A window when there is a display to put it on. */
     if (!o->vo)
-        o->vo = g_strdup(g_getenv("DISPLAY") || g_getenv("WAYLAND_DISPLAY") ? "sdl" : "null");
+        o->vo = g_strdup((g_getenv("DISPLAY") || g_getenv("WAYLAND_DISPLAY")) && df_vo_find("sdl")
+                             ? "sdl"
+                             : "null");
     if (o->inputs && o->inputs[0] && o->inputs[1]) {
         df_cli_usage("dfplay", "unexpected argument \"%s\" (give one input file)", o->inputs[1]);
         return -1;
@@ -155,7 +158,7 @@ static int parse_options(int argc, char **argv, Options *o)
         df_cli_usage("dfplay", "--vo %s needs -o FILE (- for stdout)", cls->name);
         return -1;
     }
-    if (!cls->open && o->output) {
+    if (!cls->takes_output && o->output) {
         df_cli_usage("dfplay", "-o is only for outputs that write a file (framemd5, yuv)");
         return -1;
     }
@@ -314,13 +317,6 @@ static int output(Player *p, AVFrame *f)
         }
         p->skip_until = AV_NOPTS_VALUE;
     }
-    if (p->sink) {
-        int r = p->sink(p, f);
-        if (r != 0)
-            return r;
-        p->frames++;
-        return p->opt->frames && p->frames >= p->opt->frames;
-    }
     pace(p, f);
     int ret = df_vo_frame(&p->vo, f);
     av_frame_unref(f);
@@ -328,6 +324,8 @@ static int output(Player *p, AVFrame *f)
         df_player_fail("%s", p->vo.err[0] ? p->vo.err : "output failed");
         return AVERROR(EIO);
     }
+    if (ret > 0)
+        return 1;
     p->frames++;
     return p->opt->frames && p->frames >= p->opt->frames;
 }
@@ -373,7 +371,7 @@ static int play_once(Player *p, AVPacket *pkt, AVFrame *f)
     int ret = 0;
     for (;;) {
         int64_t target;
-        if (p->poll_seek && p->poll_seek(p, &target)) {
+        if (df_vo_seek(&p->vo, &target)) {
             seek_to(p, target);
             continue;
         }
@@ -451,6 +449,11 @@ int df_player_run(Player *p)
     return ret == 1 ? 0 : ret;
 }
 
+static int play(void *arg)
+{
+    return df_player_run(arg);
+}
+
 int main(int argc, char **argv)
 {
     /* GOption replaces a string without freeing it: defaults come after. */
@@ -488,16 +491,14 @@ int main(int argc, char **argv)
     df_threading_parse(o.threading, &dc.threading);
     dc.filter = o.filter;
     dc.log_level = o.verbose ? AV_LOG_VERBOSE : AV_LOG_WARNING;
-    /* The window shows IYUV textures: other formats are converted by the
-     * reconstruction bands, in parallel. */
-    if (!strcmp(o.vo, "sdl"))
+    const DfVoClass *cls = df_vo_find(o.vo);
+    if (cls->yuv420p)
         dc.out_format = AV_PIX_FMT_YUV420P;
     AVStream *st = p.fmt->streams[p.stream];
     if (df_decoder_new(p.sched, st->codecpar, st->time_base, &dc, &p.dec, &err) < 0) {
         df_player_fail("%s: %s", p.fmt->url, err.msg);
         goto done;
     }
-    const DfVoClass *cls = df_vo_find(o.vo);
     p.skip_until = AV_NOPTS_VALUE;
     p.total_frames = st->nb_frames;
     if (!p.total_frames && st->duration != AV_NOPTS_VALUE && st->avg_frame_rate.num)
@@ -505,22 +506,13 @@ int main(int argc, char **argv)
     if (!p.total_frames && p.fmt->duration != AV_NOPTS_VALUE && st->avg_frame_rate.num)
         p.total_frames = av_rescale(p.fmt->duration, st->avg_frame_rate.num,
                                     (int64_t)st->avg_frame_rate.den * AV_TIME_BASE);
-    if (cls == &df_vo_sdl) {
-        p.frame_ticks = st->avg_frame_rate.num
-                            ? av_rescale_q(1, av_inv_q(st->avg_frame_rate), st->time_base)
-                            : 0;
-        p.next_dts = st->avg_frame_rate.num ? -st->codecpar->video_delay * p.frame_ticks : 0;
-        if (df_play_sdl(&p) < 0)
-            goto done;
-        status = 0;
-        goto done;
-    }
     DfVoParams vp = {
         .stream = st,
         .frame_rate = av_guess_frame_rate(p.fmt, st, NULL),
         .start_time = p.fmt->start_time,
         .ts_unreliable = p.fmt->iformat->flags & AVFMT_NOTIMESTAMPS,
         .output = o.output,
+        .player = &p,
     };
     int ret = df_vo_open(&p.vo, cls, &vp);
     if (ret < 0) {
@@ -528,13 +520,14 @@ int main(int argc, char **argv)
         goto done;
     }
     p.vo_open = true;
-    p.timed = cls->timed && !o.untimed;
+    /* An output with a loop of its own (a window) paces the frames there. */
+    p.timed = cls->timed && !cls->run && !o.untimed;
     p.frame_ticks =
         vp.frame_rate.num > 0 ? av_rescale_q(1, av_inv_q(vp.frame_rate), st->time_base) : 0;
     p.next_dts = st->avg_frame_rate.num ? -st->codecpar->video_delay * p.frame_ticks : 0;
 
     const int64_t t0 = av_gettime_relative();
-    ret = df_player_run(&p);
+    ret = df_vo_run(&p.vo, play, &p);
     const double secs = (double)(av_gettime_relative() - t0) / 1e6;
     p.vo_open = false;
     int cret = df_vo_close(&p.vo);
@@ -542,7 +535,7 @@ int main(int argc, char **argv)
         df_player_fail("%s", p.vo.err[0] ? p.vo.err : "output could not be written");
     if (ret < 0 || cret < 0)
         goto done;
-    if (!o.quiet) {
+    if (!o.quiet && !cls->summary) {
         const char *why = NULL;
         const char *mode = df_decoder_threading(p.dec, &why);
         fprintf(stderr,

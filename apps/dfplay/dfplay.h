@@ -1,5 +1,5 @@
-/* dfplay internals shared by the player loop (dfplay.c) and the SDL
- * display (play_sdl.c). */
+/* dfplay internals shared by the player loop (dfplay.c) and the outputs
+ * that show more than frames (the SDL display, vo_sdl.c). */
 #ifndef DFPLAY_H
 #define DFPLAY_H
 
@@ -50,10 +50,6 @@ struct Player {
     int64_t next_dts;    /* predicted dts after the last packet (stream time base) */
     int64_t frame_ticks; /* one frame in the stream time base */
     bool draining;
-    /* Set by a display (play_sdl.c); NULL for the headless outputs. */
-    int (*sink)(struct Player *p, AVFrame *f);            /* takes the frame; 1 = stop */
-    bool (*poll_seek)(struct Player *p, int64_t *target); /* a seek request (stream tb) */
-    void *display;
     int64_t skip_until;   /* drop frames before this pts after a seek (stream tb) */
     int epoch;            /* incremented at every seek or loop: the display's clock restarts */
     int64_t total_frames; /* expected frames (stream info), 0 if unknown */
@@ -66,9 +62,5 @@ int df_player_run(Player *p);
 
 /* One line on stderr, prefixed "dfplay: ". */
 void df_player_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* The SDL display: runs the window on this thread and df_player_run() on
- * a decode thread; prints the summary.  0 or a negative error. */
-int df_play_sdl(Player *p);
 
 #endif

@@ -1,10 +1,18 @@
-/* The output registry. */
+/* The output table: every --vo, one file each (vo_*.c). */
 #include "vo.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const DfVoClass *const outputs[] = {&df_vo_sdl, &df_vo_null, &df_vo_framemd5, &df_vo_yuv};
+static const DfVoClass *const outputs[] = {
+#ifdef DF_PLAY_HAVE_SDL
+    &df_vo_sdl,
+#endif
+    &df_vo_null,
+    &df_vo_framemd5,
+    &df_vo_yuv,
+};
 
 const DfVoClass *df_vo_find(const char *name)
 {
@@ -16,13 +24,13 @@ const DfVoClass *df_vo_find(const char *name)
 
 const char *df_vo_names(void)
 {
-    return "sdl|null|framemd5|yuv";
+    static char names[64];
+    if (!names[0])
+        for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++)
+            snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? "|" : "",
+                     outputs[i]->name);
+    return names;
 }
-
-/* The SDL window is not a DfVo: it runs the player (play_sdl.c).  Its
- * class only names it for --vo. */
-const DfVoClass df_vo_sdl = {
-    .name = "sdl", .help = "an SDL2 window paced to the stream clock", .timed = true};
 
 int df_vo_open(DfVo *vo, const DfVoClass *cls, const DfVoParams *p)
 {
@@ -42,6 +50,16 @@ int df_vo_open(DfVo *vo, const DfVoClass *cls, const DfVoParams *p)
 int df_vo_frame(DfVo *vo, const AVFrame *f)
 {
     return vo->cls->frame ? vo->cls->frame(vo, f) : 0;
+}
+
+int df_vo_run(DfVo *vo, int (*play)(void *arg), void *arg)
+{
+    return vo->cls->run ? vo->cls->run(vo, play, arg) : play(arg);
+}
+
+bool df_vo_seek(DfVo *vo, int64_t *target)
+{
+    return vo->cls->seek && vo->cls->seek(vo, target);
 }
 
 int df_vo_close(DfVo *vo)

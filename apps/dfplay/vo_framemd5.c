@@ -178,6 +178,7 @@ static int md5_close(DfVo *vo)
 const DfVoClass df_vo_framemd5 = {
     .name = "framemd5",
     .help = "per-frame md5 lines as ffmpeg -f framemd5 (to -o FILE, default stdout)",
+    .takes_output = true,
     .priv_size = sizeof(Md5),
     .open = md5_open,
     .frame = md5_frame,

@@ -71,6 +71,7 @@ static int yuv_close(DfVo *vo)
 const DfVoClass df_vo_yuv = {
     .name = "yuv",
     .help = "raw planes in the native pixel format to -o FILE (- for stdout)",
+    .takes_output = true,
     .needs_output = true,
     .priv_size = sizeof(Yuv),
     .open = yuv_open,

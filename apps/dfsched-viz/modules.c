@@ -8,7 +8,7 @@
  * Every module the trace names gets a row, also one that never ran.  A
  * trace of the learned policy adds its sizes: per producer module, the
  * declared and the learned bytes per read and the samples behind them. */
-#include "../dfbench/report.h"
+#include "report.h"
 #include "viz.h"
 
 #include <errno.h>

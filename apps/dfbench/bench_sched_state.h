@@ -1,11 +1,11 @@
-/* dfbench sched's own state, shared by its driver (bench_sched.c) and its
- * output (bench_sched_out.c).  Not used by other subcommands. */
-#ifndef DF_BENCH_SCHED_PRIV_H
-#define DF_BENCH_SCHED_PRIV_H
+/* dfbench sched's own state, shared by its driver (bench_sched.c), its
+ * output (bench_sched_out.c) and its trace overhead (bench_sched_trace.c).
+ * Not used by other subcommands. */
+#ifndef DF_BENCH_SCHED_STATE_H
+#define DF_BENCH_SCHED_STATE_H
 
 #include "affinity.h"
-#include "bench_sched.h"
-#include "report.h"
+#include "sched_cases.h"
 
 #include <glib.h>
 
@@ -75,27 +75,5 @@ static inline DfBenchConfig *df_bench_config_at(DfBench *b, int impl, DfBenchCas
 {
     return &b->configs[((size_t)impl * DF_N_CASES + (size_t)c) * (size_t)b->n_workers + (size_t)wi];
 }
-
-/* ---------------------------------------------------------------- output */
-
-/* Machine, mode, peers and sizes, before the run. */
-void df_bench_sched_print_header(const DfBench *b);
-/* The results, one row per configuration, grouped by case. */
-void df_bench_sched_print_table(DfBench *b);
-/* The goals evaluated on this run (GArray of DfBenchGoal). */
-GArray *df_bench_sched_goals(DfBench *b);
-void df_bench_sched_print_goals(GArray *goals);
-/* Returns false (and says why on stderr) when the file cannot be written. */
-bool df_bench_sched_write_json(DfBench *b, GArray *goals);
-bool df_bench_sched_write_csv(DfBench *b);
-
-/* --------------------------------------------- trace overhead (bench_sched_trace.c) */
-
-/* Trace events per worker that a traced instance needs to lose none. */
-size_t df_bench_sched_trace_capacity(const DfBench *b);
-/* Per policy, case and workers: ns per task untraced vs traced, and %. */
-void df_bench_sched_print_trace_overhead(DfBench *b);
-/* The "trace_overhead" member: one row per dfsched configuration. */
-void df_bench_sched_trace_overhead_json(JsonBuilder *jb, DfBench *b);
 
 #endif

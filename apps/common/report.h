@@ -1,4 +1,4 @@
-/* Output helpers shared by every dfbench subcommand: summaries of repeated
+/* Output helpers shared by dfbench, dfsim and dfsched-viz: summaries of repeated
  * samples, a progress line, terminal tables, CSV, JSON and a description of
  * the machine the numbers came from. */
 #ifndef DF_BENCH_REPORT_H

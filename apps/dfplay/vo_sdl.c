@@ -1,15 +1,18 @@
-/* dfplay's SDL2 window.  A decode thread runs the player loop
- * (df_player_run) and hands frames over a bounded queue; this thread owns
+/* --vo sdl: dfplay's SDL2 window.  Its run op starts a decode thread for
+ * the player loop (df_player_run), which hands frames over a bounded
+ * queue (the frame op); the thread that called run owns
  * the window: events, pacing to the stream clock (frames are shown at
  * their PTS on the system clock, late ones dropped, early ones wait),
  * YUV texture upload, the overlay and the summary.  The decoder never
  * blocks the event loop: the queue hand-over is the only contact. */
 #include "dfplay.h"
 #include "dfsched_trace.h"
+#include "vo.h"
 
 #include <SDL.h>
 #include <cairo.h>
 #include <libavutil/time.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +34,11 @@ typedef struct TestKey {
 } TestKey;
 
 typedef struct Sdl {
+    DfVo *vo;
     Player *p;
     const Options *o;
+    int (*play)(void *arg); /* the player loop, on the decode thread */
+    void *play_arg;
     /* Shared with the decode thread (lock). */
     GMutex lock;
     GCond cond;
@@ -80,24 +86,25 @@ static void queue_clear_locked(Sdl *s)
     }
 }
 
-static int sdl_sink(Player *p, AVFrame *f)
+static int sdl_frame(DfVo *vo, const AVFrame *f)
 {
-    Sdl *s = p->display;
+    Sdl *s = vo->priv;
+    const Player *p = s->p;
     g_mutex_lock(&s->lock);
     while (s->n == QUEUE_MAX && !s->quit && !s->seek_req)
         g_cond_wait(&s->cond, &s->lock);
     if (s->quit || s->seek_req || p->epoch < s->min_epoch) {
         const bool quit = s->quit;
         g_mutex_unlock(&s->lock);
-        av_frame_unref(f);
         return quit ? 1 : 0;
     }
+    /* A new reference to the same buffers: the player unrefs its own. */
     AVFrame *c = av_frame_alloc();
-    if (!c) {
+    if (!c || av_frame_ref(c, f) < 0) {
         g_mutex_unlock(&s->lock);
+        av_frame_free(&c);
         return AVERROR(ENOMEM);
     }
-    av_frame_move_ref(c, f);
     s->q[(s->head + s->n) % QUEUE_MAX] = (QItem){c, p->epoch};
     s->n++;
     s->decoded++;
@@ -106,9 +113,10 @@ static int sdl_sink(Player *p, AVFrame *f)
     return 0;
 }
 
-static bool sdl_poll_seek(Player *p, int64_t *target)
+static bool sdl_seek(DfVo *vo, int64_t *target)
 {
-    Sdl *s = p->display;
+    Sdl *s = vo->priv;
+    const Player *p = s->p;
     g_mutex_lock(&s->lock);
     const bool req = s->seek_req;
     if (req) {
@@ -126,7 +134,7 @@ static bool sdl_poll_seek(Player *p, int64_t *target)
 static gpointer decode_thread(gpointer data)
 {
     Sdl *s = data;
-    const int ret = df_player_run(s->p);
+    const int ret = s->play(s->play_arg);
     g_mutex_lock(&s->lock);
     s->decode_ret = ret;
     s->decode_done = true;
@@ -136,6 +144,17 @@ static gpointer decode_thread(gpointer data)
 }
 
 /* ---- window ----------------------------------------------------------- */
+
+/* The reason open failed, for the player to print. */
+static int fail(Sdl *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static int fail(Sdl *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->vo->err, sizeof(s->vo->err), fmt, ap);
+    va_end(ap);
+    return -1;
+}
 
 static int parse_keys(Sdl *s, const char *list)
 {
@@ -165,32 +184,25 @@ static int parse_keys(Sdl *s, const char *list)
     }
     g_strfreev(items);
     if (ret < 0)
-        df_player_fail("--test-keys %s: expected SECONDS:KEY,... (space, left, right, s, f, o, q, "
-                       "esc)",
-                       list);
+        fail(s, "--test-keys %s: expected SECONDS:KEY,... (space, left, right, s, f, o, q, esc)",
+             list);
     return ret;
 }
 
 static int window_open(Sdl *s, int w, int h)
 {
-    if (SDL_Init(SDL_INIT_VIDEO) < 0) {
-        df_player_fail("no display for --vo sdl: %s (try --vo null)", SDL_GetError());
-        return -1;
-    }
+    if (SDL_Init(SDL_INIT_VIDEO) < 0)
+        return fail(s, "no display for --vo sdl: %s (try --vo null)", SDL_GetError());
     s->win = SDL_CreateWindow("dfplay", SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED, w, h,
                               SDL_WINDOW_RESIZABLE |
                                   (s->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0));
-    if (!s->win) {
-        df_player_fail("cannot open a window: %s", SDL_GetError());
-        return -1;
-    }
+    if (!s->win)
+        return fail(s, "cannot open a window: %s", SDL_GetError());
     s->ren = SDL_CreateRenderer(s->win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
     if (!s->ren) /* e.g. Xvfb without GL */
         s->ren = SDL_CreateRenderer(s->win, -1, SDL_RENDERER_SOFTWARE);
-    if (!s->ren) {
-        df_player_fail("cannot create a renderer: %s", SDL_GetError());
-        return -1;
-    }
+    if (!s->ren)
+        return fail(s, "cannot create a renderer: %s", SDL_GetError());
     SDL_RenderSetLogicalSize(s->ren, w, h);
     return 0;
 }
@@ -538,13 +550,13 @@ static void display_loop(Sdl *s)
     }
 }
 
-int df_play_sdl(Player *p)
+static int sdl_open(DfVo *vo, const DfVoParams *vp)
 {
-    Sdl *s = calloc(1, sizeof(*s));
-    if (!s)
-        return AVERROR(ENOMEM);
+    Sdl *s = vo->priv;
+    Player *p = vp->player;
     const Options *o = p->opt;
-    const AVStream *st = p->fmt->streams[p->stream];
+    const AVStream *st = vp->stream;
+    s->vo = vo;
     s->p = p;
     s->o = o;
     s->tb = st->time_base;
@@ -552,31 +564,40 @@ int df_play_sdl(Player *p)
     s->fullscreen = o->fullscreen;
     s->last_pts = AV_NOPTS_VALUE;
     s->report_seek = o->verbose || o->test_keys;
-    const AVRational rate = av_guess_frame_rate(p->fmt, (AVStream *)st, NULL);
+    const AVRational rate = vp->frame_rate;
     s->frame_us = rate.num > 0 ? av_rescale(AV_TIME_BASE, rate.den, rate.num) : 40000;
     g_mutex_init(&s->lock);
     g_cond_init(&s->cond);
     int ret = parse_keys(s, o->test_keys);
-    GThread *th = NULL;
     if (ret == 0)
         ret = window_open(s, st->codecpar->width > 0 ? st->codecpar->width : 640,
                           st->codecpar->height > 0 ? st->codecpar->height : 360);
-    if (ret == 0) {
-        p->display = s;
-        p->sink = sdl_sink;
-        p->poll_seek = sdl_poll_seek;
-        s->t_start = s->fps_t0 = av_gettime_relative();
-        th = g_thread_new("dfplay-decode", decode_thread, s);
-        display_loop(s);
-        g_mutex_lock(&s->lock);
-        s->quit = true;
-        g_cond_broadcast(&s->cond);
-        g_mutex_unlock(&s->lock);
-        g_thread_join(th);
-        ret = s->decode_ret;
-        if (o->stats)
-            print_stats(s, true);
+    if (ret < 0) {
+        window_close(s);
+        g_mutex_clear(&s->lock);
+        g_cond_clear(&s->cond);
     }
+    return ret;
+}
+
+static int sdl_run(DfVo *vo, int (*play)(void *arg), void *arg)
+{
+    Sdl *s = vo->priv;
+    Player *p = s->p;
+    const Options *o = s->o;
+    s->play = play;
+    s->play_arg = arg;
+    s->t_start = s->fps_t0 = av_gettime_relative();
+    GThread *th = g_thread_new("dfplay-decode", decode_thread, s);
+    display_loop(s);
+    g_mutex_lock(&s->lock);
+    s->quit = true;
+    g_cond_broadcast(&s->cond);
+    g_mutex_unlock(&s->lock);
+    g_thread_join(th);
+    const int ret = s->decode_ret;
+    if (o->stats)
+        print_stats(s, true);
     g_mutex_lock(&s->lock);
     queue_clear_locked(s);
     g_mutex_unlock(&s->lock);
@@ -598,13 +619,31 @@ int df_play_sdl(Player *p)
                 (double)percentile(s->jitter, s->n_jitter, 1.0) / 1000.0,
                 df_sched_n_workers(p->sched), df_sched_policy_name(p->sched), mode, p->errors);
     }
+    return ret;
+}
+
+static int sdl_close(DfVo *vo)
+{
+    Sdl *s = vo->priv;
     window_close(s);
-    p->display = NULL;
-    p->sink = NULL;
-    p->poll_seek = NULL;
     g_mutex_clear(&s->lock);
     g_cond_clear(&s->cond);
     free(s->jitter);
-    free(s);
-    return ret;
+    return 0;
 }
+
+/* The window shows IYUV textures: other formats are converted by the
+ * decoder's reconstruction bands, in parallel. */
+const DfVoClass df_vo_sdl = {
+    .name = "sdl",
+    .help = "an SDL2 window paced to the stream clock",
+    .timed = true,
+    .summary = true,
+    .yuv420p = true,
+    .priv_size = sizeof(Sdl),
+    .open = sdl_open,
+    .frame = sdl_frame,
+    .close = sdl_close,
+    .run = sdl_run,
+    .seek = sdl_seek,
+};

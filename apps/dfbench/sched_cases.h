@@ -1,8 +1,8 @@
-/* dfbench sched: the cases every implementation runs, and the entry points
- * of the implementations (dfsched in sched_cases.c, the peers in
- * bench_peers_omp.c and bench_peers_tbb.cc).  Shared with C++. */
-#ifndef DF_BENCH_SCHED_H
-#define DF_BENCH_SCHED_H
+/* dfbench sched: the cases every implementation runs (sched_cases.c runs
+ * them on dfsched; the peers, bench_peers.h, on their runtimes).  Shared
+ * with C++. */
+#ifndef DF_BENCH_SCHED_CASES_H
+#define DF_BENCH_SCHED_CASES_H
 
 #include "dfsched.h"
 
@@ -53,6 +53,8 @@ typedef struct DfCaseResult {
 
 /* Case names ("empty", "fanout", "chain", "frames"). */
 const char *df_case_name(DfBenchCase c);
+/* The case of that name, or -1. */
+int df_case_find(const char *name);
 
 /* CPU time of the whole process (all threads), in ns. */
 int64_t df_bench_cpu_ns(void);
@@ -70,18 +72,6 @@ int df_bench_dfsched_run(DfSched *s, DfBenchCase c, const DfCaseParams *p, DfCas
  * or another negative errno. */
 typedef int (*DfPeerRunFn)(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n,
                            DfCaseResult *out);
-
-#ifdef DF_BENCH_HAVE_OPENMP
-int df_peer_omp_run(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n,
-                    DfCaseResult *out);
-/* One line naming the OpenMP runtime (version, wait policy). */
-void df_peer_omp_describe(char *buf, size_t len);
-#endif
-#ifdef DF_BENCH_HAVE_TBB
-int df_peer_tbb_run(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n,
-                    DfCaseResult *out);
-void df_peer_tbb_describe(char *buf, size_t len);
-#endif
 
 #ifdef __cplusplus
 }

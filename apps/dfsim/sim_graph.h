@@ -1,0 +1,69 @@
+/* The dfsim engine's graph, shared by its building from a trace
+ * (sim_graph.c) and the replay (sim.c).  Private to the engine. */
+#ifndef DFSIM_SIM_GRAPH_H
+#define DFSIM_SIM_GRAPH_H
+
+#include "sim.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* 2^50 ns (13 days) of recorded task time: times 4096 streams the
+ * simulated clock still fits an int64. */
+#define SIM_MAX_WORK_NS ((int64_t)1 << 50)
+
+typedef struct SimIn {
+    int pred; /* node index, -1: produced outside the graph */
+    int module;
+    uint64_t bytes;
+    int32_t rec_worker;
+} SimIn;
+
+typedef struct SimSeg {
+    int64_t ns;
+    int wait; /* group index awaited after this segment; -1 for the last */
+} SimSeg;
+
+typedef struct SimNode {
+    int module, index;
+    int64_t tag;
+    int group;
+    int parent;
+    int created_seg; /* parent's segment in which this node was created */
+    int start_pred;
+    int first_in, n_in;
+    int first_seg, n_seg;
+    int64_t created_ns;
+    int64_t deadline;
+    int64_t lost_ns;  /* recorded: ready, its worker idle, yet not started */
+    int64_t cpu_ns;   /* single-segment body: recorded CPU time (0: unknown) */
+    double cpu_share; /* body with waits: its own CPU time over its self time (0: unknown) */
+    int rec_busy;     /* workers busy at its recorded start, itself included */
+    bool rec_wpp;     /* ordered job whose row above was running on another worker
+                       * when it started in the recording */
+    bool job;         /* an unordered job of a batch (siblings: same group, same parent) */
+    bool rec_par;     /* such a job that started while a sibling ran on another worker */
+} SimNode;
+
+struct SimGraph {
+    int n;
+    SimNode *nodes;
+    SimIn *ins;
+    SimSeg *segs;
+    int n_groups;
+    int *group_size;
+    /* CSR lists */
+    int *succ_first, *succ; /* consumer node, input slot packed */
+    int *succ_slot;
+    int *child_first, *child; /* children sorted by created_seg */
+    int *startsucc_first, *startsucc;
+    int *ext; /* external nodes by creation time */
+    int n_ext;
+    int window;
+    int frames;
+    int64_t lost_ns;     /* sum of the nodes' lost_ns */
+    int64_t span_ns;     /* recording: first creation to last end */
+    int64_t dispatch_ns; /* median ready-to-start gap on an idle worker */
+};
+
+#endif
