@@ -241,6 +241,12 @@ static int open_codec(DfDecoder *dec, DfError *err)
     avctx->opaque = dec;
     avctx->get_buffer2 = df_pool_get_buffer2;
     avctx->thread_count = dec->plan.thread_count;
+    /* The exact crop window the stream signals (H.264 frame_cropping, HEVC
+     * conformance_window): without this flag libavcodec rounds a left crop
+     * down to keep the data pointers aligned (a 300-wide window of a
+     * 326-wide picture comes out 326 wide).  Nothing downstream needs the
+     * alignment: band copies and swscale take any pointer. */
+    avctx->flags |= AV_CODEC_FLAG_UNALIGNED;
 #if DF_LAVC_COPY_OPAQUE
     avctx->flags |= AV_CODEC_FLAG_COPY_OPAQUE; /* pkt->opaque to frame->opaque */
 #endif
