@@ -28,6 +28,7 @@ const char *const t_clips[] = {
     "h264_crop.mkv",
     "hevc_crop.mkv",
     "mpeg2_odd.mkv",
+    "mpeg2_sizes.m2v",
     NULL,
 };
 

@@ -14,7 +14,7 @@ DF_MEDIA_TEST=(
     h264_cabac_slices8.mkv h264_cavlc_slices4.mkv h264_mbaff.mkv h264_422.mkv h264_odd.mkv
     h264_single.mkv hevc_wpp8.mkv hevc_wpp10.mkv hevc_wpp_slices.mkv hevc_nowpp.mkv
     mpeg2_prog.mkv mpeg2_int.mkv h264_cabac_slices8.h264 mpeg2_prog.m2v h264_sizes.h264
-    play_h264_10s.mkv h264_crop.mkv hevc_crop.mkv mpeg2_odd.mkv
+    play_h264_10s.mkv h264_crop.mkv hevc_crop.mkv mpeg2_odd.mkv mpeg2_sizes.m2v
 )
 DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_h264_1080p_single.mkv bench_hevc_1080p_wpp.mkv
                 bench_mpeg2_1080p.mkv)
@@ -36,6 +36,8 @@ df_media_args() {
     h264_single) echo "640x360 24 $x264 $gop:slices=1" ;;
     h264_size_a) echo "640x360 8 $x264 keyint=4:slices=4" ;;
     h264_size_b) echo "352x288 8 $x264 keyint=4:slices=4" ;;
+    mpeg2_size_a) echo "640x360 8 -c:v mpeg2video -g 4 -bf 0 -b:v 2M" ;;
+    mpeg2_size_b) echo "352x576 8 -c:v mpeg2video -g 4 -bf 0 -b:v 2M" ;;
     hevc_wpp8) echo "640x360 16 $x265:wpp=1" ;;
     hevc_wpp10) echo "640x360 16 -pix_fmt yuv420p10le $x265:wpp=1" ;;
     hevc_wpp_slices) echo "640x360 16 $x265:wpp=1:slices=4" ;;
@@ -69,11 +71,14 @@ df_media_make() {
     ext=${name##*.}
     [ -s "$dir/$name" ] && return 0
     mkdir -p "$dir"
-    if [ "$name" = h264_sizes.h264 ]; then
-        # Resolution changes mid-stream: 640x360, 352x288, 640x360 Annex-B.
-        df_media_make "$dir" h264_size_a.h264
-        df_media_make "$dir" h264_size_b.h264
-        cat "$dir/h264_size_a.h264" "$dir/h264_size_b.h264" "$dir/h264_size_a.h264" >"$dir/$name.tmp"
+    if [ "$name" = h264_sizes.h264 ] || [ "$name" = mpeg2_sizes.m2v ]; then
+        # Resolution changes mid-stream: a, b, a of the same codec (H.264
+        # 640x360, 352x288; MPEG-2 640x360, 352x576: 23 then 36 macroblock
+        # rows, so libavcodec sizes its slice contexts again).
+        local c=${name%%_*}
+        df_media_make "$dir" "${c}_size_a.$ext"
+        df_media_make "$dir" "${c}_size_b.$ext"
+        cat "$dir/${c}_size_a.$ext" "$dir/${c}_size_b.$ext" "$dir/${c}_size_a.$ext" >"$dir/$name.tmp"
         mv "$dir/$name.tmp" "$dir/$name"
         return 0
     fi
