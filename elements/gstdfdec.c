@@ -19,7 +19,10 @@
  *
  * When downstream accepts #GstVideoMeta, libavcodec decodes straight into
  * downstream's buffers; otherwise each picture is copied once, in bands on
- * the workers.
+ * the workers.  The output is exactly the crop window the stream signals
+ * (caps are its size): with direct rendering it is given by
+ * #GstVideoCropMeta when downstream accepts that too, else by the
+ * #GstVideoMeta plane offsets; the copies copy the window.
  *
  * ## Example launch lines
  * |[
