@@ -19,7 +19,10 @@
  *
  * When downstream accepts #GstVideoMeta, libavcodec decodes straight into
  * downstream's buffers; otherwise each picture is copied once, in bands on
- * the workers.
+ * the workers.  The output is exactly the crop window the stream signals
+ * (caps are its size): with direct rendering it is given by
+ * #GstVideoCropMeta when downstream accepts that too, else by the
+ * #GstVideoMeta plane offsets; the copies copy the window.
  *
  * ## Example launch lines
  * |[
@@ -185,6 +188,7 @@ struct _GstDfDec {
      * futex-based GMutex is invisible to an uninstrumented libglib). */
     pthread_mutex_t dr_lock;
     gboolean dr_allowed; /* downstream takes GstVideoMeta, no filter */
+    gboolean dr_crop;    /* downstream also takes GstVideoCropMeta */
     GstBufferPool *dr_pool;
     int dr_format, dr_width, dr_height;      /* what dr_pool was made for */
     int dr_display_width, dr_display_height; /* negotiated output size */
@@ -357,6 +361,36 @@ static GstBufferPool *dr_pool_new(GstDfDec *self, const DfPictureLayout *layout)
     return pool;
 }
 
+/* The pool's GstVideoMeta as allocated: a directly rendered picture's crop
+ * window changes it on the way out (dr_output_crop), and the pool keeps
+ * it, so each acquire puts it back before the picture is mapped. */
+typedef struct DrMetaOrig {
+    guint width, height;
+    gsize offset[GST_VIDEO_MAX_PLANES];
+} DrMetaOrig;
+
+static GQuark dr_meta_quark; /* set in class_init */
+
+static void dr_meta_restore(GstBuffer *buf)
+{
+    const GQuark quark = dr_meta_quark;
+    GstVideoMeta *m = gst_buffer_get_video_meta(buf);
+    if (!m)
+        return;
+    DrMetaOrig *o = gst_mini_object_get_qdata(GST_MINI_OBJECT(buf), quark);
+    if (!o) {
+        o = g_new0(DrMetaOrig, 1);
+        o->width = m->width;
+        o->height = m->height;
+        memcpy(o->offset, m->offset, sizeof(o->offset));
+        gst_mini_object_set_qdata(GST_MINI_OBJECT(buf), quark, o, g_free);
+        return;
+    }
+    m->width = o->width;
+    m->height = o->height;
+    memcpy(m->offset, o->offset, sizeof(m->offset));
+}
+
 /* dfmedia's get_picture hook: runs on a worker (or a libavcodec frame
  * thread).  Falls back to dfmedia's pools (ENOSYS) whenever the picture
  * could not go downstream as it is. */
@@ -399,9 +433,13 @@ static int gst_df_dec_get_picture(void *opaque, AVFrame *frame, const DfPictureL
         return AVERROR(ENOSYS);
     }
     gst_object_unref(pool);
+    dr_meta_restore(b->buffer);
     /* READWRITE, not WRITE: downstream maps READ while libavcodec still
-     * holds the picture as a reference (GstMemory lock rules). */
-    if (!gst_video_frame_map(&b->vframe, &info, b->buffer, GST_MAP_READWRITE)) {
+     * holds the picture as a reference (GstMemory lock rules).  NO_REF:
+     * b->buffer's one reference is b's, so that it is writable for
+     * dr_output_crop until it goes out. */
+    if (!gst_video_frame_map(&b->vframe, &info, b->buffer,
+                             GST_MAP_READWRITE | GST_VIDEO_FRAME_MAP_FLAG_NO_REF)) {
         gst_buffer_unref(b->buffer);
         g_free(b);
         return AVERROR(ENOSYS);
@@ -507,9 +545,10 @@ static int gst_df_dec_get_output(void *opaque, AVFrame *dst, const AVFrame *src)
     return 0;
 }
 
-static void gst_df_dec_dr_reset(GstDfDec *self, gboolean allowed)
+static void gst_df_dec_dr_reset(GstDfDec *self, gboolean allowed, gboolean crop)
 {
     pthread_mutex_lock(&self->dr_lock);
+    self->dr_crop = allowed && crop;
     if (self->dr_pool) {
         gst_buffer_pool_set_active(self->dr_pool, FALSE);
         gst_object_unref(self->dr_pool);
@@ -840,6 +879,51 @@ static GstFlowReturn gst_df_dec_copy_out(GstDfDec *self, const AVFrame *f,
     return GST_FLOW_OK;
 }
 
+/* A directly rendered picture's crop window, which libavcodec points the
+ * data at (AV_CODEC_FLAG_UNALIGNED), at no cost: a GstVideoCropMeta over
+ * the picture from its top-left corner when downstream takes one (the
+ * GStreamer convention: caps are the window's size), else GstVideoMeta
+ * plane offsets at the window.  FALSE when neither can be done (the
+ * buffer is shared): the caller copies the window. */
+static gboolean dr_output_crop(GstDfDec *self, DrBuffer *dr, const AVFrame *f)
+{
+    gsize off[GST_VIDEO_MAX_PLANES] = {0};
+    gboolean any = FALSE;
+    const guint n = GST_VIDEO_FRAME_N_PLANES(&dr->vframe);
+    for (guint i = 0; i < n; i++) {
+        const uint8_t *base = GST_VIDEO_FRAME_PLANE_DATA(&dr->vframe, i);
+        if (!f->data[i] || f->data[i] < base)
+            return FALSE;
+        off[i] = (gsize)(f->data[i] - base);
+        any |= off[i] != 0;
+    }
+    if (!any)
+        return TRUE;
+    GstVideoMeta *m = gst_buffer_get_video_meta(dr->buffer);
+    if (!m || !gst_buffer_is_writable(dr->buffer))
+        return FALSE;
+    pthread_mutex_lock(&self->dr_lock);
+    const gboolean crop = self->dr_crop;
+    pthread_mutex_unlock(&self->dr_lock);
+    if (crop) {
+        const gint stride = GST_VIDEO_FRAME_PLANE_STRIDE(&dr->vframe, 0);
+        const gint pstride = GST_VIDEO_FORMAT_INFO_PSTRIDE(dr->vframe.info.finfo, 0);
+        GstVideoCropMeta *c = gst_buffer_add_video_crop_meta(dr->buffer);
+        if (!c)
+            return FALSE;
+        c->x = (guint)((off[0] % (gsize)stride) / (gsize)pstride);
+        c->y = (guint)(off[0] / (gsize)stride);
+        c->width = (guint)f->width;
+        c->height = (guint)f->height;
+        m->width = c->x + c->width;
+        m->height = c->y + c->height;
+    } else {
+        for (guint i = 0; i < n; i++)
+            m->offset[i] += off[i];
+    }
+    return TRUE;
+}
+
 /* Push one decoded picture downstream (stream lock held). */
 static GstFlowReturn gst_df_dec_output(GstDfDec *self, AVFrame *f)
 {
@@ -862,6 +946,8 @@ static GstFlowReturn gst_df_dec_output(GstDfDec *self, AVFrame *f)
 
     GstFlowReturn flow = GST_FLOW_OK;
     DrBuffer *dr = dr_buffer_of(self, f);
+    if (dr && !dr->output && !dr_output_crop(self, dr, f))
+        dr = NULL;
     if (dr) {
         frame->output_buffer = gst_buffer_ref(dr->buffer);
         if (dr->output)
@@ -1026,7 +1112,7 @@ static gboolean gst_df_dec_stop(GstVideoDecoder *vdec)
                      self->dr_frames, self->band_frames, self->copied_frames);
     /* Called without the stream lock (GstVideoDecoder 1.22). */
     gst_df_dec_close_decoder(self, FALSE);
-    gst_df_dec_dr_reset(self, FALSE);
+    gst_df_dec_dr_reset(self, FALSE, FALSE);
     if (self->sched) {
         GST_OBJECT_LOCK(self);
         gchar *trace = g_strdup(self->trace_file);
@@ -1210,13 +1296,15 @@ static gboolean gst_df_dec_decide_allocation(GstVideoDecoder *vdec, GstQuery *qu
     if (!GST_VIDEO_DECODER_CLASS(gst_df_dec_parent_class)->decide_allocation(vdec, query))
         return FALSE;
     gboolean meta = gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
+    gboolean crop = gst_query_find_allocation_meta(query, GST_VIDEO_CROP_META_API_TYPE, NULL);
     GST_OBJECT_LOCK(self);
     gboolean filter = self->filter != NULL;
     GST_OBJECT_UNLOCK(self);
     /* Pictures decoded into a padded pool are only readable downstream
      * through GstVideoMeta; otherwise they are copied into its buffers. */
-    GST_DEBUG_OBJECT(self, "direct rendering %s", meta && !filter ? "on" : "off (copy)");
-    gst_df_dec_dr_reset(self, meta && !filter);
+    GST_DEBUG_OBJECT(self, "direct rendering %s%s", meta && !filter ? "on" : "off (copy)",
+                     meta && !filter && crop ? ", crop meta" : "");
+    gst_df_dec_dr_reset(self, meta && !filter, crop);
     return TRUE;
 }
 
@@ -1325,6 +1413,7 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
     GstVideoDecoderClass *vdec_class = GST_VIDEO_DECODER_CLASS(klass);
 
     gst_df_dec_install_log();
+    dr_meta_quark = g_quark_from_static_string("GstDfDecMetaOrig");
     gobject_class->set_property = gst_df_dec_set_property;
     gobject_class->get_property = gst_df_dec_get_property;
     gobject_class->finalize = gst_df_dec_finalize;

@@ -266,7 +266,13 @@ static int open_codec(DfDecoder *dec, DfError *err)
     avctx->pkt_timebase = dec->tb;
     avctx->opaque = dec;
     avctx->get_buffer2 = df_pool_get_buffer2;
-    avctx->thread_count = dec->plan.thread_count;
+    avctx->thread_count = df_threading_open_count(&dec->plan, dec->codec->id);
+    /* The exact crop window the stream signals (H.264 frame_cropping, HEVC
+     * conformance_window): without this flag libavcodec rounds a left crop
+     * down to keep the data pointers aligned (a 300-wide window of a
+     * 326-wide picture comes out 326 wide).  Nothing downstream needs the
+     * alignment: band copies and swscale take any pointer. */
+    avctx->flags |= AV_CODEC_FLAG_UNALIGNED;
 #if DF_LAVC_COPY_OPAQUE
     avctx->flags |= AV_CODEC_FLAG_COPY_OPAQUE; /* pkt->opaque to frame->opaque */
 #endif
@@ -298,6 +304,7 @@ static int open_codec(DfDecoder *dec, DfError *err)
     size_t len = strlen(dec->plan.reason);
     if (dec->plan.mode == DF_THREADING_SLICE) {
         if (avctx->active_thread_type & FF_THREAD_SLICE) {
+            avctx->thread_count = dec->plan.thread_count;
             df_hooks_install(dec);
         } else {
             dec->plan.mode = DF_THREADING_NONE;

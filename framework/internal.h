@@ -125,6 +125,9 @@ int df_threading_probe_packet(DfProbe *p, const AVCodecParameters *par, const AV
 void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
                        const AVCodec *codec, const DfProbe *probe, int n_workers,
                        DfThreadPlan *plan);
+/* The thread_count to open the codec with, which sizes libavcodec's idle
+ * slice-thread pool; plan->thread_count is set once it is open. */
+int df_threading_open_count(const DfThreadPlan *plan, enum AVCodecID id);
 
 /* --------------------------------------------------------------- filter */
 

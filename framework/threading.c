@@ -284,7 +284,8 @@ static void plan_frame(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCod
 /* thread_count costs threads: libavcodec opens a slice-thread pool of
  * thread_count - 1 threads per decoder, which never runs a job (the hooks
  * take every execute call).  So it is the smallest count whose execute
- * calls still give every worker a job:
+ * calls still give every worker a job (MPEG-2 opens with 2 whatever its
+ * count, see df_threading_open_count):
  *
  * H.264 queues a picture's slices into thread_count slice contexts and
  * calls execute each time they are full, so thread_count = workers: calls
@@ -327,6 +328,26 @@ static int auto_thread_count(enum AVCodecID id, int n_workers, int height)
     }
     /* H.264, and the slices of any other codec */
     return n_workers < 2 ? 2 : n_workers > 16 ? 16 : n_workers;
+}
+
+/* MPEG-1/2 reads thread_count only when it sizes its slice contexts, in
+ * ff_mpv_common_init (ff_mpv_init_context_frame in later FFmpeg), which
+ * mpeg_decode_postinit calls at the first picture and again at every
+ * sequence change; mpeg_decode_init does not (FFmpeg 5.1 to 7.x).
+ * Afterwards it uses slice_context_count and only asserts thread_count >
+ * 1 before its execute calls.  libavcodec sizes the slice-thread pool from
+ * thread_count in avcodec_open2 (ff_slice_thread_init, before the codec's
+ * init).  So open with 2 (a pool of one thread, the least that enables
+ * slice threading) and set the band count after the open, before the
+ * first packet: the same bands, 1 idle thread instead of bands - 1.
+ * H.264 cannot: it sizes its slice contexts from thread_count in its init,
+ * inside avcodec_open2. */
+int df_threading_open_count(const DfThreadPlan *pl, enum AVCodecID id)
+{
+    if (pl->mode == DF_THREADING_SLICE && pl->thread_count > 2 &&
+        (id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO))
+        return 2;
+    return pl->thread_count;
 }
 
 static void plan_slice(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCodecParameters *par,

@@ -20,16 +20,21 @@
         DF_ASSERT_MSG(e_init(), "the dfdec plugin did not load");                                  \
     } while (0)
 
+/* What downstream takes: copy when it takes no GstVideoMeta. */
+enum { META_NONE, META_VIDEO, META_CROP };
+
 /* Decode a whole clip through a harness; returns frames, fills `got`. */
-static int decode_clip(const TClip *clip, const char *const *props, bool video_meta, bool live,
-                       TSums *got, int *bad_ts)
+static int decode_clip(const TClip *clip, const char *const *props, int meta, bool live, TSums *got,
+                       int *bad_ts)
 {
     GstHarness *h = e_harness(clip, props);
     DF_EXPECT(h != NULL);
     if (!h)
         return -1;
-    if (video_meta)
+    if (meta >= META_VIDEO)
         gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, NULL);
+    if (meta == META_CROP)
+        gst_harness_add_propose_allocation_meta(h, GST_VIDEO_CROP_META_API_TYPE, NULL);
     if (live)
         gst_harness_set_live(h, TRUE);
     GstFlowReturn flow = e_push_range(h, clip, 0, clip->n_pkts, got, bad_ts);
@@ -49,7 +54,7 @@ static bool has_timestamps(const TClip *clip)
     return strstr(clip->name, ".mkv") != NULL;
 }
 
-static void check_exact(const TClip *clip, const TSums *ref, const char *const *props, bool meta,
+static void check_exact(const TClip *clip, const TSums *ref, const char *const *props, int meta,
                         bool live, const char *what)
 {
     TSums got = {0};
@@ -79,6 +84,9 @@ static const char *const exact_clips[] = {
     "mpeg2_int.mkv",
     "h264_cabac_slices8.h264",
     "mpeg2_prog.m2v",
+    "h264_crop.mkv",
+    "hevc_crop.mkv",
+    "mpeg2_odd.mkv",
     NULL,
 };
 
@@ -164,9 +172,53 @@ DF_TEST(Element, ExactEveryClip)
         TSums ref = {0};
         DF_ASSERT_MSG(t_clip_load(exact_clips[i], &clip) == 0, "cannot load %s", exact_clips[i]);
         DF_ASSERT(e_ref(&clip, &ref) == 0 && ref.n >= 8);
-        /* Downstream with GstVideoMeta (direct rendering) and without (copy). */
-        check_exact(&clip, &ref, NULL, true, false, "video meta");
-        check_exact(&clip, &ref, NULL, false, false, "copy");
+        /* Downstream with GstVideoMeta (direct rendering), also with
+         * GstVideoCropMeta, and without (copy). */
+        check_exact(&clip, &ref, NULL, META_VIDEO, false, "video meta");
+        check_exact(&clip, &ref, NULL, META_CROP, false, "video and crop meta");
+        check_exact(&clip, &ref, NULL, META_NONE, false, "copy");
+        t_sums_free(&ref);
+        t_clip_free(&clip);
+    }
+}
+
+/* The crop window on each path: GstVideoCropMeta on directly rendered
+ * pictures when downstream takes it (and only then), plane offsets with
+ * GstVideoMeta alone, a copy of the window without either; caps are the
+ * window's size on all three (e_buffer_sum checks it against the meta). */
+DF_TEST(Element, CropWindowEveryPath)
+{
+    INIT_OR_SKIP();
+    static const struct {
+        const char *clip;
+        int width, height;
+    } cases[] = {{"h264_crop.mkv", 326, 192}, {"hevc_crop.mkv", 324, 196}};
+    static const char *const what[] = {"copy", "video meta", "video and crop meta"};
+    for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+        TClip clip;
+        TSums ref = {0};
+        DF_ASSERT(t_clip_load(cases[c].clip, &clip) == 0);
+        DF_ASSERT(e_ref(&clip, &ref) == 0 && ref.n >= 8);
+        for (int meta = META_NONE; meta <= META_CROP; meta++) {
+            TSums got = {0};
+            char msg[256];
+            e_crop_buffers = 0;
+            decode_clip(&clip, NULL, meta, false, &got, NULL);
+            DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s (%s): %s",
+                          cases[c].clip, what[meta], msg);
+            for (int i = 0; i < got.n; i++)
+                DF_EXPECT_MSG(got.v[i].width == cases[c].width &&
+                                  got.v[i].height == cases[c].height,
+                              "%s (%s): buffer %d is %dx%d", cases[c].clip, what[meta], i,
+                              got.v[i].width, got.v[i].height);
+            if (meta == META_CROP)
+                DF_EXPECT_MSG(e_crop_buffers > got.n / 2, "%s: %d of %d buffers with crop meta",
+                              cases[c].clip, e_crop_buffers, got.n);
+            else
+                DF_EXPECT_MSG(e_crop_buffers == 0, "%s (%s): %d buffers with crop meta",
+                              cases[c].clip, what[meta], e_crop_buffers);
+            t_sums_free(&got);
+        }
         t_sums_free(&ref);
         t_clip_free(&clip);
     }

@@ -129,6 +129,8 @@ static enum AVPixelFormat av_format_of(GstVideoFormat f)
     }
 }
 
+int e_crop_buffers;
+
 int e_buffer_sum(GstBuffer *buf, GstCaps *caps, TSum *out)
 {
     GstVideoInfo info;
@@ -142,9 +144,27 @@ int e_buffer_sum(GstBuffer *buf, GstCaps *caps, TSum *out)
     f.format = av_format_of(GST_VIDEO_INFO_FORMAT(&info));
     f.width = GST_VIDEO_INFO_WIDTH(&info);
     f.height = GST_VIDEO_INFO_HEIGHT(&info);
+    /* What a sink that takes GstVideoCropMeta shows: the window, whose
+     * size the caps must give. */
+    const GstVideoCropMeta *crop = gst_buffer_get_video_crop_meta(buf);
+    guint cx = 0, cy = 0;
+    if (crop) {
+        if ((int)crop->width != f.width || (int)crop->height != f.height) {
+            gst_video_frame_unmap(&vf);
+            return -1;
+        }
+        cx = crop->x;
+        cy = crop->y;
+        e_crop_buffers++;
+    }
+    const GstVideoFormatInfo *fi = info.finfo;
     for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(&vf); i++) {
-        f.data[i] = GST_VIDEO_FRAME_PLANE_DATA(&vf, i);
+        const guint comp = i; /* the formats of av_format_of: planar, NV12's UV first */
+        const gint x = GST_VIDEO_FORMAT_INFO_SCALE_WIDTH(fi, comp, cx);
+        const gint y = GST_VIDEO_FORMAT_INFO_SCALE_HEIGHT(fi, comp, cy);
         f.linesize[i] = GST_VIDEO_FRAME_PLANE_STRIDE(&vf, i);
+        f.data[i] = (uint8_t *)GST_VIDEO_FRAME_PLANE_DATA(&vf, i) + (gsize)y * f.linesize[i] +
+                    (gsize)x * GST_VIDEO_FORMAT_INFO_PSTRIDE(fi, comp);
     }
     memset(out, 0, sizeof(*out));
     out->format = f.format;

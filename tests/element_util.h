@@ -22,8 +22,11 @@ GstBuffer *e_clip_buffer(const TClip *clip, int i);
 /* The reference of the clip (t_ref_decode) with pts in nanoseconds. */
 int e_ref(const TClip *clip, TSums *out);
 
-/* md5 (t_frame_md5) of a decoded buffer described by `caps`. */
+/* md5 (t_frame_md5) of a decoded buffer described by `caps`: of the
+ * GstVideoCropMeta window when there is one (counted in e_crop_buffers;
+ * -1 when the caps are not the window's size). */
 int e_buffer_sum(GstBuffer *buf, GstCaps *caps, TSum *out);
+extern int e_crop_buffers;
 
 /* Pull every buffer waiting on the harness's sink into `out`; counts
  * buffers without a valid PTS or duration in *bad_ts. */

@@ -1,5 +1,6 @@
-/* dfplay from the outside: --vo framemd5 prints what `ffmpeg -threads 1 -f
- * framemd5` prints, byte for byte; --vo yuv writes what `ffmpeg -f
+/* dfplay from the outside: --vo framemd5 prints what `ffmpeg -flags
+ * unaligned -threads 1 -f framemd5` prints (the exact crop window), byte for
+ * byte; --vo yuv writes what `ffmpeg -f
  * rawvideo` writes; bad input and bad flags give one line and a non-zero
  * status. */
 #include "dftest.h"
@@ -86,11 +87,15 @@ DF_TEST(FrameworkDfplay, Framemd5EqualsFfmpeg)
         {"mpeg2_int.mkv", "4", "steal"},
         {"h264_cabac_slices8.h264", "2", "cost"},
         {"mpeg2_prog.m2v", "2", "cost-local"},
+        {"h264_crop.mkv", "2", "cost-local"},
+        {"hevc_crop.mkv", "3", "steal"},
+        {"mpeg2_odd.mkv", "2", "cost"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         gchar *path = g_build_filename(df_test_media_dir(), cases[i][0], NULL);
-        const char *ff[] = {"ffmpeg", "-nostdin", "-threads", "1",        "-loglevel", "error",
-                            "-i",     path,       "-f",       "framemd5", "-",         NULL};
+        const char *ff[] = {"ffmpeg", "-nostdin",  "-flags", "unaligned", "-threads",
+                            "1",      "-loglevel", "error",  "-i",        path,
+                            "-f",     "framemd5",  "-",      NULL};
         const char *dp[] = {dfplay_path(), "--vo",      "framemd5", "--workers", cases[i][1],
                             "--policy",    cases[i][2], path,       NULL};
         Result a, b;

@@ -93,3 +93,55 @@ DF_TEST(FrameworkExact, ExplicitModes)
     }
     df_sched_unref(s);
 }
+
+/* The crop window the stream signals, exactly: a left offset of 26 luma
+ * samples is not what libavcodec keeps without AV_CODEC_FLAG_UNALIGNED
+ * (the clips would test nothing if it were), and dfmedia gives the window
+ * on every threading mode, also with a conversion in the output bands. */
+DF_TEST(FrameworkExact, CropWindow)
+{
+    static const struct {
+        const char *clip;
+        int width, height;
+        bool aligned_differs;
+    } cases[] = {
+        {"h264_crop.mkv", 326, 192, true},
+        {"hevc_crop.mkv", 324, 196, true},
+        {"mpeg2_odd.mkv", 718, 398, false},
+    };
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        TClip clip;
+        TSums ref = {0}, aligned = {0};
+        DF_ASSERT_MSG(t_clip_load(cases[i].clip, &clip) == 0, "cannot load %s", cases[i].clip);
+        DF_ASSERT(t_ref_decode(&clip, NULL, AV_PIX_FMT_NONE, &ref) == 0 && ref.n >= 10);
+        for (int k = 0; k < ref.n; k++)
+            DF_EXPECT_MSG(ref.v[k].width == cases[i].width && ref.v[k].height == cases[i].height,
+                          "%s: reference frame %d is %dx%d", cases[i].clip, k, ref.v[k].width,
+                          ref.v[k].height);
+        /* libavcodec's default: the left crop rounded down to alignment. */
+        DF_ASSERT(t_lavc_decode_aligned(&clip, &aligned) == 0 && aligned.n == ref.n);
+        DF_EXPECT_MSG((aligned.v[0].width != cases[i].width) == cases[i].aligned_differs,
+                      "%s: %d wide without AV_CODEC_FLAG_UNALIGNED", cases[i].clip,
+                      aligned.v[0].width);
+        DfDecoderConfig cfg;
+        df_decoder_config_init(&cfg);
+        const DfThreading modes[] = {DF_THREADING_AUTO, DF_THREADING_SLICE, DF_THREADING_FRAME,
+                                     DF_THREADING_NONE};
+        for (int m = 0; m < 4; m++) {
+            cfg.threading = modes[m];
+            check_clip(s, &clip, &ref, &cfg, df_threading_name(modes[m]));
+        }
+        TSums nv12 = {0};
+        DF_ASSERT(t_ref_decode(&clip, NULL, AV_PIX_FMT_NV12, &nv12) == 0);
+        cfg.threading = DF_THREADING_AUTO;
+        cfg.out_format = AV_PIX_FMT_NV12;
+        check_clip(s, &clip, &nv12, &cfg, "to NV12 in the bands");
+        t_sums_free(&nv12);
+        t_sums_free(&aligned);
+        t_sums_free(&ref);
+        t_clip_free(&clip);
+    }
+    df_sched_unref(s);
+}

@@ -242,7 +242,8 @@ DF_TEST(FrameworkThreading, FrameThreadsGetEveryWorkersCpus)
 /* Threads each open decoder adds: libavcodec's slice-thread pool of
  * thread_count - 1 threads, which never runs a job (the hooks take every
  * execute call), and nothing else.  At 2 workers H.264 and HEVC add one
- * thread, under the 2 that avdec_h264 max-threads=2 adds. */
+ * thread, under the 2 that avdec_h264 max-threads=2 adds; MPEG-2 opens
+ * with 2 and gets its band count afterwards (df_threading_open_count). */
 static void count_threads(DfSched *s, const char *clip, int want_per_decoder)
 {
     enum { N = 4 };
@@ -285,7 +286,8 @@ DF_TEST(FrameworkThreading, ThreadsPerDecoder)
     DF_ASSERT(s);
     count_threads(s, "h264_cabac_slices8.mkv", 1); /* thread_count 2 */
     count_threads(s, "hevc_wpp8.mkv", 1);          /* thread_count 2 */
-    count_threads(s, "mpeg2_prog.mkv", 5);         /* 6 bands (see below) */
+    count_threads(s, "mpeg2_prog.mkv", 1);         /* 6 bands, opened with 2 */
+    count_threads(s, "mpeg2_int.mkv", 1);          /* 9 bands (36 rows) */
     df_sched_unref(s);
 }
 
@@ -426,4 +428,43 @@ DF_TEST(FrameworkThreading, DelayBudgetBoundsTheLatency)
         t_clip_free(&clip);
     }
     df_sched_unref(s);
+}
+
+/* MPEG-2 opens with thread_count 2 and gets its band count after the
+ * open: libavcodec sizes its slice contexts from thread_count at the first
+ * picture and again at each sequence change (here 23, 36, then 23
+ * macroblock rows), so every picture still runs as 6 band jobs in one
+ * execute call, bit-exact, with one idle pool thread (a context sized
+ * from the open's 2 would give 2 jobs a call). */
+DF_TEST(FrameworkThreading, Mpeg2BandsAfterASequenceChange)
+{
+    TClip c;
+    DF_ASSERT(t_clip_load("mpeg2_sizes.m2v", &c) == 0);
+    TSums ref = {0}, got = {0};
+    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    int sizes = 1;
+    for (int i = 1; i < ref.n; i++)
+        sizes += ref.v[i].height != ref.v[i - 1].height;
+    DF_EXPECT_MSG(sizes == 3, "%d sizes in the reference", sizes);
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.threading = DF_THREADING_SLICE;
+    DfDecoderStats st;
+    char thr[16] = "", msg[256] = "";
+    DF_ASSERT(t_df_decode(s, &c, &cfg, &got, &st, thr, sizeof(thr)) == 0);
+    DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s", msg);
+    DF_EXPECT_MSG(!strcmp(thr, "slice"), "threading %s", thr);
+    /* Pictures decoded but never returned (the reference's picture held
+     * back at each sequence change) run their execute calls too. */
+    DF_EXPECT_MSG(st.frames_decoded == (uint64_t)ref.n && st.slice_calls >= st.frames_decoded &&
+                      st.slice_jobs == 6 * st.slice_calls,
+                  "%llu pictures, %llu execute calls, %llu jobs (want 6 a call)",
+                  (unsigned long long)st.frames_decoded, (unsigned long long)st.slice_calls,
+                  (unsigned long long)st.slice_jobs);
+    df_sched_unref(s);
+    t_sums_free(&got);
+    t_sums_free(&ref);
+    t_clip_free(&c);
 }

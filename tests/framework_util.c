@@ -25,6 +25,10 @@ const char *const t_clips[] = {
     "mpeg2_int.mkv",
     "h264_cabac_slices8.h264",
     "mpeg2_prog.m2v",
+    "h264_crop.mkv",
+    "hevc_crop.mkv",
+    "mpeg2_odd.mkv",
+    "mpeg2_sizes.m2v",
     NULL,
 };
 
@@ -268,6 +272,7 @@ int t_ref_decode(const TClip *clip, const char *filter, enum AVPixelFormat out_f
     avcodec_parameters_to_context(c, clip->par);
     c->pkt_timebase = clip->tb;
     c->thread_count = 1;
+    c->flags |= AV_CODEC_FLAG_UNALIGNED; /* the exact crop window */
     int ret = avcodec_open2(c, codec, NULL);
     if (ret < 0) {
         avcodec_free_context(&c);
@@ -297,6 +302,7 @@ int t_lavc_decode(const TClip *clip, int thread_type, int thread_count, TSums *o
     avcodec_parameters_to_context(c, clip->par);
     c->pkt_timebase = clip->tb;
     c->thread_count = thread_count;
+    c->flags |= AV_CODEC_FLAG_UNALIGNED;
     c->thread_type = thread_type;
     int ret = avcodec_open2(c, codec, NULL);
     if (ret < 0) {
@@ -316,8 +322,32 @@ int t_lavc_decode(const TClip *clip, int thread_type, int thread_count, TSums *o
     return 0;
 }
 
-/* ------------------------------------------------------- through dfmedia */
+int t_lavc_decode_aligned(const TClip *clip, TSums *out)
+{
+    const AVCodec *codec = avcodec_find_decoder(clip->par->codec_id);
+    AVCodecContext *c = avcodec_alloc_context3(codec);
+    avcodec_parameters_to_context(c, clip->par);
+    c->pkt_timebase = clip->tb;
+    c->thread_count = 1;
+    int ret = avcodec_open2(c, codec, NULL);
+    if (ret < 0) {
+        avcodec_free_context(&c);
+        return ret;
+    }
+    AVFrame *f = av_frame_alloc();
+    for (int i = 0; i <= clip->n_pkts; i++) {
+        avcodec_send_packet(c, i < clip->n_pkts ? clip->pkts[i] : NULL);
+        while (avcodec_receive_frame(c, f) >= 0) {
+            t_sums_add(out, f);
+            av_frame_unref(f);
+        }
+    }
+    av_frame_free(&f);
+    avcodec_free_context(&c);
+    return 0;
+}
 
+/* ------------------------------------------------------- through dfmedia */
 
 int t_df_decode(DfSched *s, const TClip *clip, const DfDecoderConfig *cfg_in, TSums *out,
                 DfDecoderStats *stats, char *threading, size_t threading_len)

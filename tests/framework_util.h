@@ -42,10 +42,14 @@ void t_sums_free(TSums *s);
 /* 0 when equal; otherwise fills `msg` with the first difference. */
 int t_sums_compare(const TSums *ref, const TSums *got, char *msg, size_t len);
 
-/* Plain libavcodec with thread_count = 1, then `filter` (or NULL) with
+/* Plain libavcodec with thread_count = 1 and AV_CODEC_FLAG_UNALIGNED (the
+ * exact crop window, as `ffmpeg -flags unaligned -threads 1`), then `filter` (or NULL) with
  * libavfilter single-threaded, then conversion to `out_format` (or NONE)
  * with one whole-frame swscale call. */
 int t_ref_decode(const TClip *clip, const char *filter, enum AVPixelFormat out_format, TSums *out);
+/* Plain libavcodec, one thread, without AV_CODEC_FLAG_UNALIGNED: a left
+ * crop rounded down to keep the data pointers aligned. */
+int t_lavc_decode_aligned(const TClip *clip, TSums *out);
 /* Plain libavcodec with its own threads (FF_THREAD_SLICE or FF_THREAD_FRAME). */
 int t_lavc_decode(const TClip *clip, int thread_type, int thread_count, TSums *out);
 

@@ -14,7 +14,7 @@ DF_MEDIA_TEST=(
     h264_cabac_slices8.mkv h264_cavlc_slices4.mkv h264_mbaff.mkv h264_422.mkv h264_odd.mkv
     h264_single.mkv hevc_wpp8.mkv hevc_wpp10.mkv hevc_wpp_slices.mkv hevc_nowpp.mkv
     mpeg2_prog.mkv mpeg2_int.mkv h264_cabac_slices8.h264 mpeg2_prog.m2v h264_sizes.h264
-    play_h264_10s.mkv
+    play_h264_10s.mkv h264_crop.mkv hevc_crop.mkv mpeg2_odd.mkv mpeg2_sizes.m2v
 )
 DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_h264_1080p_single.mkv bench_hevc_1080p_wpp.mkv
                 bench_mpeg2_1080p.mkv)
@@ -36,12 +36,23 @@ df_media_args() {
     h264_single) echo "640x360 24 $x264 $gop:slices=1" ;;
     h264_size_a) echo "640x360 8 $x264 keyint=4:slices=4" ;;
     h264_size_b) echo "352x288 8 $x264 keyint=4:slices=4" ;;
+    mpeg2_size_a) echo "640x360 8 -c:v mpeg2video -g 4 -bf 0 -b:v 2M" ;;
+    mpeg2_size_b) echo "352x576 8 -c:v mpeg2video -g 4 -bf 0 -b:v 2M" ;;
     hevc_wpp8) echo "640x360 16 $x265:wpp=1" ;;
     hevc_wpp10) echo "640x360 16 -pix_fmt yuv420p10le $x265:wpp=1" ;;
     hevc_wpp_slices) echo "640x360 16 $x265:wpp=1:slices=4" ;;
     hevc_nowpp) echo "640x360 16 $x265:wpp=0" ;;
     mpeg2_prog) echo "640x360 24 -c:v mpeg2video -g 8 -bf 2 -flags +cgop -sc_threshold 1000000000 -b:v 3M" ;;
     mpeg2_int) echo "720x576 16 -c:v mpeg2video -g 8 -bf 2 -flags +cgop+ildct+ilme -sc_threshold 1000000000 -top 1 -b:v 4M" ;;
+    # Crop windows with a left offset that keeps no alignment (26 luma
+    # samples): libavcodec gives the exact window only with -flags unaligned.
+    # H.264: 352x208 coded, frame_cropping 26,6,0,10 -> 326x192.
+    h264_crop) echo "352x200 16 $x264 $gop:slices=4:crop-rect=26,6,0,2" ;;
+    # HEVC: x265 pads 350x202 to 352x208 (a right/bottom conformance
+    # window), hevc_metadata then rewrites the window to 26,6,2,6 -> 324x196.
+    hevc_crop) echo "350x202 16 $x265:wpp=1 -bsf:v hevc_metadata=crop_left=26:crop_right=2:crop_top=6:crop_bottom=6" ;;
+    # MPEG-2: horizontal_size x vertical_size 718x398 in a 720x400 macroblock grid.
+    mpeg2_odd) echo "718x398 12 -c:v mpeg2video -g 6 -bf 2 -flags +cgop -sc_threshold 1000000000 -b:v 2M" ;;
     play_h264_10s) echo "320x240 250 $x264 keyint=25:slices=4" ;;
     bench_h264_1080p_slices8) echo "1920x1080 240 $x264 keyint=50:slices=8" ;;
     bench_h264_1080p_single) echo "1920x1080 240 $x264 keyint=50:slices=1" ;;
@@ -60,11 +71,14 @@ df_media_make() {
     ext=${name##*.}
     [ -s "$dir/$name" ] && return 0
     mkdir -p "$dir"
-    if [ "$name" = h264_sizes.h264 ]; then
-        # Resolution changes mid-stream: 640x360, 352x288, 640x360 Annex-B.
-        df_media_make "$dir" h264_size_a.h264
-        df_media_make "$dir" h264_size_b.h264
-        cat "$dir/h264_size_a.h264" "$dir/h264_size_b.h264" "$dir/h264_size_a.h264" >"$dir/$name.tmp"
+    if [ "$name" = h264_sizes.h264 ] || [ "$name" = mpeg2_sizes.m2v ]; then
+        # Resolution changes mid-stream: a, b, a of the same codec (H.264
+        # 640x360, 352x288; MPEG-2 640x360, 352x576: 23 then 36 macroblock
+        # rows, so libavcodec sizes its slice contexts again).
+        local c=${name%%_*}
+        df_media_make "$dir" "${c}_size_a.$ext"
+        df_media_make "$dir" "${c}_size_b.$ext"
+        cat "$dir/${c}_size_a.$ext" "$dir/${c}_size_b.$ext" "$dir/${c}_size_a.$ext" >"$dir/$name.tmp"
         mv "$dir/$name.tmp" "$dir/$name"
         return 0
     fi
