@@ -7,7 +7,7 @@
  * are the output queue too: O(k) runs in order, and receive_frame takes
  * frames from the oldest slot once its group is done, waiting (or, on a
  * worker, helping) until then. */
-#include "internal.h"
+#include "media_internal.h"
 
 #include <libavutil/pixdesc.h>
 #include <pthread.h>
@@ -93,7 +93,7 @@ void df_frame_list_clear(DfFrameList *l)
 
 void df_slot_error(DfSlot *s, int64_t pts, int code, const char *fmt, ...)
 {
-    DF_CTR_ADD(s->dec, decode_errors, 1);
+    DF_MEDIA_CTR_ADD(s->dec, decode_errors, 1);
     if (s->n_errors == DF_SLOT_ERRORS) {
         s->lost_errors++;
         return;
@@ -127,7 +127,7 @@ static void decode(DfDecoder *dec, DfSlot *s, bool skip_nonref)
     AVCodecContext *avctx = dec->avctx;
 
     dec->cur_slot = s;
-    DF_CTR_ADD(dec, decode_calls, 1);
+    DF_MEDIA_CTR_ADD(dec, decode_calls, 1);
     if (skip_nonref)
         avctx->skip_frame = AVDISCARD_NONREF;
 #if !DF_LAVC_COPY_OPAQUE
@@ -163,7 +163,7 @@ static void decode(DfDecoder *dec, DfSlot *s, bool skip_nonref)
             }
             break;
         }
-        DF_CTR_ADD(dec, frames_decoded, 1);
+        DF_MEDIA_CTR_ADD(dec, frames_decoded, 1);
 #if !DF_LAVC_COPY_OPAQUE
         f->opaque = (void *)(intptr_t)f->reordered_opaque;
 #endif
@@ -174,7 +174,7 @@ static void decode(DfDecoder *dec, DfSlot *s, bool skip_nonref)
         DfRowMap map;
         df_hooks_lookup(dec, f, &map);
         if (map.n >= 2)
-            DF_CTR_ADD(dec, frames_with_jobs, 1);
+            DF_MEDIA_CTR_ADD(dec, frames_with_jobs, 1);
         int64_t pts_ns = df_ts_to_ns(
             dec, f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts);
         int64_t unknown = INT64_MIN;
@@ -615,12 +615,12 @@ static int take(DfDecoder *dec, AVFrame *frame, bool wait)
             if (!it->frame || it->error)
                 continue;
             if (dropped) {
-                DF_CTR_ADD(dec, frames_dropped, 1);
+                DF_MEDIA_CTR_ADD(dec, frames_dropped, 1);
                 continue;
             }
             av_frame_move_ref(frame, it->frame);
             av_frame_free(&it->frame);
-            DF_CTR_ADD(dec, frames_out, 1);
+            DF_MEDIA_CTR_ADD(dec, frames_out, 1);
             return 0;
         }
         if (s->eof)
@@ -674,7 +674,7 @@ int df_decoder_send_packet(DfDecoder *dec, const AVPacket *pkt)
     if (!drain && dec->n_slots >= dec->cfg.max_in_flight)
         return AVERROR(EAGAIN);
     if (!drain)
-        DF_CTR_ADD(dec, packets, 1);
+        DF_MEDIA_CTR_ADD(dec, packets, 1);
     if (!dec->decided) {
         if (!drain) {
             if (dec->n_probe == dec->cap_probe) {

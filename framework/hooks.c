@@ -21,7 +21,7 @@
  * co-located rows of the pictures decoded before it as its inputs, so that
  * cost-local runs it where the same band was decoded last and traces (and
  * dfsim) see the bytes that cross workers. */
-#include "internal.h"
+#include "media_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -71,9 +71,9 @@ static void record(DfDecoder *dec, const int *workers, const uint64_t *ids, int 
     const int nw = dec->n_workers;
     for (int i = 0; i < count; i++)
         if (workers[i] >= 0 && workers[i] < 64 && workers[i] < nw)
-            DF_CTR_ADD(dec, jobs_per_worker[workers[i]], 1);
-    DF_CTR_ADD(dec, slice_calls, 1);
-    DF_CTR_ADD(dec, slice_jobs, count);
+            DF_MEDIA_CTR_ADD(dec, jobs_per_worker[workers[i]], 1);
+    DF_MEDIA_CTR_ADD(dec, slice_calls, 1);
+    DF_MEDIA_CTR_ADD(dec, slice_jobs, count);
     DfPicTable *t = &dec->pics;
     if (t->cur < 0)
         return;

@@ -13,7 +13,7 @@
  *      its own (row-local conversions: planar <-> semi-planar, depth);
  *   3. otherwise the whole frame in band 0.
  * Output therefore always equals single-threaded whole-frame swscale. */
-#include "internal.h"
+#include "media_internal.h"
 
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
@@ -343,7 +343,7 @@ void df_output_band(DfTask *t, void *arg)
         worked = true;
     }
     if (worked)
-        DF_CTR_ADD(dec, bands, 1);
+        DF_MEDIA_CTR_ADD(dec, bands, 1);
 }
 
 void df_output_band_cancel(DfTask *t, void *arg)

@@ -9,7 +9,7 @@
  *  - MPEG-1/2 always (row bands);
  * anything else falls back to frame threading, which is opaque to the
  * scheduler and adds frame_threads - 1 frames of delay. */
-#include "internal.h"
+#include "media_internal.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* Decoder counters and the packet-to-frame latency distribution. */
-#include "internal.h"
+#include "media_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -14,7 +14,7 @@
  * R(k-1,b) -> R(k,b) keeps one band's swscale context to one task at a
  * time and costs nothing in practice (bands of successive frames are far
  * apart in time). */
-#include "internal.h"
+#include "media_internal.h"
 
 #include <libavutil/pixdesc.h>
 #include <stdlib.h>

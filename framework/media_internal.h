@@ -12,8 +12,8 @@
  *    swscale context is used by one task at a time.
  *  - Counters are relaxed atomics; the latency ring has a mutex (once per
  *    frame, never held while waiting). */
-#ifndef DFMEDIA_INTERNAL_H
-#define DFMEDIA_INTERNAL_H
+#ifndef DFMEDIA_MEDIA_INTERNAL_H
+#define DFMEDIA_MEDIA_INTERNAL_H
 
 #include "dfmedia.h"
 #include "lavcompat.h"
@@ -309,7 +309,7 @@ int df_err(DfError *err, int code, const char *fmt, ...) __attribute__((format(p
 /* Stream time of `ts` (in dec->tb) in ns, INT64_MIN for AV_NOPTS_VALUE. */
 int64_t df_ts_to_ns(const DfDecoder *dec, int64_t ts);
 
-#define DF_CTR_ADD(dec, field, v)                                                                  \
+#define DF_MEDIA_CTR_ADD(dec, field, v)                                                            \
     atomic_fetch_add_explicit(&(dec)->ctr.field, (uint64_t)(v), memory_order_relaxed)
 
 #endif
