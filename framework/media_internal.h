@@ -180,10 +180,21 @@ typedef struct DfSlot {
     int lost_errors;
 } DfSlot;
 
+/* slot.c: frame lists and per-slot errors (what D, F and R produce), and
+ * the queue of slots (the caller thread's). */
 int df_frame_list_add(DfFrameList *l, AVFrame *frame, const DfRowMap *map);
 void df_frame_list_clear(DfFrameList *l);
 void df_slot_error(DfSlot *s, int64_t pts, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Queue a slot for `pkt` (NULL: the drain) with its graph instance. */
+int df_slot_enqueue(DfDecoder *dec, const AVPacket *pkt);
+/* Next frame of the oldest slots into `frame`; waits for a slot's group
+ * when `wait`, else AVERROR(EAGAIN). */
+int df_slot_take(DfDecoder *dec, AVFrame *frame, bool wait);
+/* Free the oldest slots that are done and hold no frame to take. */
+void df_slot_reclaim(DfDecoder *dec);
+/* Cancel every queued slot, wait for its tasks and free it. */
+void df_slot_cancel_all(DfDecoder *dec);
 
 /* ---------------------------------------------------------------- graph */
 
@@ -212,7 +223,7 @@ void df_graph_add_row_inputs(DfDecoder *dec, uint64_t *acc, DfNode *node, const 
 /* Submit the R nodes of a slot after adding their inputs (producer task). */
 void df_graph_submit_bands(DfDecoder *dec, DfSlot *s, bool prepared);
 
-/* Task bodies of D (decoder.c) and F (filter.c). */
+/* Task bodies of D (decode_task.c) and F (filter.c). */
 void df_decode_task(DfTask *t, void *arg);
 void df_decode_task_cancel(DfTask *t, void *arg);
 void df_filter_task(DfTask *t, void *arg);
@@ -302,11 +313,19 @@ struct DfDecoder {
     DfLatency lat;
 };
 
+/* decode_task.c: open the codec with the threading plan (on the caller at
+ * creation, or in the first D task), or once without threads to check
+ * the parameters. */
+int df_open_codec(DfDecoder *dec, DfError *err);
+int df_check_codec(DfDecoder *dec, DfError *err);
+
+/* log.c */
 void df_log(const DfDecoder *dec, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int df_err(DfError *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Stream time of `ts` (in dec->tb) in ns, INT64_MIN for AV_NOPTS_VALUE. */
+/* Stream time of `ts` (in dec->tb) in ns, INT64_MIN for AV_NOPTS_VALUE
+ * (slot.c). */
 int64_t df_ts_to_ns(const DfDecoder *dec, int64_t ts);
 
 #define DF_MEDIA_CTR_ADD(dec, field, v)                                                            \
