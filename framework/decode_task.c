@@ -79,13 +79,11 @@ static void decode(DfDecoder *dec, DfSlot *s, bool skip_nonref)
             df_slot_error(s, AV_NOPTS_VALUE, AVERROR(ENOMEM), "out of memory");
         }
     }
-    /* libavcodec's MPEG-1/2 decoder drops a picture whose headers are
-     * broken without a word; every packet from a parser holds a picture,
-     * so a packet that allocated none lost one. */
+    /* A codec whose packets each hold a picture (DfCodecOps) lost one when
+     * a packet allocated none: libavcodec may drop it without a word. */
     if (sent >= 0 && s->pkt && s->pkt->size > 0 && !skip_nonref &&
         dec->plan.mode != DF_THREADING_FRAME && pictures == dec->pics.allocated &&
-        (dec->par->codec_id == AV_CODEC_ID_MPEG2VIDEO ||
-         dec->par->codec_id == AV_CODEC_ID_MPEG1VIDEO))
+        dec->codec_ops->packet_is_picture)
         df_slot_error(s, s->pkt->pts, AVERROR_INVALIDDATA,
                       "packet pts %" PRId64 ": no picture decoded (corrupt or truncated)",
                       s->pkt->pts);
@@ -126,7 +124,8 @@ void df_decode_task_cancel(DfTask *t, void *arg)
 int df_open_codec(DfDecoder *dec, DfError *err)
 {
     char e[AV_ERROR_MAX_STRING_SIZE];
-    df_threading_plan(&dec->cfg, dec->par, dec->codec, &dec->probe, dec->n_workers, &dec->plan);
+    df_threading_plan(&dec->cfg, dec->par, dec->codec, dec->codec_ops, &dec->probe, dec->n_workers,
+                      &dec->plan);
     AVCodecContext *avctx = avcodec_alloc_context3(dec->codec);
     if (!avctx)
         return df_err(err, AVERROR(ENOMEM), "out of memory");

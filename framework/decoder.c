@@ -42,7 +42,7 @@ static void fit_delay_budget(DfDecoder *dec)
     if (budget < 0)
         return;
     DfThreadPlan pl;
-    df_threading_plan(cfg, dec->par, dec->codec, &dec->probe, dec->n_workers, &pl);
+    df_threading_plan(cfg, dec->par, dec->codec, dec->codec_ops, &dec->probe, dec->n_workers, &pl);
     int frame_delay = 0;
     if (pl.mode == DF_THREADING_FRAME && pl.thread_count - 1 > budget) {
         /* 1 frame thread: plan_frame() falls back to a single thread. */
@@ -117,6 +117,7 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
         dec->cfg.max_in_flight = dec->cfg.max_delay_frames + 1;
     dec->cfg.filter = NULL;
     dec->codec = codec;
+    dec->codec_ops = df_codec_find(par->codec_id);
     dec->tb = time_base.num > 0 && time_base.den > 0 ? time_base : AV_TIME_BASE_Q;
     atomic_init(&dec->opened, false);
     atomic_init(&dec->out_format, -1);
@@ -148,7 +149,8 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
         if (ret < 0)
             goto fail;
     }
-    if (dec->cfg.threading == DF_THREADING_AUTO && !df_threading_probe_init(&dec->probe, par)) {
+    if (dec->cfg.threading == DF_THREADING_AUTO &&
+        !df_codec_probe_init(dec->codec_ops, &dec->probe, par)) {
         ret = df_check_codec(dec, err);
     } else {
         dec->decided = true;
@@ -215,7 +217,7 @@ int df_decoder_send_packet(DfDecoder *dec, const AVPacket *pkt)
             if (!(dec->probe_pkts[dec->n_probe] = av_packet_clone(pkt)))
                 return AVERROR(ENOMEM);
             dec->n_probe++;
-            if (!df_threading_probe_packet(&dec->probe, dec->par, pkt) &&
+            if (!df_codec_probe_packet(dec->codec_ops, &dec->probe, pkt) &&
                 dec->n_probe < MAX_PROBE_PACKETS)
                 return 0;
         }

@@ -15,6 +15,7 @@
 #ifndef DFMEDIA_MEDIA_INTERNAL_H
 #define DFMEDIA_MEDIA_INTERNAL_H
 
+#include "codec/codec.h"
 #include "dfmedia.h"
 #include "lavcompat.h"
 
@@ -100,15 +101,6 @@ void df_hooks_lookup(DfDecoder *dec, const AVFrame *frame, DfRowMap *out);
 
 /* ------------------------------------------------------------ threading */
 
-typedef struct DfProbe {
-    int nal_length_size; /* 0: Annex-B */
-    int vcl_seen;
-    int multi_slice; /* H.264: a slice with first_mb_in_slice > 0 */
-    int pps_seen;    /* HEVC */
-    int wpp, tiles;
-    int packets;
-} DfProbe;
-
 typedef struct DfThreadPlan {
     DfThreading mode; /* SLICE, FRAME or NONE */
     int thread_count;
@@ -116,15 +108,10 @@ typedef struct DfThreadPlan {
     char reason[192];
 } DfThreadPlan;
 
-/* Start probing for `par` (reads extradata).  Returns 1 when the plan is
- * already known, 0 when packets are needed. */
-int df_threading_probe_init(DfProbe *p, const AVCodecParameters *par);
-/* Feed a packet; returns 1 once the stream's structure is known. */
-int df_threading_probe_packet(DfProbe *p, const AVCodecParameters *par, const AVPacket *pkt);
 /* Decide how libavcodec is run. */
 void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
-                       const AVCodec *codec, const DfProbe *probe, int n_workers,
-                       DfThreadPlan *plan);
+                       const AVCodec *codec, const DfCodecOps *ops, const DfProbe *probe,
+                       int n_workers, DfThreadPlan *plan);
 
 /* --------------------------------------------------------------- filter */
 
@@ -276,10 +263,11 @@ struct DfDecoder {
     AVCodecParameters *par;
     AVRational tb;
     const AVCodec *codec;
-    AVCodecContext *avctx; /* NULL until the threading plan is known */
-    DfThreadPlan plan;     /* written by whoever opens the codec, before `opened` */
-    atomic_bool opened;    /* avctx open and plan final (release/acquire) */
-    bool decided;          /* caller thread: the stream was probed, slots flow */
+    const DfCodecOps *codec_ops; /* what the framework knows of the codec */
+    AVCodecContext *avctx;       /* NULL until the threading plan is known */
+    DfThreadPlan plan;           /* written by whoever opens the codec, before `opened` */
+    atomic_bool opened;          /* avctx open and plan final (release/acquire) */
+    bool decided;                /* caller thread: the stream was probed, slots flow */
     DfProbe probe;
     AVPacket **probe_pkts; /* held while `auto` probes the stream */
     int n_probe, cap_probe;
