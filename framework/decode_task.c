@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <string.h>
 
-static void decode(DfDecoder *dec, DfSlot *s, bool skip_nonref)
+static void decode(DfDecoder *dec, DfMediaSlot *s, bool skip_nonref)
 {
     DfFrameList *dst = dec->filter ? &s->decoded : &s->out;
     char e[AV_ERROR_MAX_STRING_SIZE];
@@ -97,7 +97,7 @@ static void decode(DfDecoder *dec, DfSlot *s, bool skip_nonref)
 
 void df_decode_task(DfTask *t, void *arg)
 {
-    DfSlot *s = arg;
+    DfMediaSlot *s = arg;
     DfDecoder *dec = s->dec;
     decode(dec, s, false);
     if (!dec->filter) {
@@ -111,7 +111,7 @@ void df_decode_task(DfTask *t, void *arg)
  * references it would break; only non-reference pictures are skipped. */
 void df_decode_task_cancel(DfTask *t, void *arg)
 {
-    DfSlot *s = arg;
+    DfMediaSlot *s = arg;
     DfDecoder *dec = s->dec;
     if (!atomic_load_explicit(&s->discard, memory_order_acquire))
         decode(dec, s, true);

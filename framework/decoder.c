@@ -330,7 +330,7 @@ int df_decoder_drop_late(DfDecoder *dec, int64_t ns)
     if (!dec)
         return AVERROR(EINVAL);
     int n = 0;
-    for (DfSlot *s = dec->head; s; s = s->next) {
+    for (DfMediaSlot *s = dec->head; s; s = s->next) {
         if (atomic_load_explicit(&s->dropped, memory_order_relaxed))
             continue;
         int64_t pts = atomic_load_explicit(&s->out_pts_ns, memory_order_relaxed);

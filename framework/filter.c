@@ -329,7 +329,7 @@ int df_filter_push(DfFilter *f, AVFrame *in, const DfRowMap *map, DfFilterSink s
 
 static int add_out(void *opaque, AVFrame *frame, const DfRowMap *map)
 {
-    DfSlot *s = opaque;
+    DfMediaSlot *s = opaque;
     int ret = df_frame_list_add(&s->out, frame, map);
     if (ret < 0)
         av_frame_free(&frame);
@@ -338,7 +338,7 @@ static int add_out(void *opaque, AVFrame *frame, const DfRowMap *map)
 
 void df_filter_task(DfTask *t, void *arg)
 {
-    DfSlot *s = arg;
+    DfMediaSlot *s = arg;
     DfDecoder *dec = s->dec;
     DfFilter *f = dec->filter;
     f->deadline = s->deadline;
@@ -369,7 +369,7 @@ void df_filter_task(DfTask *t, void *arg)
 
 void df_filter_task_cancel(DfTask *t, void *arg)
 {
-    DfSlot *s = arg;
+    DfMediaSlot *s = arg;
     df_frame_list_clear(&s->decoded);
     df_graph_submit_bands(s->dec, s, false);
 }

@@ -182,7 +182,7 @@ static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
     /* Job node ids name the producers of the rows in the bands' inputs;
      * only as many as the row map keeps (DF_ROWMAP_MAX >= STACK_WORKERS). */
     uint64_t stack_ids[STACK_WORKERS];
-    const DfSlot *slot = dec->cur_slot;
+    const DfMediaSlot *slot = dec->cur_slot;
     RefInputs refs;
     find_refs(dec, count, &refs);
     DfJobs jobs = {

@@ -145,8 +145,8 @@ typedef struct DfFrameList {
     int n, cap;
 } DfFrameList;
 
-typedef struct DfSlot {
-    struct DfSlot *next;
+typedef struct DfMediaSlot {
+    struct DfMediaSlot *next;
     DfDecoder *dec;
     uint64_t seq;
     AVPacket *pkt;              /* NULL: drain */
@@ -165,13 +165,13 @@ typedef struct DfSlot {
     int n_errors;
     DfDecodeError errors[DF_SLOT_ERRORS];
     int lost_errors;
-} DfSlot;
+} DfMediaSlot;
 
 /* slot.c: frame lists and per-slot errors (what D, F and R produce), and
  * the queue of slots (the caller thread's). */
 int df_frame_list_add(DfFrameList *l, AVFrame *frame, const DfRowMap *map);
 void df_frame_list_clear(DfFrameList *l);
-void df_slot_error(DfSlot *s, int64_t pts, int code, const char *fmt, ...)
+void df_slot_error(DfMediaSlot *s, int64_t pts, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Queue a slot for `pkt` (NULL: the drain) with its graph instance. */
 int df_slot_enqueue(DfDecoder *dec, const AVPacket *pkt);
@@ -196,7 +196,7 @@ typedef struct DfGraph {
 int df_graph_setup(DfDecoder *dec, DfGraph *g, DfError *err);
 void df_graph_teardown(DfGraph *g);
 /* Instantiate the table for slot `s` after `prev` (may be NULL). */
-int df_graph_new_instance(DfDecoder *dec, DfSlot *s, DfInstance *prev);
+int df_graph_new_instance(DfDecoder *dec, DfMediaSlot *s, DfInstance *prev);
 /* Rows [y0, y1) of band b of n over height h, aligned to `align`. */
 void df_band_rows(int h, int n, int b, int align, int *y0, int *y1);
 /* Bytes of frame rows per luma row (all planes). */
@@ -208,7 +208,7 @@ uint64_t df_row_bytes(const AVFrame *f);
 void df_graph_add_row_inputs(DfDecoder *dec, uint64_t *acc, DfNode *node, const DfRowMap *map,
                              int h, int y0, int y1, uint64_t row_bytes, int module);
 /* Submit the R nodes of a slot after adding their inputs (producer task). */
-void df_graph_submit_bands(DfDecoder *dec, DfSlot *s, bool prepared);
+void df_graph_submit_bands(DfDecoder *dec, DfMediaSlot *s, bool prepared);
 
 /* Task bodies of D (decode_task.c) and F (filter.c). */
 void df_decode_task(DfTask *t, void *arg);
@@ -222,7 +222,7 @@ typedef struct DfConv DfConv;
 void df_conv_unref(DfConv **c);
 /* Producer side: give every item of s->out its destination (get_output,
  * conversion); called before the R bands are submitted. */
-void df_output_prepare(DfDecoder *dec, DfSlot *s);
+void df_output_prepare(DfDecoder *dec, DfMediaSlot *s);
 void df_output_band(DfTask *t, void *arg); /* R body */
 void df_output_band_cancel(DfTask *t, void *arg);
 void df_output_order(DfTask *t, void *arg); /* O body */
@@ -232,13 +232,13 @@ void df_output_free(DfDecoder *dec);
 
 /* ---------------------------------------------------------------- stats */
 
-typedef struct DfCounters {
+typedef struct DfMediaCounters {
     _Atomic uint64_t packets, frames_out, frames_dropped, decode_errors, decode_calls;
     _Atomic uint64_t frames_decoded, frames_with_jobs;
     _Atomic uint64_t slice_calls, slice_jobs, filter_calls, filter_jobs, bands;
     _Atomic uint64_t jobs_per_worker[64];
     _Atomic uint64_t filter_jobs_per_worker[64];
-} DfCounters;
+} DfMediaCounters;
 
 typedef struct DfLatency {
     pthread_mutex_t lock;
@@ -276,7 +276,7 @@ struct DfDecoder {
     DfFilter *filter;
     DfPool *pool;
     DfPicTable pics;        /* D chain */
-    DfSlot *cur_slot;       /* D chain: slot whose D is running */
+    DfMediaSlot *cur_slot;  /* D chain: slot whose D is running */
     struct DfConv *conv;    /* producer chain: current conversion */
     uint64_t *worker_bytes; /* producer chain scratch, n_workers */
     uint64_t *ref_bytes;    /* D chain scratch (slice jobs' inputs), n_workers */
@@ -287,7 +287,7 @@ struct DfDecoder {
      * been counted out yet: deadlines follow output order (enqueue). */
     int64_t reorder_pts[DF_REORDER_MAX];
     int n_reorder;
-    DfSlot *head, *tail;
+    DfMediaSlot *head, *tail;
     int n_slots;
     uint64_t seq;
     DfInstance *last_inst; /* prev for the next instance; owned here */
@@ -297,7 +297,7 @@ struct DfDecoder {
 
     atomic_int out_format, out_width, out_height;
     atomic_int has_b_frames;
-    DfCounters ctr;
+    DfMediaCounters ctr;
     DfLatency lat;
 };
 

@@ -67,7 +67,7 @@ void df_decoder_stats(const DfDecoder *dec, DfDecoderStats *out)
     if (!dec)
         return;
     DfDecoder *d = (DfDecoder *)dec;
-    const DfCounters *c = &dec->ctr;
+    const DfMediaCounters *c = &dec->ctr;
     out->packets = LOAD(packets);
     out->frames_out = LOAD(frames_out);
     out->frames_dropped = LOAD(frames_dropped);

@@ -251,7 +251,7 @@ void df_output_free(DfDecoder *dec)
     df_conv_unref(&dec->conv);
 }
 
-void df_output_prepare(DfDecoder *dec, DfSlot *s)
+void df_output_prepare(DfDecoder *dec, DfMediaSlot *s)
 {
     const enum AVPixelFormat want = dec->cfg.out_format;
     for (int i = 0; i < s->out.n; i++) {
@@ -313,7 +313,7 @@ static void copy_band(const AVFrame *src, AVFrame *dst, int y0, int y1)
 
 void df_output_band(DfTask *t, void *arg)
 {
-    DfSlot *s = arg;
+    DfMediaSlot *s = arg;
     DfDecoder *dec = s->dec;
     const int b = df_task_index(t), nb = dec->graph.n_bands;
     bool worked = false;
@@ -352,7 +352,7 @@ void df_output_band_cancel(DfTask *t, void *arg)
 
 void df_output_order(DfTask *t, void *arg)
 {
-    DfSlot *s = arg;
+    DfMediaSlot *s = arg;
     DfDecoder *dec = s->dec;
     const int64_t now = df_now_ns();
     for (int i = 0; i < s->out.n; i++) {
@@ -377,6 +377,6 @@ void df_output_order(DfTask *t, void *arg)
 
 void df_output_order_cancel(DfTask *t, void *arg)
 {
-    DfSlot *s = arg;
+    DfMediaSlot *s = arg;
     atomic_store_explicit(&s->dropped, true, memory_order_relaxed);
 }

@@ -48,7 +48,7 @@ void df_frame_list_clear(DfFrameList *l)
     l->n = l->cap = 0;
 }
 
-void df_slot_error(DfSlot *s, int64_t pts, int code, const char *fmt, ...)
+void df_slot_error(DfMediaSlot *s, int64_t pts, int code, const char *fmt, ...)
 {
     DF_MEDIA_CTR_ADD(s->dec, decode_errors, 1);
     if (s->n_errors == DF_SLOT_ERRORS) {
@@ -66,7 +66,7 @@ void df_slot_error(DfSlot *s, int64_t pts, int code, const char *fmt, ...)
 
 /* ------------------------------------------------------------ queue */
 
-static void slot_free(DfDecoder *dec, DfSlot *s)
+static void slot_free(DfDecoder *dec, DfMediaSlot *s)
 {
     df_group_release(s->group);
     if (s->inst == dec->last_inst)
@@ -116,7 +116,7 @@ static int64_t output_pts(DfDecoder *dec, int64_t pts)
 
 int df_slot_enqueue(DfDecoder *dec, const AVPacket *pkt)
 {
-    DfSlot *s = calloc(1, sizeof(*s));
+    DfMediaSlot *s = calloc(1, sizeof(*s));
     if (!s)
         return AVERROR(ENOMEM);
     s->dec = dec;
@@ -165,7 +165,7 @@ int df_slot_enqueue(DfDecoder *dec, const AVPacket *pkt)
      * alive with its slot if that is still queued. */
     DfInstance *old = dec->last_inst;
     bool old_queued = false;
-    for (DfSlot *q = dec->head; q; q = q->next)
+    for (DfMediaSlot *q = dec->head; q; q = q->next)
         if (q->inst == old)
             old_queued = true;
     if (old && !old_queued)
@@ -182,7 +182,7 @@ int df_slot_enqueue(DfDecoder *dec, const AVPacket *pkt)
 
 static void pop_head(DfDecoder *dec)
 {
-    DfSlot *s = dec->head;
+    DfMediaSlot *s = dec->head;
     dec->head = s->next;
     if (!dec->head)
         dec->tail = NULL;
@@ -190,7 +190,7 @@ static void pop_head(DfDecoder *dec)
     slot_free(dec, s);
 }
 
-static void move_errors(DfDecoder *dec, DfSlot *s)
+static void move_errors(DfDecoder *dec, DfMediaSlot *s)
 {
     for (int i = 0; i < s->n_errors; i++) {
         if (dec->err_n == DF_ERROR_RING) {
@@ -208,7 +208,7 @@ int df_slot_take(DfDecoder *dec, AVFrame *frame, bool wait)
 {
     av_frame_unref(frame);
     for (;;) {
-        DfSlot *s = dec->head;
+        DfMediaSlot *s = dec->head;
         if (!s)
             return dec->eof ? AVERROR_EOF : AVERROR(EAGAIN);
         if (!df_group_done(s->group)) {
@@ -241,7 +241,7 @@ int df_slot_take(DfDecoder *dec, AVFrame *frame, bool wait)
 void df_slot_reclaim(DfDecoder *dec)
 {
     while (dec->head && df_group_done(dec->head->group)) {
-        DfSlot *s = dec->head;
+        DfMediaSlot *s = dec->head;
         bool frames = false;
         if (!atomic_load_explicit(&s->dropped, memory_order_relaxed))
             for (int i = s->taken; i < s->out.n; i++)
@@ -255,11 +255,11 @@ void df_slot_reclaim(DfDecoder *dec)
 
 void df_slot_cancel_all(DfDecoder *dec)
 {
-    for (DfSlot *s = dec->head; s; s = s->next) {
+    for (DfMediaSlot *s = dec->head; s; s = s->next) {
         atomic_store_explicit(&s->discard, true, memory_order_release);
         df_group_cancel(s->group);
     }
-    for (DfSlot *s = dec->head; s; s = s->next)
+    for (DfMediaSlot *s = dec->head; s; s = s->next)
         df_sched_wait(dec->sched, s->group);
     while (dec->head)
         pop_head(dec);
