@@ -67,6 +67,7 @@
 #endif
 
 #include "gstdfdec.h"
+#include "dfdec_codecs.h"
 
 #include "dfsched_trace.h"
 #include "lavcompat.h"
@@ -211,14 +212,7 @@ G_DEFINE_TYPE(GstDfDec, gst_df_dec, GST_TYPE_VIDEO_DECODER);
  * (docs/dfdec.md). */
 GST_ELEMENT_REGISTER_DEFINE(dfdec, "dfdec", GST_RANK_SECONDARY, GST_TYPE_DF_DEC);
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
-    "sink", GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS("video/x-h264, stream-format = (string) { byte-stream, avc, avc3 }, "
-                    "alignment = (string) au; "
-                    "video/x-h265, stream-format = (string) { byte-stream, hvc1, hev1 }, "
-                    "alignment = (string) au; "
-                    "video/mpeg, mpegversion = (int) { 1, 2 }, systemstream = (boolean) false"));
-
+/* The sink template is built from the codec table (dfdec_codecs.c). */
 #define SRC_FORMATS                                                                                \
     "{ I420, Y42B, Y444, Y41B, I420_10LE, I422_10LE, Y444_10LE, I420_12LE, I422_12LE, "            \
     "Y444_12LE, NV12, GRAY8, GBR, GBR_10LE, GBR_12LE }"
@@ -666,24 +660,9 @@ static gboolean gst_df_dec_open_decoder(GstDfDec *self)
     if (!gst_df_dec_ensure_sched(self))
         return FALSE;
 
-    AVCodecParameters *par = avcodec_parameters_alloc();
+    AVCodecParameters *par = gst_df_dec_codecs_params(state, self->codec_id);
     if (!par)
         return FALSE;
-    par->codec_type = AVMEDIA_TYPE_VIDEO;
-    par->codec_id = self->codec_id;
-    par->width = GST_VIDEO_INFO_WIDTH(&state->info);
-    par->height = GST_VIDEO_INFO_HEIGHT(&state->info);
-    if (state->codec_data) {
-        GstMapInfo map;
-        if (gst_buffer_map(state->codec_data, &map, GST_MAP_READ)) {
-            par->extradata = av_mallocz(map.size + AV_INPUT_BUFFER_PADDING_SIZE);
-            if (par->extradata) {
-                memcpy(par->extradata, map.data, map.size);
-                par->extradata_size = (int)map.size;
-            }
-            gst_buffer_unmap(state->codec_data, &map);
-        }
-    }
 
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
@@ -1134,17 +1113,7 @@ static gboolean gst_df_dec_stop(GstVideoDecoder *vdec)
 static gboolean gst_df_dec_set_format(GstVideoDecoder *vdec, GstVideoCodecState *state)
 {
     GstDfDec *self = GST_DF_DEC(vdec);
-    GstStructure *s = gst_caps_get_structure(state->caps, 0);
-    enum AVCodecID id = AV_CODEC_ID_NONE;
-    if (gst_structure_has_name(s, "video/x-h264")) {
-        id = AV_CODEC_ID_H264;
-    } else if (gst_structure_has_name(s, "video/x-h265")) {
-        id = AV_CODEC_ID_HEVC;
-    } else if (gst_structure_has_name(s, "video/mpeg")) {
-        int v = 0;
-        gst_structure_get_int(s, "mpegversion", &v);
-        id = v == 1 ? AV_CODEC_ID_MPEG1VIDEO : AV_CODEC_ID_MPEG2VIDEO;
-    }
+    const enum AVCodecID id = gst_df_dec_codecs_find(state->caps);
     if (id == AV_CODEC_ID_NONE)
         return FALSE;
     if (self->input_state && self->dec && gst_caps_is_equal(self->input_state->caps, state->caps))
@@ -1467,7 +1436,10 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
                          "pipelines, else as fast as possible)",
                          -1, MAX_FRAME_DELAY, DEFAULT_MAX_FRAME_DELAY, rw));
 
-    gst_element_class_add_static_pad_template(element_class, &sink_template);
+    GstCaps *sink_caps = gst_df_dec_codecs_sink_caps();
+    gst_element_class_add_pad_template(
+        element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, sink_caps));
+    gst_caps_unref(sink_caps);
     gst_element_class_add_static_pad_template(element_class, &src_template);
     gst_element_class_set_static_metadata(
         element_class, "dfmedia video decoder", "Codec/Decoder/Video",

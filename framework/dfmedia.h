@@ -26,6 +26,15 @@
 extern "C" {
 #endif
 
+/* libdfmedia is built with -fvisibility=hidden: what is declared here is
+ * the library's whole interface, internals stay inside it (a plugin that
+ * links the static library exports none of them). */
+#if defined(__GNUC__) || defined(__clang__)
+#define DF_MEDIA_API __attribute__((visibility("default")))
+#else
+#define DF_MEDIA_API
+#endif
+
 typedef struct DfDecoder DfDecoder;
 
 /* How libavcodec's own parallelism is used. */
@@ -37,10 +46,10 @@ typedef enum DfThreading {
 } DfThreading;
 
 /* "auto", "slice", "frame", "none". */
-const char *df_threading_name(DfThreading t);
+DF_MEDIA_API const char *df_threading_name(DfThreading t);
 
 /* Parse a threading name; returns 0 or AVERROR(EINVAL). */
-int df_threading_parse(const char *name, DfThreading *out);
+DF_MEDIA_API int df_threading_parse(const char *name, DfThreading *out);
 
 /* What a directly rendered picture needs: at least `linesize` bytes per row
  * (each a multiple of `align`), `height` rows per plane (scaled for chroma),
@@ -118,27 +127,27 @@ typedef struct DfDecoderConfig {
 /* Check a libavfilter description (syntax, filter names, options) on a
  * nominal 320x240 yuv420p input; 0 or an AVERROR with a message in `err`.
  * For refusing a bad filter before any stream arrives. */
-int df_filter_check(const char *desc, DfError *err);
+DF_MEDIA_API int df_filter_check(const char *desc, DfError *err);
 
 /* Fill `cfg` with the defaults above. */
-void df_decoder_config_init(DfDecoderConfig *cfg);
+DF_MEDIA_API void df_decoder_config_init(DfDecoderConfig *cfg);
 
 /* Create a decoder for `par` on `sched` (taking a reference on it); packet
  * timestamps are in `time_base`.  Bad codec parameters, an invalid filter
  * description or an unsupported format fail here with a message in `err`.
  * In `auto` threading the codec is opened for real at the first picture,
  * once the stream's slice structure is known. */
-int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time_base,
-                   const DfDecoderConfig *cfg, DfDecoder **out, DfError *err);
+DF_MEDIA_API int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time_base,
+                                const DfDecoderConfig *cfg, DfDecoder **out, DfError *err);
 
 /* Free a decoder (drops pending work) and set *dec to NULL. */
-void df_decoder_free(DfDecoder **dec);
+DF_MEDIA_API void df_decoder_free(DfDecoder **dec);
 
 /* Queue a packet (NULL or an empty packet starts draining).  Returns 0,
  * AVERROR(EAGAIN) when output must be received first, AVERROR_EOF after
  * draining started, or another error for a bad call.  Corrupt data is not an
  * error here: it is reported per frame. */
-int df_decoder_send_packet(DfDecoder *dec, const AVPacket *pkt);
+DF_MEDIA_API int df_decoder_send_packet(DfDecoder *dec, const AVPacket *pkt);
 
 /* Take the next frame in presentation order into `frame` (unref'd first).
  * Waits while decode work that may yield a frame is in flight.  Returns 0,
@@ -146,26 +155,26 @@ int df_decoder_send_packet(DfDecoder *dec, const AVPacket *pkt);
  * Frames carry libavcodec's pts, pkt_dts, duration (pkt_duration before
  * FFmpeg 6.0), best_effort_timestamp and decode_error_flags; frame->opaque
  * is the opaque of the AVPacket that sent the picture, with every FFmpeg. */
-int df_decoder_receive_frame(DfDecoder *dec, AVFrame *frame);
+DF_MEDIA_API int df_decoder_receive_frame(DfDecoder *dec, AVFrame *frame);
 
 /* Like df_decoder_receive_frame() but never waits: AVERROR(EAGAIN) when the
  * oldest frame in flight is not ready yet. */
-int df_decoder_try_receive_frame(DfDecoder *dec, AVFrame *frame);
+DF_MEDIA_API int df_decoder_try_receive_frame(DfDecoder *dec, AVFrame *frame);
 
 /* Drop every queued packet and pending frame, reset the codec and rebuild
  * the filter graph (seek).  Waits for the decoder's running tasks. */
-void df_decoder_flush(DfDecoder *dec);
+DF_MEDIA_API void df_decoder_flush(DfDecoder *dec);
 
 /* The threading actually in use ("slice", "frame" or "none"; "auto" until
  * the first picture) and why, e.g. why `auto` fell back to frame threads. */
-const char *df_decoder_threading(const DfDecoder *dec, const char **reason);
+DF_MEDIA_API const char *df_decoder_threading(const DfDecoder *dec, const char **reason);
 
 /* Output format, width and height once known (after the first frame), or -1. */
-int df_decoder_output_format(const DfDecoder *dec, int *width, int *height);
+DF_MEDIA_API int df_decoder_output_format(const DfDecoder *dec, int *width, int *height);
 
 /* Frames of delay between a packet and its picture: the codec's reorder
  * delay + (max_in_flight - 1) + (frame threads - 1 in frame threading). */
-int df_decoder_latency_frames(const DfDecoder *dec);
+DF_MEDIA_API int df_decoder_latency_frames(const DfDecoder *dec);
 
 /* Cancel the pending output of frames whose deadline is before `ns`
  * (QoS): their F/R/O nodes are skipped; receive_frame never returns them.
@@ -173,7 +182,7 @@ int df_decoder_latency_frames(const DfDecoder *dec);
  * deadline_offset_ns.  A D(k) not yet started still decodes (the codec's
  * state must advance) but skips non-reference pictures.  Returns how many
  * queued packets had their output cancelled. */
-int df_decoder_drop_late(DfDecoder *dec, int64_t ns);
+DF_MEDIA_API int df_decoder_drop_late(DfDecoder *dec, int64_t ns);
 
 /* One decode error: a packet libavcodec rejected or a frame it flagged. */
 typedef struct DfDecodeError {
@@ -185,7 +194,7 @@ typedef struct DfDecodeError {
 /* Take the oldest decode error not yet taken (errors are queued in decode
  * order as their frames are received; at most 64 are kept).  Returns 0, or
  * AVERROR(EAGAIN) when there is none. */
-int df_decoder_next_error(DfDecoder *dec, DfDecodeError *out);
+DF_MEDIA_API int df_decoder_next_error(DfDecoder *dec, DfDecodeError *out);
 
 typedef struct DfDecoderStats {
     uint64_t packets;                    /* packets sent */
@@ -211,11 +220,11 @@ typedef struct DfDecoderStats {
 } DfDecoderStats;
 
 /* Snapshot of the decoder's counters (any thread may call it). */
-void df_decoder_stats(const DfDecoder *dec, DfDecoderStats *out);
+DF_MEDIA_API void df_decoder_stats(const DfDecoder *dec, DfDecoderStats *out);
 
 /* Forget the latency samples so far (p50/p99/max start again), e.g. after
  * a warm-up whose cold first frames would otherwise dominate the p99. */
-void df_decoder_reset_latency(DfDecoder *dec);
+DF_MEDIA_API void df_decoder_reset_latency(DfDecoder *dec);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@
  * as one task.  The graph is created once at configuration to reject a bad
  * description early, and rebuilt when the input geometry changes or after a
  * flush. */
-#include "internal.h"
+#include "media_internal.h"
 
 #include <libavfilter/buffersink.h>
 #include <libavfilter/buffersrc.h>
@@ -120,15 +120,15 @@ static int filter_execute(AVFilterContext *ctx, avfilter_action_func *func, void
     df_sched_wait(dec->sched, g);
     df_group_release(g);
 
-    DF_CTR_ADD(dec, filter_calls, 1);
-    DF_CTR_ADD(dec, filter_jobs, nb_jobs);
+    DF_MEDIA_CTR_ADD(dec, filter_calls, 1);
+    DF_MEDIA_CTR_ADD(dec, filter_jobs, nb_jobs);
     f->last.n = 0;
     f->last.whole = -1;
     f->last.whole_id = 0;
     f->last.rewritten = false;
     for (int j = 0; j < nb_jobs; j++) {
         if (workers[j] >= 0 && workers[j] < 64 && workers[j] < dec->n_workers)
-            DF_CTR_ADD(dec, filter_jobs_per_worker[workers[j]], 1);
+            DF_MEDIA_CTR_ADD(dec, filter_jobs_per_worker[workers[j]], 1);
         if (f->last.n < DF_ROWMAP_MAX) {
             f->last.node[f->last.n] = call.ids ? call.ids[j] : 0;
             f->last.worker[f->last.n++] = (int16_t)workers[j];
@@ -329,7 +329,7 @@ int df_filter_push(DfFilter *f, AVFrame *in, const DfRowMap *map, DfFilterSink s
 
 static int add_out(void *opaque, AVFrame *frame, const DfRowMap *map)
 {
-    DfSlot *s = opaque;
+    DfMediaSlot *s = opaque;
     int ret = df_frame_list_add(&s->out, frame, map);
     if (ret < 0)
         av_frame_free(&frame);
@@ -338,7 +338,7 @@ static int add_out(void *opaque, AVFrame *frame, const DfRowMap *map)
 
 void df_filter_task(DfTask *t, void *arg)
 {
-    DfSlot *s = arg;
+    DfMediaSlot *s = arg;
     DfDecoder *dec = s->dec;
     DfFilter *f = dec->filter;
     f->deadline = s->deadline;
@@ -369,7 +369,7 @@ void df_filter_task(DfTask *t, void *arg)
 
 void df_filter_task_cancel(DfTask *t, void *arg)
 {
-    DfSlot *s = arg;
+    DfMediaSlot *s = arg;
     df_frame_list_clear(&s->decoded);
     df_graph_submit_bands(s->dec, s, false);
 }

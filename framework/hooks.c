@@ -21,7 +21,7 @@
  * co-located rows of the pictures decoded before it as its inputs, so that
  * cost-local runs it where the same band was decoded last and traces (and
  * dfsim) see the bytes that cross workers. */
-#include "internal.h"
+#include "media_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -53,17 +53,11 @@ static void run_job2(void *ctx, int jobnr, int threadnr)
         e->ret[jobnr] = r;
 }
 
-/* libavcodec's H.264 decoder with more than one slice context postpones
- * the deblocking of the whole picture until the slice jobs have ended and
- * then runs it in the calling thread, D (h264_slice.c, postpone_filter),
- * whenever the stream filters across slice edges
- * (disable_deblocking_filter_idc 0, which x264 writes).  The few streams
- * that do not (idc 1 or 2) are taken as if they did: libavcodec does not
- * say, and the cost of the mistake is a placement, never a result. */
-static bool deblocks_in_d(const AVCodecContext *c)
+/* Whether libavcodec rewrites every row in D after the jobs (the codec's
+ * deblocks_in_d op: H.264's postponed deblocking). */
+static bool deblocks_in_d(const DfDecoder *dec)
 {
-    return c->codec_id == AV_CODEC_ID_H264 && c->skip_loop_filter < AVDISCARD_ALL &&
-           !(c->flags2 & AV_CODEC_FLAG2_FAST);
+    return dec->codec_ops->deblocks_in_d && dec->codec_ops->deblocks_in_d(dec->avctx);
 }
 
 static void record(DfDecoder *dec, const int *workers, const uint64_t *ids, int count)
@@ -71,9 +65,9 @@ static void record(DfDecoder *dec, const int *workers, const uint64_t *ids, int 
     const int nw = dec->n_workers;
     for (int i = 0; i < count; i++)
         if (workers[i] >= 0 && workers[i] < 64 && workers[i] < nw)
-            DF_CTR_ADD(dec, jobs_per_worker[workers[i]], 1);
-    DF_CTR_ADD(dec, slice_calls, 1);
-    DF_CTR_ADD(dec, slice_jobs, count);
+            DF_MEDIA_CTR_ADD(dec, jobs_per_worker[workers[i]], 1);
+    DF_MEDIA_CTR_ADD(dec, slice_calls, 1);
+    DF_MEDIA_CTR_ADD(dec, slice_jobs, count);
     DfPicTable *t = &dec->pics;
     if (t->cur < 0)
         return;
@@ -82,7 +76,7 @@ static void record(DfDecoder *dec, const int *workers, const uint64_t *ids, int 
         m->node[m->n] = ids ? ids[i] : 0;
         m->worker[m->n++] = (int16_t)workers[i];
     }
-    if (deblocks_in_d(dec->avctx)) {
+    if (deblocks_in_d(dec)) {
         m->rewritten = true;
         m->whole = df_sched_current_worker(dec->sched);
         m->whole_id = df_sched_current_node_id(dec->sched);
@@ -124,9 +118,10 @@ static void add_ref_inputs(void *ctx, DfNode *node, int jobnr)
     }
 }
 
-static bool mpeg12(const AVCodecContext *c)
+/* The codec's picture types name its references (DF_REFS_ANCHORS). */
+static bool by_picture_type(const DfDecoder *dec)
 {
-    return c->codec_id == AV_CODEC_ID_MPEG1VIDEO || c->codec_id == AV_CODEC_ID_MPEG2VIDEO;
+    return dec->codec_ops->refs == DF_REFS_ANCHORS;
 }
 
 /* Whether record i still holds picture `seq` (not reused since) and is
@@ -136,9 +131,10 @@ static bool live_ref(const DfPicTable *t, int i, uint64_t seq)
     return seq != 0 && i >= 0 && i != t->cur && t->rec[i].seq == seq && t->rec[i].h > 0;
 }
 
-/* MPEG-1/2: the references of the picture being decoded, from the I/P
- * pictures before it; it becomes one itself when it is an I or P picture
- * (a second field finds its own frame among them and skips it). */
+/* DF_REFS_ANCHORS (MPEG-1/2): the references of the picture being
+ * decoded, from the I/P pictures before it; it becomes one itself when it
+ * is an I or P picture (a second field finds its own frame among them and
+ * skips it). */
 static void find_anchors(DfPicTable *t, RefInputs *r)
 {
     DfPicRecord *cur = &t->rec[t->cur];
@@ -169,7 +165,7 @@ static void find_refs(DfDecoder *dec, int count, RefInputs *r)
     r->n_ref = 0;
     r->base = t->cur >= 0 ? t->rec[t->cur].map.n : 0;
     r->total = r->base + count;
-    if (t->cur >= 0 && mpeg12(dec->avctx)) {
+    if (t->cur >= 0 && by_picture_type(dec)) {
         find_anchors(t, r);
         return;
     }
@@ -186,7 +182,7 @@ static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
     /* Job node ids name the producers of the rows in the bands' inputs;
      * only as many as the row map keeps (DF_ROWMAP_MAX >= STACK_WORKERS). */
     uint64_t stack_ids[STACK_WORKERS];
-    const DfSlot *slot = dec->cur_slot;
+    const DfMediaSlot *slot = dec->cur_slot;
     RefInputs refs;
     find_refs(dec, count, &refs);
     DfJobs jobs = {
@@ -275,7 +271,7 @@ void df_hooks_new_picture(DfDecoder *dec, const AVFrame *frame)
     t->rec[slot].map.rewritten = false;
     t->rec[slot].map.whole = df_sched_current_worker(dec->sched);
     t->rec[slot].map.whole_id = df_sched_current_node_id(dec->sched);
-    t->rec[slot].frame = mpeg12(dec->avctx) ? frame : NULL;
+    t->rec[slot].frame = by_picture_type(dec) ? frame : NULL;
     t->rec[slot].pict_type = AV_PICTURE_TYPE_NONE;
     t->cur = slot;
 }

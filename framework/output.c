@@ -13,7 +13,7 @@
  *      its own (row-local conversions: planar <-> semi-planar, depth);
  *   3. otherwise the whole frame in band 0.
  * Output therefore always equals single-threaded whole-frame swscale. */
-#include "internal.h"
+#include "media_internal.h"
 
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
@@ -251,7 +251,7 @@ void df_output_free(DfDecoder *dec)
     df_conv_unref(&dec->conv);
 }
 
-void df_output_prepare(DfDecoder *dec, DfSlot *s)
+void df_output_prepare(DfDecoder *dec, DfMediaSlot *s)
 {
     const enum AVPixelFormat want = dec->cfg.out_format;
     for (int i = 0; i < s->out.n; i++) {
@@ -313,7 +313,7 @@ static void copy_band(const AVFrame *src, AVFrame *dst, int y0, int y1)
 
 void df_output_band(DfTask *t, void *arg)
 {
-    DfSlot *s = arg;
+    DfMediaSlot *s = arg;
     DfDecoder *dec = s->dec;
     const int b = df_task_index(t), nb = dec->graph.n_bands;
     bool worked = false;
@@ -343,7 +343,7 @@ void df_output_band(DfTask *t, void *arg)
         worked = true;
     }
     if (worked)
-        DF_CTR_ADD(dec, bands, 1);
+        DF_MEDIA_CTR_ADD(dec, bands, 1);
 }
 
 void df_output_band_cancel(DfTask *t, void *arg)
@@ -352,7 +352,7 @@ void df_output_band_cancel(DfTask *t, void *arg)
 
 void df_output_order(DfTask *t, void *arg)
 {
-    DfSlot *s = arg;
+    DfMediaSlot *s = arg;
     DfDecoder *dec = s->dec;
     const int64_t now = df_now_ns();
     for (int i = 0; i < s->out.n; i++) {
@@ -377,6 +377,6 @@ void df_output_order(DfTask *t, void *arg)
 
 void df_output_order_cancel(DfTask *t, void *arg)
 {
-    DfSlot *s = arg;
+    DfMediaSlot *s = arg;
     atomic_store_explicit(&s->dropped, true, memory_order_relaxed);
 }

@@ -8,7 +8,7 @@
  * its stride alignment, each plane padded by 16 + STRIDE_ALIGN - 1 bytes.
  * All planes live in one refcounted allocation (buf[0]).  Free lists are
  * bounded; a buffer of a stale size is freed instead of kept. */
-#include "internal.h"
+#include "media_internal.h"
 
 #include <errno.h>
 #include <libavutil/imgutils.h>

@@ -243,7 +243,7 @@ DF_TEST(FrameworkThreading, FrameThreadsGetEveryWorkersCpus)
  * thread_count - 1 threads, which never runs a job (the hooks take every
  * execute call), and nothing else.  At 2 workers H.264 and HEVC add one
  * thread, under the 2 that avdec_h264 max-threads=2 adds; MPEG-2 opens
- * with 2 and gets its band count afterwards (df_threading_open_count). */
+ * with 2 and gets its band count afterwards (thread_count_after_open in codec/mpeg12.c). */
 static void count_threads(DfSched *s, const char *clip, int want_per_decoder)
 {
     enum { N = 4 };

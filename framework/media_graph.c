@@ -14,7 +14,7 @@
  * R(k-1,b) -> R(k,b) keeps one band's swscale context to one task at a
  * time and costs nothing in practice (bands of successive frames are far
  * apart in time). */
-#include "internal.h"
+#include "media_internal.h"
 
 #include <libavutil/pixdesc.h>
 #include <stdlib.h>
@@ -95,7 +95,7 @@ void df_graph_teardown(DfGraph *g)
     g->info = NULL;
 }
 
-int df_graph_new_instance(DfDecoder *dec, DfSlot *s, DfInstance *prev)
+int df_graph_new_instance(DfDecoder *dec, DfMediaSlot *s, DfInstance *prev)
 {
     const DfGraph *g = &dec->graph;
     DfInstanceParams p = {
@@ -176,7 +176,7 @@ void df_graph_add_row_inputs(DfDecoder *dec, uint64_t *acc, DfNode *node, const 
             df_node_add_input(node, w, acc[w], module, 0);
 }
 
-void df_graph_submit_bands(DfDecoder *dec, DfSlot *s, bool prepared)
+void df_graph_submit_bands(DfDecoder *dec, DfMediaSlot *s, bool prepared)
 {
     const DfGraph *g = &dec->graph;
     const int r = g->idx[DF_MOD_R];

@@ -12,9 +12,10 @@
  *    swscale context is used by one task at a time.
  *  - Counters are relaxed atomics; the latency ring has a mutex (once per
  *    frame, never held while waiting). */
-#ifndef DFMEDIA_INTERNAL_H
-#define DFMEDIA_INTERNAL_H
+#ifndef DFMEDIA_MEDIA_INTERNAL_H
+#define DFMEDIA_MEDIA_INTERNAL_H
 
+#include "codec/codec.h"
 #include "dfmedia.h"
 #include "lavcompat.h"
 
@@ -100,15 +101,6 @@ void df_hooks_lookup(DfDecoder *dec, const AVFrame *frame, DfRowMap *out);
 
 /* ------------------------------------------------------------ threading */
 
-typedef struct DfProbe {
-    int nal_length_size; /* 0: Annex-B */
-    int vcl_seen;
-    int multi_slice; /* H.264: a slice with first_mb_in_slice > 0 */
-    int pps_seen;    /* HEVC */
-    int wpp, tiles;
-    int packets;
-} DfProbe;
-
 typedef struct DfThreadPlan {
     DfThreading mode; /* SLICE, FRAME or NONE */
     int thread_count;
@@ -116,18 +108,10 @@ typedef struct DfThreadPlan {
     char reason[192];
 } DfThreadPlan;
 
-/* Start probing for `par` (reads extradata).  Returns 1 when the plan is
- * already known, 0 when packets are needed. */
-int df_threading_probe_init(DfProbe *p, const AVCodecParameters *par);
-/* Feed a packet; returns 1 once the stream's structure is known. */
-int df_threading_probe_packet(DfProbe *p, const AVCodecParameters *par, const AVPacket *pkt);
 /* Decide how libavcodec is run. */
 void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
-                       const AVCodec *codec, const DfProbe *probe, int n_workers,
-                       DfThreadPlan *plan);
-/* The thread_count to open the codec with, which sizes libavcodec's idle
- * slice-thread pool; plan->thread_count is set once it is open. */
-int df_threading_open_count(const DfThreadPlan *plan, enum AVCodecID id);
+                       const AVCodec *codec, const DfCodecOps *ops, const DfProbe *probe,
+                       int n_workers, DfThreadPlan *plan);
 
 /* --------------------------------------------------------------- filter */
 
@@ -161,8 +145,8 @@ typedef struct DfFrameList {
     int n, cap;
 } DfFrameList;
 
-typedef struct DfSlot {
-    struct DfSlot *next;
+typedef struct DfMediaSlot {
+    struct DfMediaSlot *next;
     DfDecoder *dec;
     uint64_t seq;
     AVPacket *pkt;              /* NULL: drain */
@@ -181,12 +165,23 @@ typedef struct DfSlot {
     int n_errors;
     DfDecodeError errors[DF_SLOT_ERRORS];
     int lost_errors;
-} DfSlot;
+} DfMediaSlot;
 
+/* slot.c: frame lists and per-slot errors (what D, F and R produce), and
+ * the queue of slots (the caller thread's). */
 int df_frame_list_add(DfFrameList *l, AVFrame *frame, const DfRowMap *map);
 void df_frame_list_clear(DfFrameList *l);
-void df_slot_error(DfSlot *s, int64_t pts, int code, const char *fmt, ...)
+void df_slot_error(DfMediaSlot *s, int64_t pts, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Queue a slot for `pkt` (NULL: the drain) with its graph instance. */
+int df_slot_enqueue(DfDecoder *dec, const AVPacket *pkt);
+/* Next frame of the oldest slots into `frame`; waits for a slot's group
+ * when `wait`, else AVERROR(EAGAIN). */
+int df_slot_take(DfDecoder *dec, AVFrame *frame, bool wait);
+/* Free the oldest slots that are done and hold no frame to take. */
+void df_slot_reclaim(DfDecoder *dec);
+/* Cancel every queued slot, wait for its tasks and free it. */
+void df_slot_cancel_all(DfDecoder *dec);
 
 /* ---------------------------------------------------------------- graph */
 
@@ -201,7 +196,7 @@ typedef struct DfGraph {
 int df_graph_setup(DfDecoder *dec, DfGraph *g, DfError *err);
 void df_graph_teardown(DfGraph *g);
 /* Instantiate the table for slot `s` after `prev` (may be NULL). */
-int df_graph_new_instance(DfDecoder *dec, DfSlot *s, DfInstance *prev);
+int df_graph_new_instance(DfDecoder *dec, DfMediaSlot *s, DfInstance *prev);
 /* Rows [y0, y1) of band b of n over height h, aligned to `align`. */
 void df_band_rows(int h, int n, int b, int align, int *y0, int *y1);
 /* Bytes of frame rows per luma row (all planes). */
@@ -213,9 +208,9 @@ uint64_t df_row_bytes(const AVFrame *f);
 void df_graph_add_row_inputs(DfDecoder *dec, uint64_t *acc, DfNode *node, const DfRowMap *map,
                              int h, int y0, int y1, uint64_t row_bytes, int module);
 /* Submit the R nodes of a slot after adding their inputs (producer task). */
-void df_graph_submit_bands(DfDecoder *dec, DfSlot *s, bool prepared);
+void df_graph_submit_bands(DfDecoder *dec, DfMediaSlot *s, bool prepared);
 
-/* Task bodies of D (decoder.c) and F (filter.c). */
+/* Task bodies of D (decode_task.c) and F (filter.c). */
 void df_decode_task(DfTask *t, void *arg);
 void df_decode_task_cancel(DfTask *t, void *arg);
 void df_filter_task(DfTask *t, void *arg);
@@ -227,7 +222,7 @@ typedef struct DfConv DfConv;
 void df_conv_unref(DfConv **c);
 /* Producer side: give every item of s->out its destination (get_output,
  * conversion); called before the R bands are submitted. */
-void df_output_prepare(DfDecoder *dec, DfSlot *s);
+void df_output_prepare(DfDecoder *dec, DfMediaSlot *s);
 void df_output_band(DfTask *t, void *arg); /* R body */
 void df_output_band_cancel(DfTask *t, void *arg);
 void df_output_order(DfTask *t, void *arg); /* O body */
@@ -237,13 +232,13 @@ void df_output_free(DfDecoder *dec);
 
 /* ---------------------------------------------------------------- stats */
 
-typedef struct DfCounters {
+typedef struct DfMediaCounters {
     _Atomic uint64_t packets, frames_out, frames_dropped, decode_errors, decode_calls;
     _Atomic uint64_t frames_decoded, frames_with_jobs;
     _Atomic uint64_t slice_calls, slice_jobs, filter_calls, filter_jobs, bands;
     _Atomic uint64_t jobs_per_worker[64];
     _Atomic uint64_t filter_jobs_per_worker[64];
-} DfCounters;
+} DfMediaCounters;
 
 typedef struct DfLatency {
     pthread_mutex_t lock;
@@ -268,10 +263,11 @@ struct DfDecoder {
     AVCodecParameters *par;
     AVRational tb;
     const AVCodec *codec;
-    AVCodecContext *avctx; /* NULL until the threading plan is known */
-    DfThreadPlan plan;     /* written by whoever opens the codec, before `opened` */
-    atomic_bool opened;    /* avctx open and plan final (release/acquire) */
-    bool decided;          /* caller thread: the stream was probed, slots flow */
+    const DfCodecOps *codec_ops; /* what the framework knows of the codec */
+    AVCodecContext *avctx;       /* NULL until the threading plan is known */
+    DfThreadPlan plan;           /* written by whoever opens the codec, before `opened` */
+    atomic_bool opened;          /* avctx open and plan final (release/acquire) */
+    bool decided;                /* caller thread: the stream was probed, slots flow */
     DfProbe probe;
     AVPacket **probe_pkts; /* held while `auto` probes the stream */
     int n_probe, cap_probe;
@@ -280,7 +276,7 @@ struct DfDecoder {
     DfFilter *filter;
     DfPool *pool;
     DfPicTable pics;        /* D chain */
-    DfSlot *cur_slot;       /* D chain: slot whose D is running */
+    DfMediaSlot *cur_slot;  /* D chain: slot whose D is running */
     struct DfConv *conv;    /* producer chain: current conversion */
     uint64_t *worker_bytes; /* producer chain scratch, n_workers */
     uint64_t *ref_bytes;    /* D chain scratch (slice jobs' inputs), n_workers */
@@ -291,7 +287,7 @@ struct DfDecoder {
      * been counted out yet: deadlines follow output order (enqueue). */
     int64_t reorder_pts[DF_REORDER_MAX];
     int n_reorder;
-    DfSlot *head, *tail;
+    DfMediaSlot *head, *tail;
     int n_slots;
     uint64_t seq;
     DfInstance *last_inst; /* prev for the next instance; owned here */
@@ -301,18 +297,26 @@ struct DfDecoder {
 
     atomic_int out_format, out_width, out_height;
     atomic_int has_b_frames;
-    DfCounters ctr;
+    DfMediaCounters ctr;
     DfLatency lat;
 };
 
+/* decode_task.c: open the codec with the threading plan (on the caller at
+ * creation, or in the first D task), or once without threads to check
+ * the parameters. */
+int df_open_codec(DfDecoder *dec, DfError *err);
+int df_check_codec(DfDecoder *dec, DfError *err);
+
+/* log.c */
 void df_log(const DfDecoder *dec, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int df_err(DfError *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Stream time of `ts` (in dec->tb) in ns, INT64_MIN for AV_NOPTS_VALUE. */
+/* Stream time of `ts` (in dec->tb) in ns, INT64_MIN for AV_NOPTS_VALUE
+ * (slot.c). */
 int64_t df_ts_to_ns(const DfDecoder *dec, int64_t ts);
 
-#define DF_CTR_ADD(dec, field, v)                                                                  \
+#define DF_MEDIA_CTR_ADD(dec, field, v)                                                            \
     atomic_fetch_add_explicit(&(dec)->ctr.field, (uint64_t)(v), memory_order_relaxed)
 
 #endif

@@ -1,5 +1,5 @@
 /* Decoder counters and the packet-to-frame latency distribution. */
-#include "internal.h"
+#include "media_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +67,7 @@ void df_decoder_stats(const DfDecoder *dec, DfDecoderStats *out)
     if (!dec)
         return;
     DfDecoder *d = (DfDecoder *)dec;
-    const DfCounters *c = &dec->ctr;
+    const DfMediaCounters *c = &dec->ctr;
     out->packets = LOAD(packets);
     out->frames_out = LOAD(frames_out);
     out->frames_dropped = LOAD(frames_dropped);
