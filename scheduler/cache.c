@@ -2,7 +2,7 @@
  * thread that submits work, found through a pthread key.  A cache outlives
  * its thread (objects it handed out may still be in use); caches of exited
  * threads are reused by new ones and all are freed with the scheduler. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 

@@ -7,7 +7,7 @@
  * release of the handle.  `refs` keeps the memory while the handle or any
  * node still points at it, so that a waiter may release the group the
  * moment it sees pending reach zero. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <limits.h>
 
@@ -205,7 +205,7 @@ void df_sched_wait(DfSched *s, DfGroup *g)
             if (s->n_workers == 1 || now - fruitless_since >= WAIT_PATIENCE_NS) {
                 n = s->pops->pop(s->policy, w->index, NULL);
                 if (n)
-                    DF_CTR_ADD(w, wait_fallbacks, 1);
+                    DF_WCTR_ADD(w, wait_fallbacks, 1);
             }
         }
         if (n) {

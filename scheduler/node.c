@@ -7,7 +7,7 @@
  * and running it.  The producer's worker id is written into the consumer's
  * input slot at that moment (the patent's "thread id recorded on the node").
  */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -333,9 +333,9 @@ void df_run_node(DfWorker *w, DfNode *n)
         if (in->worker < 0 || in->bytes == 0)
             continue;
         DfLevel l = (DfLevel)s->topo.levels[(unsigned)in->worker * nw + self];
-        DF_CTR_ADD(w, bytes_level[l], in->bytes);
+        DF_WCTR_ADD(w, bytes_level[l], in->bytes);
         if (l == DF_LEVEL_SELF)
-            DF_CTR_ADD(w, bytes_local, in->bytes);
+            DF_WCTR_ADD(w, bytes_local, in->bytes);
     }
 
     const bool skip =
@@ -357,19 +357,19 @@ void df_run_node(DfWorker *w, DfNode *n)
         n->fn(&t, n->arg);
     } else {
         n->flags |= DF_NF_SKIPPED;
-        DF_CTR_ADD(w, tasks_skipped, 1);
+        DF_WCTR_ADD(w, tasks_skipped, 1);
         if (n->cancel)
             n->cancel(&t, n->arg);
     }
     w->current = outer;
-    DF_CTR_ADD(w, tasks_run, 1);
+    DF_WCTR_ADD(w, tasks_run, 1);
     if (n->flags & DF_NF_STOLEN)
-        DF_CTR_ADD(w, tasks_stolen, 1);
+        DF_WCTR_ADD(w, tasks_stolen, 1);
     if (n->flags & DF_NF_EXPLORED)
-        DF_CTR_ADD(w, tasks_explored, 1);
+        DF_WCTR_ADD(w, tasks_explored, 1);
     if (timed) {
         const int64_t t1 = df_now_ns();
-        DF_CTR_ADD(w, busy_ns, (uint64_t)(t1 - t0));
+        DF_WCTR_ADD(w, busy_ns, (uint64_t)(t1 - t0));
         /* A body that helped while waiting ran other nodes inside its own
          * time: that is no measure of the body, so it is not learnt from. */
         if (s->pops->done && !skip && w->runs_seq == seq0)

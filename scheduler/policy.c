@@ -1,6 +1,6 @@
 /* The policy registry: every policy behind one small vtable, chosen by name,
  * so that benchmarks and the simulator compare them in one run. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <string.h>
 

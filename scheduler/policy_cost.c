@@ -4,7 +4,7 @@
  * the patent suggests.  The set is scanned from its oldest node over a
  * bounded window so that a large backlog does not make selection quadratic;
  * the exclusive section is the selection itself, as in the patent. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 

@@ -3,7 +3,7 @@
  * that produced its inputs (and the current one) need evaluating.  A worker
  * takes from its own set first, else steals from the worker m of least
  * trCost(m, tid), then the next nearest, and so on. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

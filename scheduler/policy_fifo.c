@@ -1,7 +1,7 @@
 /* fifo: one shared queue, first come first served — the baseline thread
  * pool.  A spinlock guards it: that is what a baseline pool does, and it
  * is the contention the other policies are measured against. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 

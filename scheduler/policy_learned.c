@@ -17,7 +17,7 @@
  * To keep both sides measured, a worker that has work of its own sometimes
  * takes a node from another worker's set on purpose (explore_rate).
  */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

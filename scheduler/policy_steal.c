@@ -1,7 +1,7 @@
 /* steal: per-worker deques with random work stealing, locality-blind — the
  * Cilk/TBB/Taskflow baseline.  The owner runs its newest node first (work
  * first), thieves take the oldest from a random victim. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 

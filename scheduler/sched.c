@@ -12,7 +12,7 @@
  * reads it before announcing and sleeps only if it is unchanged, and every
  * waker bumps it before the futex wake.  In poll mode nobody parks and
  * producers skip the check: no system call anywhere on the path of a task. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -84,7 +84,7 @@ static void wake_worker(DfSched *s, int i)
     df_futex_wake(&target->park_word, 1);
     DfWorker *self = df_current_worker(s);
     if (self)
-        DF_CTR_ADD(self, wakeups_sent, 1);
+        DF_WCTR_ADD(self, wakeups_sent, 1);
 }
 
 /* The parked worker nearest to `near` (least trCost from it), or -1. */
@@ -163,7 +163,7 @@ static void park(DfSched *s, DfWorker *w, DfGroup *g)
     if (should_stop_parking(s, w, g)) {
         clear_parked(s, i);
     } else {
-        DF_CTR_ADD(w, parks, 1);
+        DF_WCTR_ADD(w, parks, 1);
         df_worker_set_state(w, DF_WS_PARKED);
         df_futex_wait(&w->park_word, seq);
         df_worker_set_state(w, g && w->current ? DF_WS_WAITING : DF_WS_IDLE);
@@ -206,7 +206,7 @@ void df_worker_idle(DfWorker *w, DfGroup *g, bool nested)
             break;
         }
     }
-    DF_CTR_ADD(w, idle_ns, (uint64_t)(df_now_ns() - start));
+    DF_WCTR_ADD(w, idle_ns, (uint64_t)(df_now_ns() - start));
 }
 
 bool df_ready_own_empty(DfSched *s, int w)

@@ -3,7 +3,7 @@
  * release store after the event is complete, so a collector that loads it
  * with acquire reads only whole events, even while workers keep running.
  * Buffers replaced by a new start are kept until the scheduler goes. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * taken with the events, so that a trace shows what placement believed
  * each transfer cost (the patent's visualisation of learnt sizes), not only
  * what the program declared. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

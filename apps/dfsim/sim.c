@@ -32,7 +32,7 @@
  * sibling runs elsewhere. */
 #include "sim_graph.h"
 #include "sim.h"
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <glib.h>

@@ -1,7 +1,7 @@
-/* dfsched internals shared by the scheduler's files, the policies and dfsim.
- * Not installed; not a public API. */
-#ifndef DFSCHED_INTERNAL_H
-#define DFSCHED_INTERNAL_H
+/* dfsched internals shared by the scheduler's files, the policies and dfsim
+ * (named apart from framework/'s internal header).  Not a public API. */
+#ifndef DF_SCHED_INTERNAL_H
+#define DF_SCHED_INTERNAL_H
 
 #include "dfsched.h"
 
@@ -495,7 +495,7 @@ typedef struct DfCounters {
     _Atomic uint64_t wait_fallbacks; /* waits that ran a node their filter refused */
 } DfCounters;
 
-#define DF_CTR_ADD(w, field, v)                                                                    \
+#define DF_WCTR_ADD(w, field, v)                                                                   \
     atomic_store_explicit(&(w)->ctr.field,                                                         \
                           atomic_load_explicit(&(w)->ctr.field, memory_order_relaxed) + (v),       \
                           memory_order_relaxed)
@@ -610,4 +610,4 @@ int df_trace_snapshot_learned(DfSched *s, DfTrace *t);
 void df_futex_wait(_Atomic uint32_t *addr, uint32_t expected);
 void df_futex_wake(_Atomic uint32_t *addr, int n);
 
-#endif /* DFSCHED_INTERNAL_H */
+#endif /* DF_SCHED_INTERNAL_H */

@@ -1,5 +1,5 @@
 /* Counters per worker, snapshot on demand. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
