@@ -321,67 +321,6 @@ void df_node_complete(DfWorker *w, DfNode *n)
     df_node_unref(n, w->cache);
 }
 
-void df_run_node(DfWorker *w, DfNode *n)
-{
-    DfSched *s = w->sched;
-    const unsigned nw = (unsigned)s->n_workers;
-    const unsigned self = (unsigned)w->index;
-    DfTask t = {.sched = s, .node = n, .worker = w->index};
-
-    for (unsigned i = 0; i < n->n_inputs; i++) {
-        const DfInput *in = df_node_input_c(n, i);
-        if (in->worker < 0 || in->bytes == 0)
-            continue;
-        DfLevel l = (DfLevel)s->topo.levels[(unsigned)in->worker * nw + self];
-        DF_WCTR_ADD(w, bytes_level[l], in->bytes);
-        if (l == DF_LEVEL_SELF)
-            DF_WCTR_ADD(w, bytes_local, in->bytes);
-    }
-
-    const bool skip =
-        (n->flags & DF_NF_DISCARD) ||
-        (n->group && atomic_load_explicit(&n->group->cancelled, memory_order_relaxed));
-    const uint64_t seq0 = ++w->runs_seq;
-    /* Every node when tracing; for a learning policy one in four, picked by
-     * a hash of the id so that a periodic graph is not sampled in step. */
-    const bool timed = atomic_load_explicit(&s->tracing, memory_order_relaxed) ||
-                       (s->policy_timing && ((n->id * 0x9e3779b97f4a7c15ull) >> 62) == 0);
-    /* Tracing also takes the thread's CPU time (a system call each, so
-     * outside the timed span): it tells work from blocking inside a body. */
-    const bool traced = timed && atomic_load_explicit(&s->tracing, memory_order_relaxed);
-    const int64_t c0 = traced ? df_thread_cpu_ns() : 0;
-    const int64_t t0 = timed ? df_now_ns() : 0;
-    DfNode *outer = w->current;
-    w->current = n;
-    if (DF_LIKELY(!skip)) {
-        n->fn(&t, n->arg);
-    } else {
-        n->flags |= DF_NF_SKIPPED;
-        DF_WCTR_ADD(w, tasks_skipped, 1);
-        if (n->cancel)
-            n->cancel(&t, n->arg);
-    }
-    w->current = outer;
-    DF_WCTR_ADD(w, tasks_run, 1);
-    if (n->flags & DF_NF_STOLEN)
-        DF_WCTR_ADD(w, tasks_stolen, 1);
-    if (n->flags & DF_NF_EXPLORED)
-        DF_WCTR_ADD(w, tasks_explored, 1);
-    if (timed) {
-        const int64_t t1 = df_now_ns();
-        DF_WCTR_ADD(w, busy_ns, (uint64_t)(t1 - t0));
-        /* A body that helped while waiting ran other nodes inside its own
-         * time: that is no measure of the body, so it is not learnt from. */
-        if (s->pops->done && !skip && w->runs_seq == seq0)
-            s->pops->done(s->policy, w->index, n, t1 - t0);
-        if (traced) {
-            const int64_t c1 = df_thread_cpu_ns();
-            df_trace_record(w, n, t0, t1, c0 > 0 && c1 >= c0 ? c1 - c0 : 0);
-        }
-    }
-    df_node_complete(w, n);
-}
-
 DfSched *df_task_sched(const DfTask *task)
 {
     return task->sched;

@@ -93,6 +93,10 @@ struct DfCache {
 /* The calling thread's cache for `sched` (creating it on first use). */
 DfCache *df_cache_get(DfSched *sched);
 void df_cache_fini(DfCache *cache);
+/* Worker `worker`'s cache, made when the scheduler starts. */
+DfCache *df_cache_new_for_worker(DfSched *s, int worker);
+/* pthread key destructor: an exiting outside thread's cache is orphaned. */
+void df_cache_thread_exit(void *p);
 
 /* ------------------------------------------------------------------ nodes */
 
@@ -587,24 +591,34 @@ void df_node_unref(DfNode *n, const DfCache *self);
 void df_wake(DfSched *s, int preferred, bool any);
 /* The same, choosing the other worker nearest to `near` (-1: any). */
 void df_wake_near(DfSched *s, int preferred, bool any, int near);
-/* Nothing to run: spin, then park (see sched.c). */
+/* Nothing to run: spin, then park (see worker.c). */
 void df_worker_idle(DfWorker *w, DfGroup *g, bool nested);
+/* A worker thread's body: pop and run nodes until the scheduler stops. */
+void *df_worker_main(void *arg);
+/* Stop every worker and join it. */
+void df_workers_stop(DfSched *s);
+/* DfPolicyEnv.requeued for the threaded scheduler (ctx is the DfSched). */
+void df_sched_requeued(void *ctx, int w);
 /* Nodes wait in worker w's own set. */
 bool df_ready_own_empty(DfSched *s, int w);
 
 /* Wake workers parked while waiting on `g`, and outside waiters. */
 void df_wake_group_waiters(DfGroup *g);
+/* A thread that is not a worker waits for `g` to be done: it sleeps. */
+void df_group_wait_outside(DfGroup *g);
 
-/* Record a finished node in the worker's trace buffer. */
 /* CPU time of the calling thread (a system call, unlike df_now_ns()); 0
  * if unavailable.  Only when tracing. */
 int64_t df_thread_cpu_ns(void);
+/* Record a finished node in the worker's trace buffer. */
 void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end, int64_t cpu_ns);
 /* Record that the node running on w waited for g from start to end. */
 void df_trace_record_wait(DfWorker *w, const DfGroup *g, int64_t start, int64_t end);
 /* Fill a collected trace's learned sizes (inputs' learned_bytes, and
  * t->learned when the policy is "learned").  Returns 0 or -ENOMEM. */
 int df_trace_snapshot_learned(DfSched *s, DfTrace *t);
+/* Free the trace buffers (workers joined). */
+void df_trace_fini(DfSched *s);
 
 /* Futex wrappers. */
 void df_futex_wait(_Atomic uint32_t *addr, uint32_t expected);

@@ -268,7 +268,6 @@ void df_trace_free(DfTrace *t)
     memset(t, 0, sizeof(*t));
 }
 
-void df_trace_fini(DfSched *s);
 void df_trace_fini(DfSched *s)
 {
     if (s->workers)
