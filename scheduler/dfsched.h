@@ -76,6 +76,31 @@ typedef enum DfCostModel {
     DF_COST_FLAT,     /* the patent's 0/1 cost */
 } DfCostModel;
 
+/* --------------------------------------------------------------- policies */
+
+/* Placement policies come from one registry (scheduler/policy.c), which
+ * the dfdec element's enum, dfbench, dfsim and the docs read.  Indices are
+ * stable: a new policy is appended. */
+typedef struct DfPolicyInfo {
+    const char *name;  /* for DfSchedConfig.policy */
+    const char *blurb; /* one line for help texts and property docs */
+} DfPolicyInfo;
+
+/* The policy of DfSchedConfig.policy NULL or "". */
+#define DF_POLICY_DEFAULT "cost-local"
+
+/* Number of policies. */
+DF_SCHED_API int df_policy_count(void);
+
+/* Policy `i` (0 <= i < df_policy_count()), or NULL. */
+DF_SCHED_API const DfPolicyInfo *df_policy_info(int i);
+
+/* Index of the policy named `name`, or -1. */
+DF_SCHED_API int df_policy_index(const char *name);
+
+/* Names of all policies in registry order, NULL-terminated. */
+DF_SCHED_API const char *const *df_policy_names(void);
+
 /* ------------------------------------------------------------- scheduler */
 
 /* Trace events per worker that dfplay --trace and dfdec's trace-file keep
@@ -86,7 +111,7 @@ typedef enum DfCostModel {
 
 typedef struct DfSchedConfig {
     int n_workers;                    /* 0: one per core of the process's CPU set */
-    const char *policy;               /* "fifo", "steal", "cost", "cost-local", "learned" */
+    const char *policy;               /* a df_policy_info() name; NULL: DF_POLICY_DEFAULT */
     const char *topology;             /* NULL: the real machine (hwloc); else an hwloc
                                        * synthetic string, e.g. "package:2 l3:2 core:4 pu:2" */
     const char *cpuset;               /* NULL: the process's CPU set; else a list "0-3,6" */
@@ -149,8 +174,6 @@ DF_SCHED_API bool df_sched_oversubscribed(const DfSched *sched);
 /* Fill `buf` with a one-line description of workers, cores and topology. */
 DF_SCHED_API void df_sched_describe(const DfSched *sched, char *buf, size_t len);
 
-/* Names of all policies, NULL-terminated. */
-DF_SCHED_API const char *const *df_policy_names(void);
 
 /* Register (or look up) a module name for statistics and learning.
  * Returns its id (>= 0).  Ids are shared by all users of the scheduler. */

@@ -114,7 +114,7 @@ static bool cost_queued(DfPolicy *p, int w)
 }
 
 const DfPolicyOps df_policy_cost = {
-    .name = "cost",
+    .info = {"cost", "Patent rule: run where the input bytes are cheapest"},
     .node_scratch = cost_scratch,
     .create = cost_create,
     .destroy = cost_destroy,

@@ -251,7 +251,7 @@ static void cl_destroy(DfPolicy *p)
 }
 
 const DfPolicyOps df_policy_cost_local = {
-    .name = "cost-local",
+    .info = {"cost-local", "Patent rule with local ready sets and stealing"},
     .node_scratch = cl_scratch,
     .create = cl_create,
     .destroy = cl_destroy,

@@ -86,7 +86,7 @@ static bool fifo_queued(DfPolicy *p, int w)
 }
 
 const DfPolicyOps df_policy_fifo = {
-    .name = "fifo",
+    .info = {"fifo", "One shared FIFO (baseline)"},
     .node_scratch = fifo_scratch,
     .create = fifo_create,
     .destroy = fifo_destroy,

@@ -282,7 +282,7 @@ int df_policy_learned_model(DfPolicy *p, DfLearnedModel *out)
 }
 
 const DfPolicyOps df_policy_learned = {
-    .name = "learned",
+    .info = {"learned", "cost-local with transfer costs learned from timing"},
     .node_scratch = learned_scratch,
     .create = learned_create,
     .destroy = learned_destroy,

@@ -107,7 +107,7 @@ static bool steal_queued(DfPolicy *p, int w)
 }
 
 const DfPolicyOps df_policy_steal = {
-    .name = "steal",
+    .info = {"steal", "Work stealing, locality-blind"},
     .node_scratch = steal_scratch,
     .create = steal_create,
     .destroy = steal_destroy,

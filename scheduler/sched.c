@@ -15,7 +15,7 @@ _Atomic unsigned df_tsan_fence_word; /* DF_FENCE_SEQ_CST() in TSan builds */
 void df_sched_config_init(DfSchedConfig *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
-    cfg->policy = "cost-local";
+    cfg->policy = DF_POLICY_DEFAULT;
     cfg->poll_us = 50;
     cfg->pin = true;
     cfg->cost_model = DF_COST_HIER;
@@ -62,7 +62,7 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
         cfg_in = &defaults;
     }
     *out = NULL;
-    const char *pname = cfg_in->policy && *cfg_in->policy ? cfg_in->policy : "cost-local";
+    const char *pname = cfg_in->policy && *cfg_in->policy ? cfg_in->policy : DF_POLICY_DEFAULT;
     const DfPolicyOps *ops = df_policy_find(pname);
     if (!ops) {
         char list[128] = "";
@@ -89,7 +89,7 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
     memset(s, 0, sizeof(*s));
     atomic_init(&s->refs, 1);
     s->cfg = *cfg_in;
-    snprintf(s->policy_name, sizeof(s->policy_name), "%s", ops->name);
+    snprintf(s->policy_name, sizeof(s->policy_name), "%s", ops->info.name);
     s->cfg.policy = s->policy_name;
     s->cfg.topology = NULL; /* strings are not kept; the topology is built below */
     s->cfg.cpuset = NULL;
@@ -141,7 +141,7 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
         .wake_ctx = s,
     };
     if (ops->create(&env, &s->policy) < 0) {
-        ret = df_set_error(err, -ENOMEM, "cannot create policy %s", ops->name);
+        ret = df_set_error(err, -ENOMEM, "cannot create policy %s", ops->info.name);
         goto fail;
     }
     s->policy->ops = ops;

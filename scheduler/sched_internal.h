@@ -246,8 +246,10 @@ typedef struct DfPlacement {
     bool backlog;    /* the worker already had queued work */
 } DfPlacement;
 
+/* A policy: one file that defines its ops, plus one entry in the registry
+ * (policy.c). */
 typedef struct DfPolicyOps {
-    const char *name;
+    DfPolicyInfo info;
     /* Bytes of per-node scratch (DfNode.cost_cache) the policy needs. */
     size_t (*node_scratch)(int n_workers);
     int (*create)(const DfPolicyEnv *env, DfPolicy **out);
