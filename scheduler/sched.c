@@ -221,17 +221,6 @@ int df_sched_get_shared(const DfSchedConfig *cfg, DfSched **out, DfError *err)
     return ret;
 }
 
-int df_sched_learned_model(DfSched *s, DfLearnedModel *out)
-{
-    int ret = df_policy_learned_model(s->policy, out);
-    if (ret < 0)
-        return ret;
-    for (int i = 0; i < s->n_workers; i++)
-        out->explored +=
-            atomic_load_explicit(&s->workers[i].ctr.tasks_explored, memory_order_relaxed);
-    return 0;
-}
-
 int df_sched_worker_cpus(const DfSched *s, cpu_set_t *out)
 {
     return df_topo_cpus(&s->topo, out);

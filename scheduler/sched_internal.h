@@ -248,6 +248,11 @@ typedef struct DfPlacement {
 
 /* A policy: one file that defines its ops, plus one entry in the registry
  * (policy.c). */
+/* What the core counts that a policy's trace snapshot may report. */
+typedef struct DfPolicySnapshotCtx {
+    uint64_t tasks_explored; /* nodes run that a pop flagged DF_NF_EXPLORED */
+} DfPolicySnapshotCtx;
+
 typedef struct DfPolicyOps {
     DfPolicyInfo info;
     /* Bytes of per-node scratch (DfNode.cost_cache) the policy needs. */
@@ -269,6 +274,10 @@ typedef struct DfPolicyOps {
     void (*done)(DfPolicy *p, int self, const DfNode *n, int64_t exec_ns);
     /* Optional: the policy wants exec times of a sample of nodes. */
     bool needs_timing;
+    /* Optional: record the policy's own data in a trace being collected,
+     * after its events (learned: its model and the sizes it placed by).
+     * 0 or -ENOMEM.  Without it, inputs keep learned_bytes = bytes. */
+    int (*snapshot)(DfPolicy *p, const DfPolicySnapshotCtx *ctx, DfTrace *t);
 } DfPolicyOps;
 
 /* Common header of every policy instance. */
@@ -279,8 +288,11 @@ struct DfPolicy {
 
 const DfPolicyOps *df_policy_find(const char *name);
 
-/* The learned policy's model; -ENOTSUP for other policies. */
+/* The learned policy's model (explored left 0); -ENOTSUP for other
+ * policies. */
 int df_policy_learned_model(DfPolicy *p, DfLearnedModel *out);
+/* learned's snapshot op (policy_learned_trace.c). */
+int df_policy_learned_snapshot(DfPolicy *p, const DfPolicySnapshotCtx *ctx, DfTrace *t);
 
 extern const DfPolicyOps df_policy_fifo;
 extern const DfPolicyOps df_policy_steal;
@@ -558,6 +570,9 @@ struct DfSched {
     void *trace_retired;      /* replaced trace buffers (under trace_lock) */
 };
 
+/* Nodes run so far that a policy flagged DF_NF_EXPLORED, all workers. */
+uint64_t df_sched_explored(const DfSched *s);
+
 /* Worker structure of the calling thread for `sched`, or NULL. */
 DfWorker *df_current_worker(const DfSched *sched);
 
@@ -616,9 +631,6 @@ int64_t df_thread_cpu_ns(void);
 void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end, int64_t cpu_ns);
 /* Record that the node running on w waited for g from start to end. */
 void df_trace_record_wait(DfWorker *w, const DfGroup *g, int64_t start, int64_t end);
-/* Fill a collected trace's learned sizes (inputs' learned_bytes, and
- * t->learned when the policy is "learned").  Returns 0 or -ENOMEM. */
-int df_trace_snapshot_learned(DfSched *s, DfTrace *t);
 /* Free the trace buffers (workers joined). */
 void df_trace_fini(DfSched *s);
 
