@@ -169,6 +169,22 @@ struct DfNode {
 DfInput *df_node_input(DfNode *node, unsigned i);
 const DfInput *df_node_input_c(const DfNode *node, unsigned i);
 
+/* Node storage, the scheduler's and dfsim's (which allocates its own
+ * nodes, zeroed, of sizeof(DfNode) + the policy's scratch): fill the
+ * fields of a fresh node from `d`, with no other effect (no group count,
+ * no scheduler: n->sched is NULL). */
+void df_node_init(DfNode *n, const DfNodeDesc *d, int64_t deadline, uint64_t id, int refs,
+                  int pending);
+/* The next input slot lies in a new block: df_node_input_append needs one. */
+bool df_node_input_block_needed(const DfNode *n);
+/* Append input `val` (counting its bytes in in_bytes); `block` is the
+ * caller's new block when df_node_input_block_needed(n), else NULL.
+ * Returns the slot. */
+DfInput *df_node_input_append(DfNode *n, DfInputBlock *block, const DfInput *val);
+/* Hand every input block of `n` to `free_block`. */
+void df_node_free_input_blocks(DfNode *n, void (*free_block)(void *block, const void *ctx),
+                               const void *ctx);
+
 /* ----------------------------------------------------------------- groups */
 
 struct DfGroup {
