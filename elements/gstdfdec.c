@@ -82,23 +82,9 @@
 GST_DEBUG_CATEGORY_STATIC(gst_df_dec_debug);
 #define GST_CAT_DEFAULT gst_df_dec_debug
 
-/* Mirrors dfsched's policy names (df_policy_names()). */
-typedef enum {
-    GST_DF_DEC_POLICY_FIFO,
-    GST_DF_DEC_POLICY_STEAL,
-    GST_DF_DEC_POLICY_COST,
-    GST_DF_DEC_POLICY_COST_LOCAL,
-    GST_DF_DEC_POLICY_LEARNED,
-} GstDfDecPolicy;
-
-static const GEnumValue policy_values[] = {
-    {GST_DF_DEC_POLICY_FIFO, "One shared FIFO (baseline)", "fifo"},
-    {GST_DF_DEC_POLICY_STEAL, "Work stealing, locality-blind", "steal"},
-    {GST_DF_DEC_POLICY_COST, "Patent rule: run where the input bytes are cheapest", "cost"},
-    {GST_DF_DEC_POLICY_COST_LOCAL, "Patent rule with local ready sets and stealing", "cost-local"},
-    {GST_DF_DEC_POLICY_LEARNED, "cost-local with transfer costs learned from timing", "learned"},
-    {0, NULL, NULL},
-};
+/* The policy enum is dfsched's registry: value = registry index (stable,
+ * new policies are appended), nick = name, description = blurb. */
+typedef int GstDfDecPolicy;
 
 static const GEnumValue threading_values[] = {
     {DF_THREADING_AUTO, "Slice jobs as tasks when the stream has them, else frame threads", "auto"},
@@ -111,8 +97,17 @@ static const GEnumValue threading_values[] = {
 GType gst_df_dec_policy_get_type(void)
 {
     static GType type = 0;
-    if (g_once_init_enter(&type))
-        g_once_init_leave(&type, g_enum_register_static("GstDfDecPolicy", policy_values));
+    if (g_once_init_enter(&type)) {
+        /* Registered once and kept for the life of the process, as
+         * g_enum_register_static requires. */
+        const int n = df_policy_count();
+        GEnumValue *values = g_new0(GEnumValue, (gsize)n + 1);
+        for (int i = 0; i < n; i++) {
+            const DfPolicyInfo *info = df_policy_info(i);
+            values[i] = (GEnumValue){i, info->blurb, info->name};
+        }
+        g_once_init_leave(&type, g_enum_register_static("GstDfDecPolicy", values));
+    }
     return type;
 }
 
@@ -125,7 +120,7 @@ GType gst_df_dec_threading_get_type(void)
 }
 
 #define DEFAULT_N_WORKERS        0
-#define DEFAULT_POLICY           GST_DF_DEC_POLICY_COST_LOCAL
+#define DEFAULT_POLICY           df_policy_index(DF_POLICY_DEFAULT)
 #define DEFAULT_THREADING        DF_THREADING_AUTO
 #define DEFAULT_POLL_US          50
 #define DEFAULT_SHARED_SCHEDULER TRUE
@@ -589,7 +584,7 @@ static gboolean gst_df_dec_ensure_sched(GstDfDec *self)
     df_sched_config_init(&cfg);
     GST_OBJECT_LOCK(self);
     cfg.n_workers = self->n_workers;
-    cfg.policy = policy_values[self->policy].value_nick;
+    cfg.policy = df_policy_info(self->policy)->name;
     cfg.poll_us = self->poll_us;
     gboolean shared = self->shared_scheduler && !self->trace_file;
     if (self->trace_file)

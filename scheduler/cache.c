@@ -2,7 +2,7 @@
  * thread that submits work, found through a pthread key.  A cache outlives
  * its thread (objects it handed out may still be in use); caches of exited
  * threads are reused by new ones and all are freed with the scheduler. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 
@@ -42,7 +42,6 @@ static DfCache *cache_new_locked(DfSched *s, int worker)
     return c;
 }
 
-DfCache *df_cache_new_for_worker(DfSched *s, int worker);
 DfCache *df_cache_new_for_worker(DfSched *s, int worker)
 {
     pthread_mutex_lock(&s->cache_lock);
@@ -51,7 +50,6 @@ DfCache *df_cache_new_for_worker(DfSched *s, int worker)
     return c;
 }
 
-void df_cache_thread_exit(void *p);
 void df_cache_thread_exit(void *p)
 {
     DfCache *c = p;

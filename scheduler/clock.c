@@ -1,5 +1,5 @@
 /* Time and errors.  CLOCK_MONOTONIC goes through the vDSO: no system call. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
  * size(n) is the bytes c reads from n (recorded per input), n->tid the worker
  * that ran n.  Inputs from outside the scheduler (worker -1) cost nothing
  * anywhere, so they do not sway placement. */
-#include "internal.h"
+#include "sched_internal.h"
 
 uint64_t df_cost(const DfPolicyEnv *env, const DfNode *c, int tid)
 {

@@ -27,6 +27,14 @@
 extern "C" {
 #endif
 
+/* Marks the public API.  The library is built with -fvisibility=hidden: a
+ * shared object that links it can export these functions and none of the
+ * internals, which programs linking it statically still reach (dfsim and
+ * the white-box tests use sched_internal.h). */
+#ifndef DF_SCHED_API
+#define DF_SCHED_API __attribute__((visibility("default")))
+#endif
+
 typedef struct DfSched DfSched;
 typedef struct DfNode DfNode;
 typedef struct DfGroup DfGroup;
@@ -60,13 +68,38 @@ typedef enum DfLevel {
 } DfLevel;
 
 /* Name of a level ("self", "pu", "l2", "l3", "numa", "machine"). */
-const char *df_level_name(DfLevel level);
+DF_SCHED_API const char *df_level_name(DfLevel level);
 
 /* How trCost is derived from the levels. */
 typedef enum DfCostModel {
     DF_COST_HIER = 0, /* per-level weights (default 0,1,2,4,8,16) */
     DF_COST_FLAT,     /* the patent's 0/1 cost */
 } DfCostModel;
+
+/* --------------------------------------------------------------- policies */
+
+/* Placement policies come from one registry (scheduler/policy.c), which
+ * the dfdec element's enum, dfbench, dfsim and the docs read.  Indices are
+ * stable: a new policy is appended. */
+typedef struct DfPolicyInfo {
+    const char *name;  /* for DfSchedConfig.policy */
+    const char *blurb; /* one line for help texts and property docs */
+} DfPolicyInfo;
+
+/* The policy of DfSchedConfig.policy NULL or "". */
+#define DF_POLICY_DEFAULT "cost-local"
+
+/* Number of policies. */
+DF_SCHED_API int df_policy_count(void);
+
+/* Policy `i` (0 <= i < df_policy_count()), or NULL. */
+DF_SCHED_API const DfPolicyInfo *df_policy_info(int i);
+
+/* Index of the policy named `name`, or -1. */
+DF_SCHED_API int df_policy_index(const char *name);
+
+/* Names of all policies in registry order, NULL-terminated. */
+DF_SCHED_API const char *const *df_policy_names(void);
 
 /* ------------------------------------------------------------- scheduler */
 
@@ -78,7 +111,7 @@ typedef enum DfCostModel {
 
 typedef struct DfSchedConfig {
     int n_workers;                    /* 0: one per core of the process's CPU set */
-    const char *policy;               /* "fifo", "steal", "cost", "cost-local", "learned" */
+    const char *policy;               /* a df_policy_info() name; NULL: DF_POLICY_DEFAULT */
     const char *topology;             /* NULL: the real machine (hwloc); else an hwloc
                                        * synthetic string, e.g. "package:2 l3:2 core:4 pu:2" */
     const char *cpuset;               /* NULL: the process's CPU set; else a list "0-3,6" */
@@ -93,101 +126,99 @@ typedef struct DfSchedConfig {
 } DfSchedConfig;
 
 /* Fill `cfg` with the defaults documented above. */
-void df_sched_config_init(DfSchedConfig *cfg);
+DF_SCHED_API void df_sched_config_init(DfSchedConfig *cfg);
 
 /* Create a scheduler and start its workers.  Returns 0 or a negative errno. */
-int df_sched_new(const DfSchedConfig *cfg, DfSched **out, DfError *err);
+DF_SCHED_API int df_sched_new(const DfSchedConfig *cfg, DfSched **out, DfError *err);
 
 /* Take another reference on a scheduler (shared by several decoders). */
-DfSched *df_sched_ref(DfSched *sched);
+DF_SCHED_API DfSched *df_sched_ref(DfSched *sched);
 
 /* Drop a reference; the last one stops and joins the workers.  Every group
  * must be finished before that. */
-void df_sched_unref(DfSched *sched);
+DF_SCHED_API void df_sched_unref(DfSched *sched);
 
 /* The process-wide shared scheduler, created with `cfg` (or defaults) on first
  * use; later callers get the same one with a new reference. */
-int df_sched_get_shared(const DfSchedConfig *cfg, DfSched **out, DfError *err);
+DF_SCHED_API int df_sched_get_shared(const DfSchedConfig *cfg, DfSched **out, DfError *err);
 
 /* The CPUs the workers are pinned to (their union), for threads created on
  * a worker that should run beside them rather than on that worker's core
  * (libavcodec's frame threads).  0, or -ENOENT when workers are not pinned. */
-int df_sched_worker_cpus(const DfSched *sched, cpu_set_t *out);
+DF_SCHED_API int df_sched_worker_cpus(const DfSched *sched, cpu_set_t *out);
 
 /* Number of workers. */
-int df_sched_n_workers(const DfSched *sched);
+DF_SCHED_API int df_sched_n_workers(const DfSched *sched);
 
 /* Name of the policy in use. */
-const char *df_sched_policy_name(const DfSched *sched);
+DF_SCHED_API const char *df_sched_policy_name(const DfSched *sched);
 
 /* Index of the calling thread's worker in `sched`, or -1 if it is not one. */
-int df_sched_current_worker(const DfSched *sched);
+DF_SCHED_API int df_sched_current_worker(const DfSched *sched);
 
 /* Id of the node whose body the calling worker runs (the innermost one when
  * a waiting body helps), or 0 outside a body or off the workers.  Lets code
  * called from a body (e.g. libavcodec's get_buffer2 inside a decode task)
  * name the producer of the data it writes in df_node_add_input(). */
-uint64_t df_sched_current_node_id(const DfSched *sched);
+DF_SCHED_API uint64_t df_sched_current_node_id(const DfSched *sched);
 
 /* The n_workers x n_workers trCost matrix (row = producer, column = consumer). */
-const uint32_t *df_sched_trcost(const DfSched *sched);
+DF_SCHED_API const uint32_t *df_sched_trcost(const DfSched *sched);
 
 /* The n_workers x n_workers level matrix (DfLevel values). */
-const uint8_t *df_sched_levels(const DfSched *sched);
+DF_SCHED_API const uint8_t *df_sched_levels(const DfSched *sched);
 
 /* True when more workers than cores were requested. */
-bool df_sched_oversubscribed(const DfSched *sched);
+DF_SCHED_API bool df_sched_oversubscribed(const DfSched *sched);
 
 /* Fill `buf` with a one-line description of workers, cores and topology. */
-void df_sched_describe(const DfSched *sched, char *buf, size_t len);
+DF_SCHED_API void df_sched_describe(const DfSched *sched, char *buf, size_t len);
 
-/* Names of all policies, NULL-terminated. */
-const char *const *df_policy_names(void);
 
 /* Register (or look up) a module name for statistics and learning.
  * Returns its id (>= 0).  Ids are shared by all users of the scheduler. */
-int df_sched_module_id(DfSched *sched, const char *name);
+DF_SCHED_API int df_sched_module_id(DfSched *sched, const char *name);
 
 /* Name of a module id, or "?" when unknown. */
-const char *df_sched_module_name(const DfSched *sched, int module);
+DF_SCHED_API const char *df_sched_module_name(const DfSched *sched, int module);
 
 /* ----------------------------------------------------------------- groups */
 
 /* A group collects nodes (e.g. all tasks of one frame) so that they can be
  * awaited or cancelled together.  `deadline` (ns, CLOCK_MONOTONIC, or
  * DF_NO_DEADLINE) is inherited by nodes created in the group. */
-DfGroup *df_group_new(DfSched *sched, int64_t deadline);
+DF_SCHED_API DfGroup *df_group_new(DfSched *sched, int64_t deadline);
 
 /* No more nodes will be added to the group from outside its own nodes: it
  * can be done once they have finished.  Until then (or until the first
  * df_sched_wait() or df_group_release(), which seal it too) the group is
  * never done, so that nodes added one by one cannot make it look done
  * between two of them.  Idempotent. */
-void df_group_seal(DfGroup *group);
+DF_SCHED_API void df_group_seal(DfGroup *group);
 
 /* Seal the group and drop the creator's reference.  Allowed at any time;
  * memory is kept until the last node of the group has finished. */
-void df_group_release(DfGroup *group);
+DF_SCHED_API void df_group_release(DfGroup *group);
 
 /* Seal the group and wait until every node of it has finished (or been
  * skipped).  From inside a task, the calling worker meanwhile runs nodes of
  * this group and nodes due before the waiting task's own deadline, nothing
  * else (it would resume only when they return); from another thread it
  * blocks. */
-void df_sched_wait(DfSched *sched, DfGroup *group);
+DF_SCHED_API void df_sched_wait(DfSched *sched, DfGroup *group);
 
 /* True once the group is sealed and every node of it has finished. */
-bool df_group_done(const DfGroup *group);
+DF_SCHED_API bool df_group_done(const DfGroup *group);
 
 /* Cancel: nodes of the group that have not started are skipped (their
  * cancel function runs instead of their body). */
-void df_group_cancel(DfGroup *group);
+DF_SCHED_API void df_group_cancel(DfGroup *group);
 
 /* True after df_group_cancel(). */
-bool df_group_cancelled(const DfGroup *group);
+DF_SCHED_API bool df_group_cancelled(const DfGroup *group);
 
 /* The group's deadline. */
-int64_t df_group_deadline(const DfGroup *group);
+DF_SCHED_API int64_t df_group_deadline(const DfGroup *group);
 
 /* ------------------------------------------------------------------ nodes */
 
@@ -204,68 +235,69 @@ typedef struct DfNodeDesc {
 
 /* Create a node.  It runs once submitted and all its dependencies finished.
  * The caller owns one reference (release with df_node_release()). */
-DfNode *df_node_new(DfSched *sched, const DfNodeDesc *desc);
+DF_SCHED_API DfNode *df_node_new(DfSched *sched, const DfNodeDesc *desc);
 
 /* `succ` reads `bytes` produced by `pred`: it runs after `pred` has finished
  * and its cost counts those bytes on pred's worker.  `pred` may have finished
  * already.  Only before df_node_submit(succ).  Returns 0, or -ENOMEM (then
  * the caller should df_node_discard(succ)). */
-int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes);
+DF_SCHED_API int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes);
 
 /* `node` reads `bytes` produced earlier by a finished task (no edge): counts
  * in the cost function as data held by `worker`.  `pred_id`/`module` identify
  * the producer for traces (0/-1 if unknown).  Returns 0 or a negative errno. */
-int df_node_add_input(DfNode *node, int worker, uint64_t bytes, int module, uint64_t pred_id);
+DF_SCHED_API int df_node_add_input(DfNode *node, int worker, uint64_t bytes, int module,
+                                   uint64_t pred_id);
 
 /* Make the node eligible to run. */
-void df_node_submit(DfNode *node);
+DF_SCHED_API void df_node_submit(DfNode *node);
 
 /* Submit a node so that it is skipped like a cancelled one: its cancel
  * function runs instead of its body and successors see the cancellation.
  * For nodes that could not be set up completely. */
-void df_node_discard(DfNode *node);
+DF_SCHED_API void df_node_discard(DfNode *node);
 
 /* Drop a reference to a node. */
-void df_node_release(DfNode *node);
+DF_SCHED_API void df_node_release(DfNode *node);
 
 /* Take one more hold on a not-yet-ready node: it will not run before a
  * matching df_node_unhold().  Only before df_node_submit(). */
-void df_node_hold(DfNode *node);
+DF_SCHED_API void df_node_hold(DfNode *node);
 
 /* Release a hold taken with df_node_hold(); may be called from any thread. */
-void df_node_unhold(DfNode *node);
+DF_SCHED_API void df_node_unhold(DfNode *node);
 
 /* Unique id of a node (monotonic per scheduler). */
-uint64_t df_node_id(const DfNode *node);
+DF_SCHED_API uint64_t df_node_id(const DfNode *node);
 
 /* Worker that ran the node, or -1 if it has not finished. */
-int df_node_worker(const DfNode *node);
+DF_SCHED_API int df_node_worker(const DfNode *node);
 
 /* True when the node was skipped because its group was cancelled. */
-bool df_node_skipped(const DfNode *node);
+DF_SCHED_API bool df_node_skipped(const DfNode *node);
 
 /* Create, submit and release a node in one call. */
-void df_spawn(DfSched *sched, DfTaskFn fn, void *arg, DfGroup *group);
+DF_SCHED_API void df_spawn(DfSched *sched, DfTaskFn fn, void *arg, DfGroup *group);
 
 /* ------------------------------------------------------ running task info */
 
 /* The scheduler running the task. */
-DfSched *df_task_sched(const DfTask *task);
+DF_SCHED_API DfSched *df_task_sched(const DfTask *task);
 
 /* The worker running the task. */
-int df_task_worker(const DfTask *task);
+DF_SCHED_API int df_task_worker(const DfTask *task);
 
 /* The node being run (valid during the call). */
-DfNode *df_task_node(const DfTask *task);
+DF_SCHED_API DfNode *df_task_node(const DfTask *task);
 
 /* The node's module instance index (DfNodeDesc.index). */
-int df_task_index(const DfTask *task);
+DF_SCHED_API int df_task_index(const DfTask *task);
 
 /* True if any predecessor of the running node was skipped by cancellation. */
-bool df_task_pred_cancelled(const DfTask *task);
+DF_SCHED_API bool df_task_pred_cancelled(const DfTask *task);
 
 /* True when the running node was taken from another worker's ready set. */
-bool df_task_stolen(const DfTask *task);
+DF_SCHED_API bool df_task_stolen(const DfTask *task);
 
 /* ------------------------------------------------ control description */
 
@@ -295,11 +327,11 @@ typedef struct DfModuleDesc {
 
 /* Compile a module table (id = row index) into graph-generation information.
  * Rejects unknown ids, cycles within an instance and mismatched widths. */
-int df_graph_compile(DfSched *sched, const DfModuleDesc *mods, int n_mods, DfGraphInfo **out,
-                     DfError *err);
+DF_SCHED_API int df_graph_compile(DfSched *sched, const DfModuleDesc *mods, int n_mods,
+                                  DfGraphInfo **out, DfError *err);
 
 /* Free compiled graph information (after its instances are released). */
-void df_graph_free(DfGraphInfo *info);
+DF_SCHED_API void df_graph_free(DfGraphInfo *info);
 
 /* Per-instance parameters. */
 typedef struct DfInstanceParams {
@@ -314,19 +346,20 @@ typedef struct DfInstanceParams {
 /* Instantiate the graph for one input.  Nodes are created and linked but not
  * submitted, so tasks and callers can add dependencies first.  NULL when out
  * of memory; then no body or cancel function is ever called with params->arg. */
-DfInstance *df_graph_instantiate(const DfGraphInfo *info, const DfInstanceParams *params);
+DF_SCHED_API DfInstance *df_graph_instantiate(const DfGraphInfo *info,
+                                              const DfInstanceParams *params);
 
 /* Node `index` of `module` in an instance (borrowed reference). */
-DfNode *df_instance_node(const DfInstance *inst, int module, int index);
+DF_SCHED_API DfNode *df_instance_node(const DfInstance *inst, int module, int index);
 
 /* Width of `module` in this instance. */
-int df_instance_width(const DfInstance *inst, int module);
+DF_SCHED_API int df_instance_width(const DfInstance *inst, int module);
 
 /* Submit every node of the instance. */
-void df_instance_submit(DfInstance *inst);
+DF_SCHED_API void df_instance_submit(DfInstance *inst);
 
 /* Release the instance and its node references. */
-void df_instance_release(DfInstance *inst);
+DF_SCHED_API void df_instance_release(DfInstance *inst);
 
 /* ------------------------------------------------------ ordered job batches */
 
@@ -352,7 +385,7 @@ typedef struct DfJobs {
 
 /* Run a batch and return when every job has finished.  From a worker, the
  * caller helps; from another thread it blocks.  Re-entrant.  Returns 0. */
-int df_jobs_run(DfSched *sched, const DfJobs *jobs);
+DF_SCHED_API int df_jobs_run(DfSched *sched, const DfJobs *jobs);
 
 /* ------------------------------------------------------------- statistics */
 
@@ -380,16 +413,16 @@ typedef struct DfStats {
 } DfStats;
 
 /* Snapshot the counters (approximate while running).  Free with df_stats_free(). */
-int df_sched_stats(DfSched *sched, DfStats *out);
+DF_SCHED_API int df_sched_stats(DfSched *sched, DfStats *out);
 
 /* Free a snapshot's arrays. */
-void df_stats_free(DfStats *stats);
+DF_SCHED_API void df_stats_free(DfStats *stats);
 
 /* Zero every counter. */
-void df_sched_stats_reset(DfSched *sched);
+DF_SCHED_API void df_sched_stats_reset(DfSched *sched);
 
 /* Share of input bytes consumed on the worker that produced them (0..1; 1 when none). */
-double df_stats_local_share(const DfStats *stats);
+DF_SCHED_API double df_stats_local_share(const DfStats *stats);
 
 /* -------------------------------------------------------- learned model */
 
@@ -408,7 +441,7 @@ typedef struct DfLearnedModel {
 } DfLearnedModel;
 
 /* Snapshot of the learned model; -ENOTSUP unless the policy is "learned". */
-int df_sched_learned_model(DfSched *sched, DfLearnedModel *out);
+DF_SCHED_API int df_sched_learned_model(DfSched *sched, DfLearnedModel *out);
 
 /* ------------------------------------------------------------------ trace */
 
@@ -505,37 +538,37 @@ typedef struct DfTrace {
  * The buffers (about 200 bytes per event and worker) are allocated and
  * touched here, so that recording takes no page fault: the memory is held
  * from the start, so size `capacity` to what is to be recorded. */
-int df_sched_trace_start(DfSched *sched, size_t capacity);
+DF_SCHED_API int df_sched_trace_start(DfSched *sched, size_t capacity);
 
 /* Stop recording (events are kept). */
-void df_sched_trace_stop(DfSched *sched);
+DF_SCHED_API void df_sched_trace_stop(DfSched *sched);
 
 /* True while recording. */
-bool df_sched_tracing(const DfSched *sched);
+DF_SCHED_API bool df_sched_tracing(const DfSched *sched);
 
 /* Copy the recorded events into `out` (merged, sorted).  Free with df_trace_free(). */
-int df_sched_trace_collect(DfSched *sched, DfTrace *out);
+DF_SCHED_API int df_sched_trace_collect(DfSched *sched, DfTrace *out);
 
 /* Free a collected trace. */
-void df_trace_free(DfTrace *trace);
+DF_SCHED_API void df_trace_free(DfTrace *trace);
 
 /* An input's bytes as the learned policy weighs them (its learned_bytes, or
  * bytes when the trace has no learned sizes). */
-uint64_t df_trace_input_learned_bytes(const DfTraceInput *in);
+DF_SCHED_API uint64_t df_trace_input_learned_bytes(const DfTraceInput *in);
 
 /* The learned entry of producer `module`, or NULL (not learned, not read). */
-const DfTraceLearnedModule *df_trace_learned_module(const DfTrace *trace, int module);
+DF_SCHED_API const DfTraceLearnedModule *df_trace_learned_module(const DfTrace *trace, int module);
 
 /* Give a group a tag shown in traces (e.g. frame number). */
-void df_group_set_tag(DfGroup *group, int64_t tag);
+DF_SCHED_API void df_group_set_tag(DfGroup *group, int64_t tag);
 
 /* The group's tag (-1 by default). */
-int64_t df_group_tag(const DfGroup *group);
+DF_SCHED_API int64_t df_group_tag(const DfGroup *group);
 
 /* ------------------------------------------------------------------ time */
 
 /* Monotonic nanoseconds (CLOCK_MONOTONIC base, no system call). */
-int64_t df_now_ns(void);
+DF_SCHED_API int64_t df_now_ns(void);
 
 #ifdef __cplusplus
 }

@@ -22,18 +22,18 @@ extern "C" {
 /* Check that `path` can be written, so that a bad path is reported when
  * tracing is asked for, not at the end.  An existing file is not truncated
  * and a new one not left behind. */
-int df_trace_check_path(const char *path, DfError *err);
+DF_SCHED_API int df_trace_check_path(const char *path, DfError *err);
 
 /* Write a collected trace to `path`. */
-int df_trace_write_json(const DfTrace *trace, const char *path, DfError *err);
+DF_SCHED_API int df_trace_write_json(const DfTrace *trace, const char *path, DfError *err);
 
 /* Collect the scheduler's trace and write it to `path`. */
-int df_sched_trace_write(DfSched *sched, const char *path, DfError *err);
+DF_SCHED_API int df_sched_trace_write(DfSched *sched, const char *path, DfError *err);
 
 /* Read a trace written by df_trace_write_json() (times in ns from the
  * first event; without learned sizes, learned = declared and t->learned is
  * NULL).  Free with df_trace_free(). */
-int df_trace_read_json(const char *path, DfTrace *out, DfError *err);
+DF_SCHED_API int df_trace_read_json(const char *path, DfTrace *out, DfError *err);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 /* Parking: Linux futexes, the only system calls of an idle worker. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>

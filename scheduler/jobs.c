@@ -6,7 +6,7 @@
  * no deadlock, whatever the number of workers.  With n_slots, job j also
  * waits for job j - n_slots to finish, because they share a threadnr slot
  * (libavcodec's per-thread local context). */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

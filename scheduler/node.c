@@ -7,7 +7,7 @@
  * and running it.  The producer's worker id is written into the consumer's
  * input slot at that moment (the patent's "thread id recorded on the node").
  */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -43,11 +43,9 @@ static uint64_t next_id(DfSched *s, DfCache *c)
     return c->next_id++;
 }
 
-static DfNode *node_alloc(DfSched *s, DfCache *c, const DfNodeDesc *d, int refs, int pending)
+void df_node_init(DfNode *n, const DfNodeDesc *d, int64_t deadline, uint64_t id, int refs,
+                  int pending)
 {
-    DfNode *n = df_slab_alloc(&c->nodes);
-    if (DF_UNLIKELY(!n))
-        return NULL;
     atomic_init(&n->pending, pending);
     atomic_init(&n->refs, (uint32_t)refs);
     atomic_init(&n->succ, NULL);
@@ -62,21 +60,31 @@ static DfNode *node_alloc(DfSched *s, DfCache *c, const DfNodeDesc *d, int refs,
     n->cancel = d->cancel;
     n->arg = d->arg;
     n->group = d->group;
-    n->sched = s;
-    n->deadline = d->deadline ? d->deadline : (d->group ? d->group->deadline : DF_NO_DEADLINE);
-    n->id = next_id(s, c);
+    n->sched = NULL;
+    n->deadline = deadline;
+    n->id = id;
     n->out_size = d->out_size;
     n->in_bytes = 0;
     n->more = NULL;
     n->next = n->prev = NULL;
     n->start_pred_id = 0;
+    n->parent_id = 0;
+    n->created_ns = 0;
+}
+
+static DfNode *node_alloc(DfSched *s, DfCache *c, const DfNodeDesc *d, int refs, int pending)
+{
+    DfNode *n = df_slab_alloc(&c->nodes);
+    if (DF_UNLIKELY(!n))
+        return NULL;
+    df_node_init(n, d,
+                 d->deadline ? d->deadline : (d->group ? d->group->deadline : DF_NO_DEADLINE),
+                 next_id(s, c), refs, pending);
+    n->sched = s;
     if (atomic_load_explicit(&s->tracing, memory_order_relaxed)) {
         DfWorker *w = df_current_worker(s);
         n->parent_id = w && w->current ? w->current->id : 0;
         n->created_ns = df_now_ns();
-    } else {
-        n->parent_id = 0;
-        n->created_ns = 0;
     }
     if (d->group)
         df_group_node_added(d->group);
@@ -92,41 +100,55 @@ DfNode *df_node_new(DfSched *s, const DfNodeDesc *desc)
     return node_alloc(s, c, desc, 2, 1);
 }
 
-static DfInput *new_input(DfNode *n, DfCache *c)
+bool df_node_input_block_needed(const DfNode *n)
 {
-    unsigned i = n->n_inputs;
-    if (i >= DF_INLINE_INPUTS && (i - DF_INLINE_INPUTS) % DF_BLOCK_INPUTS == 0) {
-        DfInputBlock *b = df_slab_alloc(&c->blocks);
-        if (!b)
-            return NULL;
-        b->next = NULL;
-        if (!n->more) {
-            n->more = b;
-        } else {
-            DfInputBlock *last = n->more;
-            while (last->next)
-                last = last->next;
-            last->next = b;
-        }
+    const unsigned i = n->n_inputs;
+    return i >= DF_INLINE_INPUTS && (i - DF_INLINE_INPUTS) % DF_BLOCK_INPUTS == 0;
+}
+
+DfInput *df_node_input_append(DfNode *n, DfInputBlock *block, const DfInput *val)
+{
+    if (block) {
+        block->next = NULL;
+        DfInputBlock **last = &n->more;
+        while (*last)
+            last = &(*last)->next;
+        *last = block;
     }
+    const unsigned i = n->n_inputs;
     DfInput *in = df_node_input(n, i);
+    *in = *val;
     n->n_inputs = (uint16_t)(i + 1);
+    n->in_bytes += val->bytes;
     return in;
+}
+
+void df_node_free_input_blocks(DfNode *n, void (*free_block)(void *block, const void *ctx),
+                               const void *ctx)
+{
+    DfInputBlock *b = n->more;
+    while (b) {
+        DfInputBlock *next = b->next;
+        free_block(b, ctx);
+        b = next;
+    }
+    n->more = NULL;
+}
+
+static DfInput *new_input(DfNode *n, DfCache *c, const DfInput *val)
+{
+    DfInputBlock *b = NULL;
+    if (df_node_input_block_needed(n) && !(b = df_slab_alloc(&c->blocks)))
+        return NULL;
+    return df_node_input_append(n, b, val);
 }
 
 int df_node_add_input(DfNode *node, int worker, uint64_t bytes, int module, uint64_t pred_id)
 {
     if (node->n_inputs == UINT16_MAX)
         return -E2BIG;
-    DfInput *in = new_input(node, df_cache_get(node->sched));
-    if (!in)
-        return -ENOMEM;
-    in->bytes = bytes;
-    in->pred_id = pred_id;
-    in->worker = worker;
-    in->module = module;
-    node->in_bytes += bytes;
-    return 0;
+    const DfInput val = {.bytes = bytes, .pred_id = pred_id, .worker = worker, .module = module};
+    return new_input(node, df_cache_get(node->sched), &val) ? 0 : -ENOMEM;
 }
 
 int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes)
@@ -137,17 +159,13 @@ int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes)
     DfEdge *e = df_slab_alloc(&c->edges);
     if (!e)
         return -ENOMEM;
-    DfInput *in = new_input(succ, c);
+    const DfInput val = {.bytes = bytes, .pred_id = pred->id, .worker = -1, .module = pred->module};
+    DfInput *in = new_input(succ, c, &val);
     if (!in) {
         df_slab_free(e, c);
         return -ENOMEM;
     }
     unsigned slot = succ->n_inputs - 1u;
-    in->bytes = bytes;
-    in->pred_id = pred->id;
-    in->module = pred->module;
-    in->worker = -1;
-    succ->in_bytes += bytes;
     atomic_fetch_add_explicit(&succ->pending, 1, memory_order_relaxed);
     e->succ = succ;
     e->slot = slot;
@@ -193,16 +211,16 @@ void df_node_unhold(DfNode *node)
         df_make_ready_running(node->sched, df_current_worker(node->sched), node);
 }
 
+static void slab_free_block(void *block, const void *self)
+{
+    df_slab_free(block, self);
+}
+
 void df_node_unref(DfNode *n, const DfCache *self)
 {
     if (atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) != 1)
         return;
-    DfInputBlock *b = n->more;
-    while (b) {
-        DfInputBlock *next = b->next;
-        df_slab_free(b, self);
-        b = next;
-    }
+    df_node_free_input_blocks(n, slab_free_block, self);
     df_slab_free(n, self);
 }
 
@@ -319,67 +337,6 @@ void df_node_complete(DfWorker *w, DfNode *n)
     if (n->group)
         df_group_node_finished(n->group);
     df_node_unref(n, w->cache);
-}
-
-void df_run_node(DfWorker *w, DfNode *n)
-{
-    DfSched *s = w->sched;
-    const unsigned nw = (unsigned)s->n_workers;
-    const unsigned self = (unsigned)w->index;
-    DfTask t = {.sched = s, .node = n, .worker = w->index};
-
-    for (unsigned i = 0; i < n->n_inputs; i++) {
-        const DfInput *in = df_node_input_c(n, i);
-        if (in->worker < 0 || in->bytes == 0)
-            continue;
-        DfLevel l = (DfLevel)s->topo.levels[(unsigned)in->worker * nw + self];
-        DF_CTR_ADD(w, bytes_level[l], in->bytes);
-        if (l == DF_LEVEL_SELF)
-            DF_CTR_ADD(w, bytes_local, in->bytes);
-    }
-
-    const bool skip =
-        (n->flags & DF_NF_DISCARD) ||
-        (n->group && atomic_load_explicit(&n->group->cancelled, memory_order_relaxed));
-    const uint64_t seq0 = ++w->runs_seq;
-    /* Every node when tracing; for a learning policy one in four, picked by
-     * a hash of the id so that a periodic graph is not sampled in step. */
-    const bool timed = atomic_load_explicit(&s->tracing, memory_order_relaxed) ||
-                       (s->policy_timing && ((n->id * 0x9e3779b97f4a7c15ull) >> 62) == 0);
-    /* Tracing also takes the thread's CPU time (a system call each, so
-     * outside the timed span): it tells work from blocking inside a body. */
-    const bool traced = timed && atomic_load_explicit(&s->tracing, memory_order_relaxed);
-    const int64_t c0 = traced ? df_thread_cpu_ns() : 0;
-    const int64_t t0 = timed ? df_now_ns() : 0;
-    DfNode *outer = w->current;
-    w->current = n;
-    if (DF_LIKELY(!skip)) {
-        n->fn(&t, n->arg);
-    } else {
-        n->flags |= DF_NF_SKIPPED;
-        DF_CTR_ADD(w, tasks_skipped, 1);
-        if (n->cancel)
-            n->cancel(&t, n->arg);
-    }
-    w->current = outer;
-    DF_CTR_ADD(w, tasks_run, 1);
-    if (n->flags & DF_NF_STOLEN)
-        DF_CTR_ADD(w, tasks_stolen, 1);
-    if (n->flags & DF_NF_EXPLORED)
-        DF_CTR_ADD(w, tasks_explored, 1);
-    if (timed) {
-        const int64_t t1 = df_now_ns();
-        DF_CTR_ADD(w, busy_ns, (uint64_t)(t1 - t0));
-        /* A body that helped while waiting ran other nodes inside its own
-         * time: that is no measure of the body, so it is not learnt from. */
-        if (s->pops->done && !skip && w->runs_seq == seq0)
-            s->pops->done(s->policy, w->index, n, t1 - t0);
-        if (traced) {
-            const int64_t c1 = df_thread_cpu_ns();
-            df_trace_record(w, n, t0, t1, c0 > 0 && c1 >= c0 ? c1 - c0 : 0);
-        }
-    }
-    df_node_complete(w, n);
 }
 
 DfSched *df_task_sched(const DfTask *task)

@@ -4,7 +4,7 @@
  * the patent suggests.  The set is scanned from its oldest node over a
  * bounded window so that a large backlog does not make selection quadratic;
  * the exclusive section is the selection itself, as in the patent. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 
@@ -114,7 +114,7 @@ static bool cost_queued(DfPolicy *p, int w)
 }
 
 const DfPolicyOps df_policy_cost = {
-    .name = "cost",
+    .info = {"cost", "Patent rule: run where the input bytes are cheapest"},
     .node_scratch = cost_scratch,
     .create = cost_create,
     .destroy = cost_destroy,

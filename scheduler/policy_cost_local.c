@@ -3,7 +3,7 @@
  * that produced its inputs (and the current one) need evaluating.  A worker
  * takes from its own set first, else steals from the worker m of least
  * trCost(m, tid), then the next nearest, and so on. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -251,7 +251,7 @@ static void cl_destroy(DfPolicy *p)
 }
 
 const DfPolicyOps df_policy_cost_local = {
-    .name = "cost-local",
+    .info = {"cost-local", "Patent rule with local ready sets and stealing"},
     .node_scratch = cl_scratch,
     .create = cl_create,
     .destroy = cl_destroy,

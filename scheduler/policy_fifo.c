@@ -1,7 +1,7 @@
 /* fifo: one shared queue, first come first served — the baseline thread
  * pool.  A spinlock guards it: that is what a baseline pool does, and it
  * is the contention the other policies are measured against. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 
@@ -86,7 +86,7 @@ static bool fifo_queued(DfPolicy *p, int w)
 }
 
 const DfPolicyOps df_policy_fifo = {
-    .name = "fifo",
+    .info = {"fifo", "One shared FIFO (baseline)"},
     .node_scratch = fifo_scratch,
     .create = fifo_create,
     .destroy = fifo_destroy,

@@ -17,7 +17,7 @@
  * To keep both sides measured, a worker that has work of its own sometimes
  * takes a node from another worker's set on purpose (explore_rate).
  */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -281,8 +281,18 @@ int df_policy_learned_model(DfPolicy *p, DfLearnedModel *out)
     return 0;
 }
 
+/* The public accessor (dfsched.h): the model plus the nodes explored. */
+int df_sched_learned_model(DfSched *s, DfLearnedModel *out)
+{
+    const int ret = df_policy_learned_model(s->policy, out);
+    if (ret < 0)
+        return ret;
+    out->explored = df_sched_explored(s);
+    return 0;
+}
+
 const DfPolicyOps df_policy_learned = {
-    .name = "learned",
+    .info = {"learned", "cost-local with transfer costs learned from timing"},
     .node_scratch = learned_scratch,
     .create = learned_create,
     .destroy = learned_destroy,
@@ -292,4 +302,5 @@ const DfPolicyOps df_policy_learned = {
     .queued = df_cost_local_queued,
     .done = learned_done,
     .needs_timing = true,
+    .snapshot = df_policy_learned_snapshot,
 };

@@ -1,7 +1,7 @@
 /* steal: per-worker deques with random work stealing, locality-blind — the
  * Cilk/TBB/Taskflow baseline.  The owner runs its newest node first (work
  * first), thieves take the oldest from a random victim. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 
@@ -107,7 +107,7 @@ static bool steal_queued(DfPolicy *p, int w)
 }
 
 const DfPolicyOps df_policy_steal = {
-    .name = "steal",
+    .info = {"steal", "Work stealing, locality-blind"},
     .node_scratch = steal_scratch,
     .create = steal_create,
     .destroy = steal_destroy,

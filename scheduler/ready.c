@@ -12,9 +12,9 @@
  * no memory reclamation scheme.  Whoever empties it sorts it by deadline,
  * so a thief that gives part of it back cannot disturb the order.
  *
- * The lanes and their order are described in internal.h.
+ * The lanes and their order are described in sched_internal.h.
  */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <sched.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * carries a pointer to its slab so that any thread can free it; frees from
  * other threads are pushed on the slab's remote list, which only the owner
  * empties (with one exchange, so there is no ABA problem). */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * cost model can be built (and tested, and simulated) for hierarchies much
  * larger than the machine.  With a synthetic topology the workers are still
  * pinned to real cores (round robin); only the costs come from the model. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <hwloc.h>

@@ -3,7 +3,7 @@
  * release store after the event is complete, so a collector that loads it
  * with acquire reads only whole events, even while workers keep running.
  * Buffers replaced by a new start are kept until the scheduler goes. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -243,8 +243,10 @@ int df_sched_trace_collect(DfSched *s, DfTrace *out)
     for (int m = 0; m < s->n_modules && out->module_names; m++)
         out->module_names[m] = strdup(s->module_names[m]);
     pthread_mutex_unlock(&s->module_lock);
-    /* After the events: the model that placed them, as of now. */
-    if (df_trace_snapshot_learned(s, out) < 0) {
+    /* After the events: the policy's own data (what placed them), as of
+     * now. */
+    const DfPolicySnapshotCtx ctx = {.tasks_explored = df_sched_explored(s)};
+    if (s->pops->snapshot && s->pops->snapshot(s->policy, &ctx, out) < 0) {
         df_trace_free(out);
         return -ENOMEM;
     }
@@ -268,7 +270,6 @@ void df_trace_free(DfTrace *t)
     memset(t, 0, sizeof(*t));
 }
 
-void df_trace_fini(DfSched *s);
 void df_trace_fini(DfSched *s)
 {
     if (s->workers)

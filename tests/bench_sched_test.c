@@ -1,6 +1,7 @@
 /* dfbench sched end to end: the program runs every requested configuration
  * and writes JSON of the documented shape.  Timings are never checked. */
 #include "bench_util.h"
+#include "dfsched.h"
 #include "dftest.h"
 
 #include <json-glib/json-glib.h>
@@ -9,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const policies[] = {"fifo", "steal", "cost", "cost-local"};
 static const char *const cases[] = {"empty", "fanout", "chain", "frames"};
 
 /* The peers meson found (DFBENCH_PEERS, e.g. "omp,tbb" or "none"). */
@@ -140,9 +140,10 @@ DF_TEST(BenchSched, QuickRunWritesTheDocumentedJson)
     }
     /* Every requested configuration is there, none dropped. */
     for (int w = 1; w <= 2; w++) {
-        for (size_t p = 0; p < G_N_ELEMENTS(policies); p++)
+        /* dfbench runs every policy of dfsched's registry by default. */
+        for (const char *const *p = df_policy_names(); *p; p++)
             for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
-                char *key = g_strdup_printf("dfsched/%s|%s|%d", policies[p], cases[c], w);
+                char *key = g_strdup_printf("dfsched/%s|%s|%d", *p, cases[c], w);
                 DF_EXPECT_MSG(g_hash_table_contains(seen, key), "%s missing", key);
                 g_free(key);
             }
@@ -301,7 +302,6 @@ DF_TEST(BenchSched, TraceOverheadPairsEveryPolicy)
     JsonObject *top = json_node_get_object(json_parser_get_root(parser));
     JsonArray *rows = json_object_get_array_member(top, "trace_overhead");
     DF_ASSERT_MSG(rows, "no trace_overhead member");
-    static const char *const all_policies[] = {"fifo", "steal", "cost", "cost-local", "learned"};
     GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (guint i = 0; i < json_array_get_length(rows); i++) {
         JsonObject *r = json_array_get_object_element(rows, i);
@@ -326,9 +326,9 @@ DF_TEST(BenchSched, TraceOverheadPairsEveryPolicy)
         g_hash_table_add(seen, key);
     }
     for (int w = 1; w <= 2; w++)
-        for (size_t p = 0; p < G_N_ELEMENTS(all_policies); p++)
+        for (const char *const *p = df_policy_names(); *p; p++)
             for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
-                char *key = g_strdup_printf("%s|%s|%d", all_policies[p], cases[c], w);
+                char *key = g_strdup_printf("%s|%s|%d", *p, cases[c], w);
                 DF_EXPECT_MSG(g_hash_table_contains(seen, key), "%s missing", key);
                 g_free(key);
             }

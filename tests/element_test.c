@@ -154,6 +154,10 @@ DF_TEST(Element, Metadata)
             g_enum_get_value(g_type_class_peek(G_VALUE_TYPE(&v)), g_value_get_enum(&v));
         got = g_strdup(ev ? ev->value_nick : "?");
         DF_EXPECT_MSG(strcmp(got, *p) == 0, "policy %s reads back as %s", *p, got);
+        /* The enum is the registry: value = index, description = blurb. */
+        const int idx = df_policy_index(*p);
+        DF_EXPECT_EQ_INT(g_value_get_enum(&v), idx);
+        DF_EXPECT(ev && strcmp(ev->value_name, df_policy_info(idx)->blurb) == 0);
         g_free(got);
         g_value_unset(&v);
     }

@@ -1,7 +1,7 @@
 /* Formula (1), the topology levels and the placement rules, checked by hand
  * against the patent's examples and against synthetic hierarchies. */
 #include "dftest.h"
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* The learned policy: size(n) corrected from measured time differences. */
 #include "dftest.h"
-#include "internal.h"
+#include "sched_internal.h"
 #include "sched_util.h"
 
 #include <stdatomic.h>

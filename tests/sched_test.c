@@ -499,6 +499,31 @@ DF_TEST(SchedConfig, BadValuesAreClearErrors)
     DF_EXPECT(s == NULL);
 }
 
+/* One registry lists the policies: names, blurbs and indices agree in
+ * every view of it, and indices never move (dfdec's enum values are them). */
+DF_TEST(SchedConfig, PolicyRegistry)
+{
+    const int n = df_policy_count();
+    const char *const *names = df_policy_names();
+    static const char *const first[] = {"fifo", "steal", "cost", "cost-local", "learned"};
+    DF_ASSERT(n >= (int)(sizeof(first) / sizeof(first[0])));
+    for (size_t i = 0; i < sizeof(first) / sizeof(first[0]); i++)
+        DF_EXPECT_MSG(strcmp(df_policy_info((int)i)->name, first[i]) == 0,
+                      "policy %zu is %s, was %s", i, df_policy_info((int)i)->name, first[i]);
+    for (int i = 0; i < n; i++) {
+        const DfPolicyInfo *info = df_policy_info(i);
+        DF_ASSERT(info && info->name && info->blurb);
+        DF_EXPECT(*info->name && *info->blurb && !strchr(info->blurb, '\n'));
+        DF_EXPECT(names[i] && strcmp(names[i], info->name) == 0);
+        DF_EXPECT_EQ_INT(df_policy_index(info->name), i); /* also: no name twice */
+    }
+    DF_EXPECT(names[n] == NULL);
+    DF_EXPECT(df_policy_info(n) == NULL && df_policy_info(-1) == NULL);
+    DF_EXPECT_EQ_INT(df_policy_index("nope"), -1);
+    DF_EXPECT_EQ_INT(df_policy_index(NULL), -1);
+    DF_EXPECT(df_policy_index(DF_POLICY_DEFAULT) >= 0);
+}
+
 DF_TEST(SchedConfig, DefaultsAndSharedScheduler)
 {
     DfSched *a = NULL, *b = NULL;

@@ -50,6 +50,22 @@ static DfSched *traced_run(int frames)
     return s;
 }
 
+/* A policy without a snapshot op adds nothing to the trace: its inputs
+ * keep the sizes placement used, the declared ones. */
+DF_TEST(SchedTrace, PolicyWithoutSnapshotKeepsDeclaredSizes)
+{
+    DfSched *s = traced_run(3);
+    DF_ASSERT(s);
+    DfTrace t;
+    DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &t), 0);
+    DF_EXPECT(t.learned == NULL);
+    DF_EXPECT(t.n_inputs >= 3 * 8);
+    for (size_t i = 0; i < t.n_inputs; i++)
+        DF_EXPECT_EQ_INT(t.inputs[i].learned_bytes, t.inputs[i].bytes);
+    df_trace_free(&t);
+    df_sched_unref(s);
+}
+
 DF_TEST(SchedTraceJson, ValidChromeTraceAndRoundTrip)
 {
     DfSched *s = traced_run(10);

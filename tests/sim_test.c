@@ -1,6 +1,6 @@
 /* dfsim's engine on hand-built traces whose answers are known. */
 #include "dftest.h"
-#include "internal.h"
+#include "sched_internal.h"
 #include "sim.h"
 
 #include <math.h>

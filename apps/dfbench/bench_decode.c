@@ -377,6 +377,10 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
 {
     DfDecOpts *o = &b->o;
     o->poll_us = -2; /* not given: dfsched's default */
+    /* The policies as dfsched's registry has them. */
+    g_autofree char *policy_names = g_strjoinv(", ", (char **)df_policy_names());
+    g_autofree char *policy_help = g_strdup_printf(
+        "dfmedia's dfsched policies: all (default), none, or a list of %s", policy_names);
     GOptionEntry entries[] = {
         {"input", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &o->inputs,
          "A clip to decode (H.264, HEVC, MPEG-2; any container libavformat reads); repeat for "
@@ -386,10 +390,7 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
          "Worker counts, e.g. 1,2 or 1-4 (default: 1 to the number of cores); counts above the "
          "machine's PUs are marked oversubscribed",
          "LIST"},
-        {"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy,
-         "dfmedia's dfsched policies: all (default), none, or a list of fifo, steal, cost, "
-         "cost-local, learned",
-         "LIST"},
+        {"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy, policy_help, "LIST"},
         {"peers", 0, 0, G_OPTION_ARG_STRING, &o->peers,
          "Peers: ffmpeg-slice, ffmpeg-frame (libavcodec's own threads, in process), "
          "ffmpeg-streams (N independent single-threaded decodes at once: what N cores carry "

@@ -178,14 +178,16 @@ static int parse_options(DfBench *b, int argc, char **argv)
 {
     DfBenchOpts *o = &b->o;
     o->poll_us = -1;
+    /* The policies as dfsched's registry has them. */
+    g_autofree char *policy_names = g_strjoinv(", ", (char **)df_policy_names());
+    g_autofree char *policy_help =
+        g_strdup_printf("dfsched policies: all (default), none, or a list of %s", policy_names);
     GOptionEntry entries[] = {
         {"workers", 'w', 0, G_OPTION_ARG_STRING, &o->workers,
          "Worker counts, e.g. 1,2,4 or 1-4 (default: 1 to the number of cores). Counts above "
          "the machine's PUs run oversubscribed and are marked so",
          "LIST"},
-        {"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy,
-         "dfsched policies: all (default), none, or a list of fifo, steal, cost, cost-local",
-         "LIST"},
+        {"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy, policy_help, "LIST"},
         {"case", 'c', 0, G_OPTION_ARG_STRING, &o->cases,
          "Cases: empty, fanout, chain, frames (default: all)", "LIST"},
         {"peers", 0, 0, G_OPTION_ARG_STRING, &o->peers,

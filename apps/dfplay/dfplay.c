@@ -34,11 +34,14 @@ static const char *err_str(int ret, char *buf, size_t len)
 
 static int parse_options(int argc, char **argv, Options *o)
 {
+    /* The policies as dfsched's registry has them. */
+    g_autofree char *policy_names = g_strjoinv(", ", (char **)df_policy_names());
+    g_autofree char *policy_help =
+        g_strdup_printf("Placement policy: %s (default %s)", policy_names, DF_POLICY_DEFAULT);
     GOptionEntry entries[] = {
         {"workers", 'w', 0, G_OPTION_ARG_INT, &o->workers, "Scheduler workers (0: one per core)",
          "N"},
-        {"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy,
-         "Placement policy: fifo, steal, cost, cost-local (default)", "NAME"},
+        {"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy, policy_help, "NAME"},
         {"threading", 't', 0, G_OPTION_ARG_STRING, &o->threading,
          "How libavcodec runs: auto (default), slice, frame, none", "MODE"},
         {"filter", 'f', 0, G_OPTION_ARG_STRING, &o->filter,
@@ -87,7 +90,7 @@ static int parse_options(int argc, char **argv, Options *o)
         return -1;
     }
     if (!o->policy)
-        o->policy = g_strdup("cost-local");
+        o->policy = g_strdup(DF_POLICY_DEFAULT);
     if (!o->threading)
         o->threading = g_strdup("auto");
     /* A window when there is a display to put it on. */

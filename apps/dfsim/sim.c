@@ -32,7 +32,7 @@
  * sibling runs elsewhere. */
 #include "sim_graph.h"
 #include "sim.h"
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <glib.h>
@@ -498,6 +498,11 @@ static void on_seg_end(Sim *s, int w)
     finish_node(s, w, gi);
 }
 
+static void free_block(void *block, const void *ctx)
+{
+    free(block);
+}
+
 int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *err)
 {
     memset(res, 0, sizeof(*res));
@@ -565,35 +570,25 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
             goto out;
         }
         s.dn[gi] = n;
-        n->module = sn->module;
-        n->index = sn->index;
-        n->id = (uint64_t)gi + 1;
-        n->deadline = sn->deadline;
-        n->worker = -1;
-        n->placed = -1;
+        /* The scheduler's own node storage; the simulator keeps the
+         * dependency counts (s.pending) itself. */
+        df_node_init(n, &(DfNodeDesc){.module = sn->module, .index = sn->index}, sn->deadline,
+                     (uint64_t)gi + 1, 0, 0);
         n->aux[0] = (uintptr_t)gi;
         for (int k = 0; k < sn->n_in; k++) {
             const SimIn *si = &g->ins[sn->first_in + k];
-            unsigned slot = n->n_inputs;
-            if (slot >= DF_INLINE_INPUTS && (slot - DF_INLINE_INPUTS) % DF_BLOCK_INPUTS == 0) {
-                DfInputBlock *b = calloc(1, sizeof(*b));
-                if (!b) {
-                    ret = df_set_error(err, -ENOMEM, "out of memory");
-                    goto out;
-                }
-                DfInputBlock **pp = &n->more;
-                while (*pp)
-                    pp = &(*pp)->next;
-                *pp = b;
+            DfInputBlock *b = NULL;
+            if (df_node_input_block_needed(n) && !(b = calloc(1, sizeof(*b)))) {
+                ret = df_set_error(err, -ENOMEM, "out of memory");
+                goto out;
             }
-            n->n_inputs++;
-            DfInput *in = df_node_input(n, slot);
-            *in =
-                (DfInput){.bytes = si->bytes,
-                          .worker = -1,
-                          .module = si->module,
-                          .pred_id = si->pred >= 0 ? (uint64_t)(gi - gi % g->n + si->pred) + 1 : 0};
-            n->in_bytes += si->bytes;
+            df_node_input_append(
+                n, b,
+                &(DfInput){.bytes = si->bytes,
+                           .worker = -1,
+                           .module = si->module,
+                           .pred_id =
+                               si->pred >= 0 ? (uint64_t)(gi - gi % g->n + si->pred) + 1 : 0});
             if (si->pred >= 0)
                 s.pending[gi]++;
         }
@@ -649,12 +644,7 @@ out:
     if (s.dn)
         for (int gi = 0; gi < s.total; gi++)
             if (s.dn[gi]) {
-                DfInputBlock *b = s.dn[gi]->more;
-                while (b) {
-                    DfInputBlock *nx = b->next;
-                    free(b);
-                    b = nx;
-                }
+                df_node_free_input_blocks(s.dn[gi], free_block, NULL);
                 free(s.dn[gi]);
             }
     for (int v = 0; s.w && v < s.nw; v++)

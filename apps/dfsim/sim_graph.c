@@ -3,7 +3,7 @@
  * recording lost outside tasks, busy counts and job marks (the model is
  * described in sim.c). */
 #include "sim_graph.h"
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <glib.h>

@@ -1,5 +1,5 @@
 /* Counters per worker, snapshot on demand. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -93,4 +93,12 @@ double df_stats_local_share(const DfStats *st)
     for (int l = 0; l < DF_N_LEVELS; l++)
         all += st->total.bytes_level[l];
     return all ? (double)st->total.bytes_local / (double)all : 1.0;
+}
+
+uint64_t df_sched_explored(const DfSched *s)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < s->n_workers; i++)
+        n += LOAD(&s->workers[i], tasks_explored);
+    return n;
 }

@@ -1,7 +1,7 @@
 /* The parallel execution control description (patent fig. 5): a module
  * table compiled once into graph-generation information, then instantiated
  * for every input into linked, not yet submitted nodes. */
-#include "internal.h"
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

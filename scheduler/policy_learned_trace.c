@@ -1,8 +1,8 @@
-/* The learned policy's sizes in a collected trace: a snapshot of its model
- * taken with the events, so that a trace shows what placement believed
- * each transfer cost (the patent's visualisation of learnt sizes), not only
- * what the program declared. */
-#include "internal.h"
+/* The learned policy's part of a trace: its snapshot op (a snapshot of its
+ * model taken with the events, so that a trace shows what placement
+ * believed each transfer cost, the patent's visualisation of learnt sizes,
+ * not only what the program declared) and the accessors of that data. */
+#include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -35,15 +35,13 @@ static uint64_t scaled(uint64_t bytes, double scale)
     return v < 1.8e19 ? (uint64_t)(v + 0.5) : UINT64_MAX;
 }
 
-int df_trace_snapshot_learned(DfSched *s, DfTrace *t)
+int df_policy_learned_snapshot(DfPolicy *pol, const DfPolicySnapshotCtx *ctx, DfTrace *t)
 {
     DfLearnedModel m;
-    if (df_sched_learned_model(s, &m) < 0) {
-        /* Another policy: the sizes it placed by are the declared ones. */
-        for (size_t i = 0; i < t->n_inputs; i++)
-            t->inputs[i].learned_bytes = t->inputs[i].bytes;
-        return 0;
-    }
+    const int ret = df_policy_learned_model(pol, &m);
+    if (ret < 0)
+        return ret;
+    m.explored = ctx->tasks_explored;
     const int nm = m.n_modules < t->n_modules ? m.n_modules : t->n_modules;
     uint64_t reads[DF_LEARN_MAX_MODULES] = {0}, bytes[DF_LEARN_MAX_MODULES] = {0};
     for (size_t i = 0; i < t->n_inputs; i++) {

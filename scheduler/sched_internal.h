@@ -1,7 +1,7 @@
-/* dfsched internals shared by the scheduler's files, the policies and dfsim.
- * Not installed; not a public API. */
-#ifndef DFSCHED_INTERNAL_H
-#define DFSCHED_INTERNAL_H
+/* dfsched internals shared by the scheduler's files, the policies and dfsim
+ * (named apart from framework/'s internal header).  Not a public API. */
+#ifndef DF_SCHED_INTERNAL_H
+#define DF_SCHED_INTERNAL_H
 
 #include "dfsched.h"
 
@@ -93,6 +93,10 @@ struct DfCache {
 /* The calling thread's cache for `sched` (creating it on first use). */
 DfCache *df_cache_get(DfSched *sched);
 void df_cache_fini(DfCache *cache);
+/* Worker `worker`'s cache, made when the scheduler starts. */
+DfCache *df_cache_new_for_worker(DfSched *s, int worker);
+/* pthread key destructor: an exiting outside thread's cache is orphaned. */
+void df_cache_thread_exit(void *p);
 
 /* ------------------------------------------------------------------ nodes */
 
@@ -164,6 +168,22 @@ struct DfNode {
 /* Input slot `i` of a node. */
 DfInput *df_node_input(DfNode *node, unsigned i);
 const DfInput *df_node_input_c(const DfNode *node, unsigned i);
+
+/* Node storage, the scheduler's and dfsim's (which allocates its own
+ * nodes, zeroed, of sizeof(DfNode) + the policy's scratch): fill the
+ * fields of a fresh node from `d`, with no other effect (no group count,
+ * no scheduler: n->sched is NULL). */
+void df_node_init(DfNode *n, const DfNodeDesc *d, int64_t deadline, uint64_t id, int refs,
+                  int pending);
+/* The next input slot lies in a new block: df_node_input_append needs one. */
+bool df_node_input_block_needed(const DfNode *n);
+/* Append input `val` (counting its bytes in in_bytes); `block` is the
+ * caller's new block when df_node_input_block_needed(n), else NULL.
+ * Returns the slot. */
+DfInput *df_node_input_append(DfNode *n, DfInputBlock *block, const DfInput *val);
+/* Hand every input block of `n` to `free_block`. */
+void df_node_free_input_blocks(DfNode *n, void (*free_block)(void *block, const void *ctx),
+                               const void *ctx);
 
 /* ----------------------------------------------------------------- groups */
 
@@ -242,8 +262,15 @@ typedef struct DfPlacement {
     bool backlog;    /* the worker already had queued work */
 } DfPlacement;
 
+/* A policy: one file that defines its ops, plus one entry in the registry
+ * (policy.c). */
+/* What the core counts that a policy's trace snapshot may report. */
+typedef struct DfPolicySnapshotCtx {
+    uint64_t tasks_explored; /* nodes run that a pop flagged DF_NF_EXPLORED */
+} DfPolicySnapshotCtx;
+
 typedef struct DfPolicyOps {
-    const char *name;
+    DfPolicyInfo info;
     /* Bytes of per-node scratch (DfNode.cost_cache) the policy needs. */
     size_t (*node_scratch)(int n_workers);
     int (*create)(const DfPolicyEnv *env, DfPolicy **out);
@@ -263,6 +290,10 @@ typedef struct DfPolicyOps {
     void (*done)(DfPolicy *p, int self, const DfNode *n, int64_t exec_ns);
     /* Optional: the policy wants exec times of a sample of nodes. */
     bool needs_timing;
+    /* Optional: record the policy's own data in a trace being collected,
+     * after its events (learned: its model and the sizes it placed by).
+     * 0 or -ENOMEM.  Without it, inputs keep learned_bytes = bytes. */
+    int (*snapshot)(DfPolicy *p, const DfPolicySnapshotCtx *ctx, DfTrace *t);
 } DfPolicyOps;
 
 /* Common header of every policy instance. */
@@ -273,8 +304,11 @@ struct DfPolicy {
 
 const DfPolicyOps *df_policy_find(const char *name);
 
-/* The learned policy's model; -ENOTSUP for other policies. */
+/* The learned policy's model (explored left 0); -ENOTSUP for other
+ * policies. */
 int df_policy_learned_model(DfPolicy *p, DfLearnedModel *out);
+/* learned's snapshot op (policy_learned_trace.c). */
+int df_policy_learned_snapshot(DfPolicy *p, const DfPolicySnapshotCtx *ctx, DfTrace *t);
 
 extern const DfPolicyOps df_policy_fifo;
 extern const DfPolicyOps df_policy_steal;
@@ -495,7 +529,7 @@ typedef struct DfCounters {
     _Atomic uint64_t wait_fallbacks; /* waits that ran a node their filter refused */
 } DfCounters;
 
-#define DF_CTR_ADD(w, field, v)                                                                    \
+#define DF_WCTR_ADD(w, field, v)                                                                   \
     atomic_store_explicit(&(w)->ctr.field,                                                         \
                           atomic_load_explicit(&(w)->ctr.field, memory_order_relaxed) + (v),       \
                           memory_order_relaxed)
@@ -552,6 +586,9 @@ struct DfSched {
     void *trace_retired;      /* replaced trace buffers (under trace_lock) */
 };
 
+/* Nodes run so far that a policy flagged DF_NF_EXPLORED, all workers. */
+uint64_t df_sched_explored(const DfSched *s);
+
 /* Worker structure of the calling thread for `sched`, or NULL. */
 DfWorker *df_current_worker(const DfSched *sched);
 
@@ -587,27 +624,34 @@ void df_node_unref(DfNode *n, const DfCache *self);
 void df_wake(DfSched *s, int preferred, bool any);
 /* The same, choosing the other worker nearest to `near` (-1: any). */
 void df_wake_near(DfSched *s, int preferred, bool any, int near);
-/* Nothing to run: spin, then park (see sched.c). */
+/* Nothing to run: spin, then park (see worker.c). */
 void df_worker_idle(DfWorker *w, DfGroup *g, bool nested);
+/* A worker thread's body: pop and run nodes until the scheduler stops. */
+void *df_worker_main(void *arg);
+/* Stop every worker and join it. */
+void df_workers_stop(DfSched *s);
+/* DfPolicyEnv.requeued for the threaded scheduler (ctx is the DfSched). */
+void df_sched_requeued(void *ctx, int w);
 /* Nodes wait in worker w's own set. */
 bool df_ready_own_empty(DfSched *s, int w);
 
 /* Wake workers parked while waiting on `g`, and outside waiters. */
 void df_wake_group_waiters(DfGroup *g);
+/* A thread that is not a worker waits for `g` to be done: it sleeps. */
+void df_group_wait_outside(DfGroup *g);
 
-/* Record a finished node in the worker's trace buffer. */
 /* CPU time of the calling thread (a system call, unlike df_now_ns()); 0
  * if unavailable.  Only when tracing. */
 int64_t df_thread_cpu_ns(void);
+/* Record a finished node in the worker's trace buffer. */
 void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end, int64_t cpu_ns);
 /* Record that the node running on w waited for g from start to end. */
 void df_trace_record_wait(DfWorker *w, const DfGroup *g, int64_t start, int64_t end);
-/* Fill a collected trace's learned sizes (inputs' learned_bytes, and
- * t->learned when the policy is "learned").  Returns 0 or -ENOMEM. */
-int df_trace_snapshot_learned(DfSched *s, DfTrace *t);
+/* Free the trace buffers (workers joined). */
+void df_trace_fini(DfSched *s);
 
 /* Futex wrappers. */
 void df_futex_wait(_Atomic uint32_t *addr, uint32_t expected);
 void df_futex_wake(_Atomic uint32_t *addr, int n);
 
-#endif /* DFSCHED_INTERNAL_H */
+#endif /* DF_SCHED_INTERNAL_H */

@@ -1,0 +1,440 @@
+/* The workers' loop: take a node from the policy and run it (df_run_node),
+ * else spin with a pause instruction, then park on a futex (poll mode never
+ * parks); the hand-off of ready nodes to the policy with the wake-up of a
+ * parked worker; and a task's wait, which helps meanwhile (df_sched_wait).
+ *
+ * Parking is a Dekker (store-buffering) handshake in two phases, as in
+ * Taskflow's notifier: a worker announces itself (parked_mask, n_parked),
+ * fences, re-checks for work and only then sleeps; a producer publishes
+ * work, fences, then reads n_parked.  The two seq_cst fences (DF_FENCE_SEQ_CST)
+ * are what C11 needs to exclude the outcome where each side misses the
+ * other's store; seq_cst RMWs alone do not order the relaxed loads after
+ * them on AArch64 or POWER.  The futex word closes the last gap: the worker
+ * reads it before announcing and sleeps only if it is unchanged, and every
+ * waker bumps it before the futex wake.  In poll mode nobody parks and
+ * producers skip the check: no system call anywhere on the path of a task. */
+#include "sched_internal.h"
+
+#include <sched.h>
+#include <stdint.h>
+
+/* initial-exec: a plain %fs-relative load instead of a __tls_get_addr call
+ * per access (libdfsched ends up in the dfdec plugin, a shared object that
+ * GStreamer dlopens; 8 bytes fit glibc's static TLS surplus). */
+static _Thread_local DfWorker *tls_worker __attribute__((tls_model("initial-exec")));
+
+DfWorker *df_current_worker(const DfSched *s)
+{
+    DfWorker *w = tls_worker;
+    return (w && w->sched == s) ? w : NULL;
+}
+
+int df_sched_current_worker(const DfSched *s)
+{
+    DfWorker *w = df_current_worker(s);
+    return w ? w->index : -1;
+}
+
+uint64_t df_sched_current_node_id(const DfSched *s)
+{
+    DfWorker *w = df_current_worker(s);
+    return w && w->current ? w->current->id : 0;
+}
+
+/* ------------------------------------------------------------ parking */
+
+static bool clear_parked(DfSched *s, int i)
+{
+    uint64_t bit = 1ull << (i & 63);
+    /* The RMW decides which of several wakers owns the wake-up of i. */
+    if (!(atomic_fetch_and_explicit(&s->parked_mask[i >> 6], ~bit, memory_order_seq_cst) & bit))
+        return false;
+    atomic_fetch_sub_explicit(&s->n_parked, 1, memory_order_seq_cst);
+    return true;
+}
+
+static void wake_worker(DfSched *s, int i)
+{
+    DfWorker *target = &s->workers[i];
+    /* Pairs with the worker's load of park_word before it announced
+     * itself: a worker that has not slept yet finds the word changed and
+     * the futex wait returns at once. */
+    atomic_fetch_add_explicit(&target->park_word, 1, memory_order_seq_cst);
+    df_futex_wake(&target->park_word, 1);
+    DfWorker *self = df_current_worker(s);
+    if (self)
+        DF_WCTR_ADD(self, wakeups_sent, 1);
+}
+
+/* The parked worker nearest to `near` (least trCost from it), or -1. */
+static int nearest_parked(DfSched *s, int near)
+{
+    const int nw = s->n_workers;
+    int best = -1;
+    uint32_t best_cost = UINT32_MAX;
+    for (int k = 0; k < s->mask_words; k++) {
+        uint64_t m = atomic_load_explicit(&s->parked_mask[k], memory_order_relaxed);
+        while (m) {
+            const int i = k * 64 + __builtin_ctzll(m);
+            m &= m - 1;
+            if (near < 0)
+                return i;
+            const uint32_t c = s->topo.trcost[(size_t)near * (size_t)nw + (size_t)i];
+            if (c < best_cost) {
+                best = i;
+                best_cost = c;
+            }
+        }
+    }
+    return best;
+}
+
+void df_wake(DfSched *s, int preferred, bool any)
+{
+    df_wake_near(s, preferred, any, preferred);
+}
+
+void df_wake_near(DfSched *s, int preferred, bool any, int near)
+{
+    if (preferred >= 0 && clear_parked(s, preferred)) {
+        wake_worker(s, preferred);
+        return;
+    }
+    if (!any)
+        return;
+    /* Someone else, nearest to `near` first; a worker another waker took
+     * meanwhile is passed over. */
+    for (int tries = 0; tries < s->n_workers; tries++) {
+        const int i = nearest_parked(s, near);
+        if (i < 0)
+            return;
+        if (clear_parked(s, i)) {
+            wake_worker(s, i);
+            return;
+        }
+    }
+}
+
+static bool should_stop_parking(DfSched *s, DfWorker *w, DfGroup *g)
+{
+    return atomic_load_explicit(&s->stop, memory_order_relaxed) || (g && df_group_done(g)) ||
+           s->pops->has_work(s->policy, w->index);
+}
+
+static void park(DfSched *s, DfWorker *w, DfGroup *g)
+{
+    const int i = w->index;
+    /* Read before announcing; pairs with the RMW in wake_worker. */
+    uint32_t seq = atomic_load_explicit(&w->park_word, memory_order_seq_cst);
+    if (g) {
+        atomic_store_explicit(&w->waiting_on, g, memory_order_seq_cst);
+        /* Pairs with the load of n_waiters in df_group_node_finished. */
+        atomic_fetch_add_explicit(&g->n_waiters, 1, memory_order_seq_cst);
+    }
+    atomic_fetch_or_explicit(&s->parked_mask[i >> 6], 1ull << (i & 63), memory_order_seq_cst);
+    atomic_fetch_add_explicit(&s->n_parked, 1, memory_order_seq_cst);
+    /* Phase two: the announcement above must be visible before the
+     * re-check below reads the ready sets and the group.  Pairs with the
+     * fence in make_ready / df_sched_requeued (after a push, before reading
+     * n_parked) and in df_group_node_finished (after pending reached 0,
+     * before reading n_waiters). */
+    DF_FENCE_SEQ_CST();
+    if (should_stop_parking(s, w, g)) {
+        clear_parked(s, i);
+    } else {
+        DF_WCTR_ADD(w, parks, 1);
+        df_worker_set_state(w, DF_WS_PARKED);
+        df_futex_wait(&w->park_word, seq);
+        df_worker_set_state(w, g && w->current ? DF_WS_WAITING : DF_WS_IDLE);
+        clear_parked(s, i); /* spurious wake-ups leave the bit set */
+    }
+    if (g) {
+        atomic_fetch_sub_explicit(&g->n_waiters, 1, memory_order_seq_cst);
+        atomic_store_explicit(&w->waiting_on, NULL, memory_order_relaxed);
+    }
+}
+
+/* Nothing to run: spin for poll_us, then park.  Returns when there may be
+ * work, when `g` (if any) is done, or on stop.  Inside a task's wait
+ * (`nested`) the worker counts as busy for thieves (DF_WS_WAITING): it
+ * will not run the nodes of its set that its wait does not accept, so
+ * they are fair game, and a parked worker is woken to take them. */
+void df_worker_idle(DfWorker *w, DfGroup *g, bool nested)
+{
+    DfSched *s = w->sched;
+    df_worker_set_state(w, nested ? DF_WS_WAITING : DF_WS_IDLE);
+    if (nested && s->cfg.poll_us >= 0 && !df_ready_own_empty(s, w->index)) {
+        DF_FENCE_SEQ_CST(); /* as in make_ready */
+        if (atomic_load_explicit(&s->n_parked, memory_order_relaxed) > 0)
+            df_wake_near(s, -1, true, w->index);
+    }
+    const int64_t start = df_now_ns();
+    const int64_t limit = (int64_t)s->cfg.poll_us * 1000;
+    unsigned round = 0;
+    for (;;) {
+        for (int k = 0; k < 32; k++)
+            df_cpu_relax();
+        atomic_store_explicit(&s->state[w->index].beat, df_now_ns(), memory_order_relaxed);
+        if (should_stop_parking(s, w, g))
+            break;
+        round++;
+        if (s->topo.oversubscribed && (round & 7) == 0)
+            sched_yield(); /* more workers than cores: let the busy ones run */
+        if (s->cfg.poll_us >= 0 && (round & 15) == 0 && df_now_ns() - start >= limit) {
+            park(s, w, g);
+            break;
+        }
+    }
+    DF_WCTR_ADD(w, idle_ns, (uint64_t)(df_now_ns() - start));
+}
+
+bool df_ready_own_empty(DfSched *s, int w)
+{
+    return !s->pops->queued(s->policy, w);
+}
+
+/* Nodes went back into worker w's inbox (policy callback): w may be
+ * parked, or busy in a task that will not take them soon. */
+void df_sched_requeued(void *ctx, int w)
+{
+    DfSched *s = ctx;
+    if (s->cfg.poll_us < 0)
+        return;
+    /* Pairs with the fence in park, like the one in make_ready. */
+    DF_FENCE_SEQ_CST();
+    if (atomic_load_explicit(&s->n_parked, memory_order_relaxed) == 0)
+        return;
+    const bool spinning = atomic_load_explicit(&s->state[w].v, memory_order_relaxed) == DF_WS_IDLE;
+    df_wake_near(s, w, !spinning, w);
+}
+
+static void make_ready(DfSched *s, DfWorker *self, DfNode *n, bool running)
+{
+    if (atomic_load_explicit(&s->tracing, memory_order_relaxed))
+        n->ready_ns = df_now_ns();
+    DfPlacement p = s->pops->push(s->policy, self ? self->index : -1, n);
+    if (!self)
+        atomic_fetch_add_explicit(&s->external_submits, 1, memory_order_relaxed);
+    if (s->cfg.poll_us < 0)
+        return; /* poll mode: every idle worker is spinning */
+    /* Phase two of the producer's side: the push above must be visible
+     * before n_parked is read; pairs with the fence in park. */
+    DF_FENCE_SEQ_CST();
+    if (atomic_load_explicit(&s->n_parked, memory_order_relaxed) == 0)
+        return;
+    if (p.worker < 0) {
+        df_wake_near(s, -1, true, self ? self->index : -1);
+    } else if (!self || p.worker != self->index) {
+        /* Placed on another worker: wake it if it is parked.  If it is not
+         * spinning idle either it is running a task, and the node would
+         * wait for that task to end: wake the parked worker nearest to it,
+         * which may steal the node. */
+        const bool spinning =
+            atomic_load_explicit(&s->state[p.worker].v, memory_order_relaxed) == DF_WS_IDLE;
+        df_wake_near(s, p.worker, !spinning || p.backlog, p.worker);
+    } else if (p.backlog || running) {
+        df_wake_near(s, -1, true, self->index);
+    }
+}
+
+void df_make_ready(DfSched *s, DfWorker *self, DfNode *n)
+{
+    make_ready(s, self, n, false);
+}
+
+void df_make_ready_running(DfSched *s, DfWorker *self, DfNode *n)
+{
+    make_ready(s, self, n, self != NULL);
+}
+
+/* ------------------------------------------------------------ running */
+
+void df_run_node(DfWorker *w, DfNode *n)
+{
+    DfSched *s = w->sched;
+    const unsigned nw = (unsigned)s->n_workers;
+    const unsigned self = (unsigned)w->index;
+    DfTask t = {.sched = s, .node = n, .worker = w->index};
+
+    for (unsigned i = 0; i < n->n_inputs; i++) {
+        const DfInput *in = df_node_input_c(n, i);
+        if (in->worker < 0 || in->bytes == 0)
+            continue;
+        DfLevel l = (DfLevel)s->topo.levels[(unsigned)in->worker * nw + self];
+        DF_WCTR_ADD(w, bytes_level[l], in->bytes);
+        if (l == DF_LEVEL_SELF)
+            DF_WCTR_ADD(w, bytes_local, in->bytes);
+    }
+
+    const bool skip =
+        (n->flags & DF_NF_DISCARD) ||
+        (n->group && atomic_load_explicit(&n->group->cancelled, memory_order_relaxed));
+    const uint64_t seq0 = ++w->runs_seq;
+    /* Every node when tracing; for a learning policy one in four, picked by
+     * a hash of the id so that a periodic graph is not sampled in step. */
+    const bool timed = atomic_load_explicit(&s->tracing, memory_order_relaxed) ||
+                       (s->policy_timing && ((n->id * 0x9e3779b97f4a7c15ull) >> 62) == 0);
+    /* Tracing also takes the thread's CPU time (a system call each, so
+     * outside the timed span): it tells work from blocking inside a body. */
+    const bool traced = timed && atomic_load_explicit(&s->tracing, memory_order_relaxed);
+    const int64_t c0 = traced ? df_thread_cpu_ns() : 0;
+    const int64_t t0 = timed ? df_now_ns() : 0;
+    DfNode *outer = w->current;
+    w->current = n;
+    if (DF_LIKELY(!skip)) {
+        n->fn(&t, n->arg);
+    } else {
+        n->flags |= DF_NF_SKIPPED;
+        DF_WCTR_ADD(w, tasks_skipped, 1);
+        if (n->cancel)
+            n->cancel(&t, n->arg);
+    }
+    w->current = outer;
+    DF_WCTR_ADD(w, tasks_run, 1);
+    if (n->flags & DF_NF_STOLEN)
+        DF_WCTR_ADD(w, tasks_stolen, 1);
+    if (n->flags & DF_NF_EXPLORED)
+        DF_WCTR_ADD(w, tasks_explored, 1);
+    if (timed) {
+        const int64_t t1 = df_now_ns();
+        DF_WCTR_ADD(w, busy_ns, (uint64_t)(t1 - t0));
+        /* A body that helped while waiting ran other nodes inside its own
+         * time: that is no measure of the body, so it is not learnt from. */
+        if (s->pops->done && !skip && w->runs_seq == seq0)
+            s->pops->done(s->policy, w->index, n, t1 - t0);
+        if (traced) {
+            const int64_t c1 = df_thread_cpu_ns();
+            df_trace_record(w, n, t0, t1, c0 > 0 && c1 >= c0 ? c1 - c0 : 0);
+        }
+    }
+    df_node_complete(w, n);
+}
+
+void *df_worker_main(void *arg)
+{
+    DfWorker *w = arg;
+    DfSched *s = w->sched;
+    tls_worker = w;
+    w->stack_base = (uintptr_t)__builtin_frame_address(0);
+    w->stack_size = s->cfg.stack_size ? s->cfg.stack_size : 8u << 20;
+    df_topo_pin(&s->topo, w->index);
+    atomic_fetch_add_explicit(&s->started, 1, memory_order_release);
+    while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
+        DfNode *n = s->pops->pop(s->policy, w->index, NULL);
+        if (n) {
+            df_worker_set_state(w, DF_WS_RUNNING);
+            df_run_node(w, n);
+        } else {
+            df_worker_idle(w, NULL, false);
+        }
+    }
+    tls_worker = NULL;
+    return NULL;
+}
+
+/* Stop every worker and join it (sched_destroy). */
+void df_workers_stop(DfSched *s)
+{
+    atomic_store_explicit(&s->stop, true, memory_order_seq_cst);
+    for (int i = 0; i < s->n_workers; i++) {
+        if (s->parked_mask) /* NULL when creation failed early */
+            clear_parked(s, i);
+        atomic_fetch_add_explicit(&s->workers[i].park_word, 1, memory_order_seq_cst);
+        df_futex_wake(&s->workers[i].park_word, 1);
+    }
+    for (int i = 0; i < s->n_workers; i++)
+        if (s->workers[i].thread)
+            pthread_join(s->workers[i].thread, NULL);
+}
+
+/* ------------------------------------------------------------ waiting */
+
+/* A waiter whose filter refuses the nodes of its own set relies on other
+ * workers to take them (its group's nodes may be queued behind them).
+ * With one worker, or when every other worker is inside a wait of its own
+ * for this long, nobody will: it runs the most urgent of them itself. */
+#define WAIT_PATIENCE_NS 200000
+
+static bool others_waiting(const DfSched *s, int self)
+{
+    for (int i = 0; i < s->n_workers; i++)
+        if (i != self &&
+            atomic_load_explicit(&s->state[i].v, memory_order_relaxed) != DF_WS_WAITING)
+            return false;
+    return true;
+}
+
+/* Past this much of its stack (or nesting) a worker's waits run only their
+ * own group's nodes, save the fallback above: nesting then follows the
+ * program's own, not the backlog's. */
+#define WAIT_STACK_SHARE 0.5
+#define WAIT_MAX_DEPTH   256
+
+static bool stack_low(const DfWorker *w)
+{
+    const uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    return w->wait_depth >= WAIT_MAX_DEPTH ||
+           (w->stack_base > here &&
+            (double)(w->stack_base - here) > WAIT_STACK_SHARE * (double)w->stack_size);
+}
+
+void df_sched_wait(DfSched *s, DfGroup *g)
+{
+    if (!g)
+        return;
+    /* Whoever waits has created every node it will add from outside. */
+    df_group_seal(g);
+    DfWorker *w = df_current_worker(s);
+    if (!w) {
+        df_group_wait_outside(g);
+        return;
+    }
+    /* Help while waiting, but only with the nodes of the group, and nodes
+     * due before the waiting task itself: anything else could hold the
+     * waiter long after its group is done (oneTBB's isolation, with EDF's
+     * exception). */
+    const bool traced = atomic_load_explicit(&s->tracing, memory_order_relaxed) && w->current;
+    const int64_t t0 = traced ? df_now_ns() : 0;
+    DfNode *waiter = w->current;
+    w->wait_depth++;
+    if (w->wait_depth > atomic_load_explicit(&w->ctr.max_wait_depth, memory_order_relaxed))
+        atomic_store_explicit(&w->ctr.max_wait_depth, w->wait_depth, memory_order_relaxed);
+    const bool low = stack_low(w);
+    const DfWaitFilter filter = {
+        .group = g,
+        .deadline = low      ? INT64_MIN
+                    : waiter ? waiter->deadline
+                             : DF_NO_DEADLINE,
+    };
+    /* A waiting task without a deadline accepts anything: nothing it runs
+     * can make a task late that nobody expects at any time, and helping
+     * keeps the worker busy and the data where it is (throughput work). */
+    const bool timed = waiter && waiter->deadline != DF_NO_DEADLINE;
+    const DfWaitFilter *f = timed || low ? &filter : NULL;
+    int64_t fruitless_since = 0;
+    while (!df_group_done(g)) {
+        DfNode *n = s->pops->pop(s->policy, w->index, f);
+        if (!n && f && s->pops->queued(s->policy, w->index)) {
+            const int64_t now = df_now_ns();
+            if (!fruitless_since || !others_waiting(s, w->index))
+                fruitless_since = now;
+            if (s->n_workers == 1 || now - fruitless_since >= WAIT_PATIENCE_NS) {
+                n = s->pops->pop(s->policy, w->index, NULL);
+                if (n)
+                    DF_WCTR_ADD(w, wait_fallbacks, 1);
+            }
+        }
+        if (n) {
+            fruitless_since = 0;
+            df_worker_set_state(w, DF_WS_RUNNING);
+            df_run_node(w, n);
+        } else {
+            df_worker_idle(w, g, f != NULL);
+        }
+    }
+    df_worker_set_state(w, DF_WS_RUNNING); /* back in the waiting body */
+    w->wait_depth--;
+    w->current = waiter;
+    if (traced)
+        df_trace_record_wait(w, g, t0, df_now_ns());
+}
