@@ -295,14 +295,15 @@ int t_ref_decode(const TClip *clip, const char *filter, enum AVPixelFormat out_f
     return 0;
 }
 
-int t_lavc_decode(const TClip *clip, int thread_type, int thread_count, TSums *out)
+static int lavc_decode(const TClip *clip, int thread_type, int thread_count, int flags,
+                       TSums *out)
 {
     const AVCodec *codec = avcodec_find_decoder(clip->par->codec_id);
     AVCodecContext *c = avcodec_alloc_context3(codec);
     avcodec_parameters_to_context(c, clip->par);
     c->pkt_timebase = clip->tb;
     c->thread_count = thread_count;
-    c->flags |= AV_CODEC_FLAG_UNALIGNED;
+    c->flags |= flags;
     c->thread_type = thread_type;
     int ret = avcodec_open2(c, codec, NULL);
     if (ret < 0) {
@@ -322,29 +323,14 @@ int t_lavc_decode(const TClip *clip, int thread_type, int thread_count, TSums *o
     return 0;
 }
 
+int t_lavc_decode(const TClip *clip, int thread_type, int thread_count, TSums *out)
+{
+    return lavc_decode(clip, thread_type, thread_count, AV_CODEC_FLAG_UNALIGNED, out);
+}
+
 int t_lavc_decode_aligned(const TClip *clip, TSums *out)
 {
-    const AVCodec *codec = avcodec_find_decoder(clip->par->codec_id);
-    AVCodecContext *c = avcodec_alloc_context3(codec);
-    avcodec_parameters_to_context(c, clip->par);
-    c->pkt_timebase = clip->tb;
-    c->thread_count = 1;
-    int ret = avcodec_open2(c, codec, NULL);
-    if (ret < 0) {
-        avcodec_free_context(&c);
-        return ret;
-    }
-    AVFrame *f = av_frame_alloc();
-    for (int i = 0; i <= clip->n_pkts; i++) {
-        avcodec_send_packet(c, i < clip->n_pkts ? clip->pkts[i] : NULL);
-        while (avcodec_receive_frame(c, f) >= 0) {
-            t_sums_add(out, f);
-            av_frame_unref(f);
-        }
-    }
-    av_frame_free(&f);
-    avcodec_free_context(&c);
-    return 0;
+    return lavc_decode(clip, FF_THREAD_SLICE | FF_THREAD_FRAME, 1, 0, out);
 }
 
 /* ------------------------------------------------------- through dfmedia */
