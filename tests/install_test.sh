@@ -52,7 +52,8 @@ plugin=
 apps=()
 for f in "${files[@]}"; do
     case "$f" in
-    */lib/gstreamer-1.0/libgstdf.so | */lib/*/gstreamer-1.0/libgstdf.so) plugin=$f ;;
+    # lib, lib64 or lib/<multiarch>: meson's default libdir for the system.
+    */lib*/gstreamer-1.0/libgstdf.so | */lib/*/gstreamer-1.0/libgstdf.so) plugin=$f ;;
     */bin/*) apps+=("$f") ;;
     *) fail "unexpected installed file $f (only the plugin and the apps are installed)" ;;
     esac

@@ -7,14 +7,18 @@
  *   receiver: udpsrc ! rtpjitterbuffer ! rtph264depay ! h264parse
  *             ! DECODER ! fakevideosink sync=true qos=true
  *
- * Latency is the `latency` tracer's figure (GST_TRACERS=latency): from a
- * buffer leaving udpsrc to the matching probe reaching the sink, so
- * jitterbuffer, depayloader, parser and decoder, without the sink's clock
- * wait.  Late frames are those sent but not rendered: dropped by the sink
+ * Latency is per picture, from its last RTP packet leaving udpsrc to the
+ * decoded picture reaching the sink, so jitterbuffer, depayloader, parser
+ * and decoder, without the sink's clock wait: the span of GStreamer's
+ * `latency` tracer, taken with pad probes because that tracer deadlocks a
+ * state change in GStreamer 1.26.2 (its hooks and gst_bin_iterate_sorted
+ * wait on each other's object locks).  Packets are matched to pictures by
+ * RTP timestamp, and the timestamp to the picture by the PTS the
+ * jitterbuffer gives it.  Late frames are those sent but not rendered: dropped by the sink
  * (its stats' "dropped", qos=true with max-lateness 20 ms as a video sink
- * has) or, on the sink's QoS events, by the decoder before the sink.  The decoder's
- * own reported latency is the difference of the latency query at its
- * source and sink pads.  Sender and receiver run in this process on the
+ * has) or, on the sink's QoS events, by the decoder before the sink.  The
+ * decoder's reported latency is what it sets on GstVideoDecoder (its part
+ * of the latency query).  Sender and receiver run in this process on the
  * same cores, so the encoder's work competes with the decoder's. */
 #include "bench_media.h"
 #include "dfbench.h"
@@ -40,6 +44,7 @@ int df_bench_live_main(int argc, char **argv)
 #else
 
 #include <gst/gst.h>
+#include <gst/video/gstvideodecoder.h>
 
 typedef struct LiveOpts {
     char *decoders, *size, *json;
@@ -52,38 +57,86 @@ typedef struct LiveResult {
     guint64 rendered, dropped;
     double lat_p50_ms, lat_p99_ms, lat_max_ms;
     int lat_samples;
-    double reported_ms; /* the decoder's own part of the latency query */
+    double reported_ms; /* gst_video_decoder_get_latency() min */
     char error[256];
 } LiveResult;
 
-/* Tracer records arrive from streaming threads through the log function. */
-static GMutex lat_lock;
-static GArray *lat_ns;       /* guint64 samples for the current receiver */
-static const char *lat_sink; /* its sink's name */
+/* The probes run on the streaming threads. */
+typedef struct LatProbe {
+    GMutex lock;
+    GHashTable *arrival; /* RTP timestamp -> last packet's arrival (ns) */
+    GHashTable *rtp_ts;  /* PTS (gint64 key) -> RTP timestamp */
+    GArray *ns;          /* guint64 samples */
+} LatProbe;
 
-static void tracer_log(GstDebugCategory *cat, GstDebugLevel level, const gchar *file,
-                       const gchar *function, gint line, GObject *object, GstDebugMessage *message,
-                       gpointer user_data)
+static bool rtp_timestamp(GstBuffer *b, guint32 *ts)
 {
-    (void)user_data;
-    if (strcmp(gst_debug_category_get_name(cat), "GST_TRACER") != 0) {
-        gst_debug_log_default(cat, level, file, function, line, object, message, NULL);
-        return;
+    guint8 h[8];
+    if (gst_buffer_extract(b, 0, h, sizeof(h)) != sizeof(h) || (h[0] >> 6) != 2)
+        return false;
+    *ts = (guint32)h[4] << 24 | (guint32)h[5] << 16 | (guint32)h[6] << 8 | h[7];
+    return true;
+}
+
+static GstPadProbeReturn probe_udp(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    (void)pad;
+    LatProbe *lp = data;
+    guint32 ts;
+    if (rtp_timestamp(GST_PAD_PROBE_INFO_BUFFER(info), &ts)) {
+        const gint64 now = g_get_monotonic_time() * 1000;
+        g_mutex_lock(&lp->lock);
+        g_hash_table_insert(lp->arrival, GUINT_TO_POINTER(ts), g_memdup2(&now, sizeof(now)));
+        g_mutex_unlock(&lp->lock);
     }
-    const gchar *text = gst_debug_message_get(message);
-    if (!text || strncmp(text, "latency,", 8) != 0)
-        return;
-    GstStructure *s = gst_structure_from_string(text, NULL);
-    if (!s)
-        return;
-    const gchar *sink = gst_structure_get_string(s, "sink-element");
-    guint64 t = 0;
-    g_mutex_lock(&lat_lock);
-    if (lat_ns && lat_sink && sink && strcmp(sink, lat_sink) == 0 &&
-        gst_structure_get_uint64(s, "time", &t))
-        g_array_append_val(lat_ns, t);
-    g_mutex_unlock(&lat_lock);
-    gst_structure_free(s);
+    return GST_PAD_PROBE_OK;
+}
+
+static GstPadProbeReturn probe_jb(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    (void)pad;
+    LatProbe *lp = data;
+    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+    guint32 ts;
+    if (GST_BUFFER_PTS_IS_VALID(b) && rtp_timestamp(b, &ts)) {
+        const gint64 pts = (gint64)GST_BUFFER_PTS(b);
+        g_mutex_lock(&lp->lock);
+        g_hash_table_insert(lp->rtp_ts, g_memdup2(&pts, sizeof(pts)), GUINT_TO_POINTER(ts));
+        g_mutex_unlock(&lp->lock);
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+static GstPadProbeReturn probe_sink(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    (void)pad;
+    LatProbe *lp = data;
+    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+    if (!GST_BUFFER_PTS_IS_VALID(b))
+        return GST_PAD_PROBE_OK;
+    const gint64 now = g_get_monotonic_time() * 1000, pts = (gint64)GST_BUFFER_PTS(b);
+    g_mutex_lock(&lp->lock);
+    gpointer ts;
+    if (g_hash_table_lookup_extended(lp->rtp_ts, &pts, NULL, &ts)) {
+        const gint64 *at = g_hash_table_lookup(lp->arrival, ts);
+        if (at && now >= *at) {
+            const guint64 d = (guint64)(now - *at);
+            g_array_append_val(lp->ns, d);
+        }
+        g_hash_table_remove(lp->arrival, ts);
+        g_hash_table_remove(lp->rtp_ts, &pts);
+    }
+    g_mutex_unlock(&lp->lock);
+    return GST_PAD_PROBE_OK;
+}
+
+static void add_probe(GstElement *e, const char *pad_name, GstPadProbeCallback cb, LatProbe *lp)
+{
+    GstPad *pad = gst_element_get_static_pad(e, pad_name);
+    if (pad) {
+        gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, cb, lp, NULL);
+        gst_object_unref(pad);
+    }
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -122,17 +175,6 @@ static bool wait_for(GstElement *pipe, GstMessageType type, GstClockTime timeout
     return ok;
 }
 
-static GstClockTime pad_latency(GstPad *pad)
-{
-    GstQuery *q = gst_query_new_latency();
-    GstClockTime min = GST_CLOCK_TIME_NONE;
-    gboolean live = FALSE;
-    if (gst_pad_peer_query(pad, q))
-        gst_query_parse_latency(q, &live, &min, NULL);
-    gst_query_unref(q);
-    return live ? min : GST_CLOCK_TIME_NONE;
-}
-
 /* The decoder element of a --decoders item, with its properties. */
 static gchar *decoder_desc(const char *name, const LiveOpts *o)
 {
@@ -149,12 +191,17 @@ static void run_one(const LiveOpts *o, int w, int h, const char *name, LiveResul
     r->decoder = name;
     r->lat_p50_ms = r->lat_p99_ms = r->lat_max_ms = r->reported_ms = NAN;
     GstElement *rx = NULL, *tx = NULL, *src = NULL, *sink = NULL, *dec = NULL;
+    LatProbe lp;
+    g_mutex_init(&lp.lock);
+    lp.arrival = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+    lp.rtp_ts = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    lp.ns = g_array_new(FALSE, FALSE, sizeof(guint64));
     GError *err = NULL;
     gchar *dec_desc = decoder_desc(name, o);
     gchar *rx_desc = g_strdup_printf(
         "udpsrc name=rx_src port=0 address=127.0.0.1 buffer-size=8388608 "
         "caps=\"application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000\" "
-        "! rtpjitterbuffer latency=%d ! rtph264depay ! h264parse ! %s name=dec "
+        "! rtpjitterbuffer name=rx_jb latency=%d ! rtph264depay ! h264parse ! %s name=dec "
         "! fakevideosink name=rx_sink_%s sync=true qos=true max-lateness=20000000",
         o->jitter_ms, dec_desc, name);
     rx = gst_parse_launch(rx_desc, &err);
@@ -166,11 +213,12 @@ static void run_one(const LiveOpts *o, int w, int h, const char *name, LiveResul
     dec = gst_bin_get_by_name(GST_BIN(rx), "dec");
     gchar *sink_name = g_strdup_printf("rx_sink_%s", name);
     sink = gst_bin_get_by_name(GST_BIN(rx), sink_name);
-    g_mutex_lock(&lat_lock);
-    g_array_set_size(lat_ns, 0);
-    g_free((gpointer)lat_sink);
-    lat_sink = sink_name;
-    g_mutex_unlock(&lat_lock);
+    g_free(sink_name);
+    GstElement *jb = gst_bin_get_by_name(GST_BIN(rx), "rx_jb");
+    add_probe(src, "src", probe_udp, &lp);
+    add_probe(jb, "src", probe_jb, &lp);
+    add_probe(sink, "sink", probe_sink, &lp);
+    gst_object_unref(jb);
     if (gst_element_set_state(rx, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
         wait_for(rx, GST_MESSAGE_EOS, 0, r->error, sizeof(r->error));
         goto out;
@@ -194,15 +242,13 @@ static void run_one(const LiveOpts *o, int w, int h, const char *name, LiveResul
     }
     gst_element_set_state(tx, GST_STATE_PLAYING);
 
-    /* Half way, while pictures flow: the decoder's own reported latency. */
+    /* Half way, while pictures flow: the latency the decoder reports
+     * (GstVideoDecoder's, which both are: its part of the query). */
     g_usleep((gulong)o->duration * G_USEC_PER_SEC / 2);
-    GstPad *in = gst_element_get_static_pad(dec, "sink");
-    GstPad *outp = gst_element_get_static_pad(sink, "sink");
-    const GstClockTime up = pad_latency(in), total = pad_latency(outp);
-    if (GST_CLOCK_TIME_IS_VALID(up) && GST_CLOCK_TIME_IS_VALID(total))
-        r->reported_ms = ((double)total - (double)up) / 1e6;
-    gst_object_unref(in);
-    gst_object_unref(outp);
+    GstClockTime dmin = GST_CLOCK_TIME_NONE;
+    gst_video_decoder_get_latency(GST_VIDEO_DECODER(dec), &dmin, NULL);
+    if (GST_CLOCK_TIME_IS_VALID(dmin))
+        r->reported_ms = (double)dmin / 1e6;
 
     if (!wait_for(tx, GST_MESSAGE_EOS, (GstClockTime)(o->duration + 30) * GST_SECOND, r->error,
                   sizeof(r->error)))
@@ -224,16 +270,13 @@ out:
         gst_element_set_state(tx, GST_STATE_NULL);
     if (rx)
         gst_element_set_state(rx, GST_STATE_NULL);
-    g_mutex_lock(&lat_lock);
-    qsort(lat_ns->data, lat_ns->len, sizeof(guint64), cmp_u64);
-    const guint64 *v = (const guint64 *)(void *)lat_ns->data;
-    r->lat_samples = (int)lat_ns->len;
-    r->lat_p50_ms = quantile_ms(v, lat_ns->len, 0.50);
-    r->lat_p99_ms = quantile_ms(v, lat_ns->len, 0.99);
-    r->lat_max_ms = quantile_ms(v, lat_ns->len, 1.0);
-    g_free((gpointer)lat_sink);
-    lat_sink = NULL;
-    g_mutex_unlock(&lat_lock);
+    /* The pipelines are stopped: no probe runs any more. */
+    qsort(lp.ns->data, lp.ns->len, sizeof(guint64), cmp_u64);
+    const guint64 *v = (const guint64 *)(void *)lp.ns->data;
+    r->lat_samples = (int)lp.ns->len;
+    r->lat_p50_ms = quantile_ms(v, lp.ns->len, 0.50);
+    r->lat_p99_ms = quantile_ms(v, lp.ns->len, 0.99);
+    r->lat_max_ms = quantile_ms(v, lp.ns->len, 1.0);
     g_clear_error(&err);
     if (src)
         gst_object_unref(src);
@@ -247,6 +290,10 @@ out:
         gst_object_unref(rx);
     g_free(rx_desc);
     g_free(dec_desc);
+    g_hash_table_destroy(lp.arrival);
+    g_hash_table_destroy(lp.rtp_ts);
+    g_array_free(lp.ns, TRUE);
+    g_mutex_clear(&lp.lock);
 }
 
 static void print_results(const LiveResult *res, int n, const LiveOpts *o, int w, int h)
@@ -376,7 +423,7 @@ int df_bench_live_main(int argc, char **argv)
     g_option_context_set_description(
         ctx, "Streams a live x264 encode as RTP over loopback UDP into each decoder in turn\n"
              "and reports pictures rendered, late (dropped by the sink), the latency\n"
-             "tracer's p50/p99/max from udpsrc to the sink, and the latency the decoder\n"
+             "p50/p99/max from udpsrc to the sink, and the latency the decoder\n"
              "reports.  Example: dfbench live --size 1280x720 --duration 20 --json live.json");
     GError *err = NULL;
     int status = DF_BENCH_OK;
@@ -417,8 +464,6 @@ int df_bench_live_main(int argc, char **argv)
         g_strfreev(names);
         goto out;
     }
-    /* The tracer must be named before GStreamer starts. */
-    g_setenv("GST_TRACERS", "latency", TRUE);
     if (!df_gst_init()) {
         status = df_cli_fail(PROG, "GStreamer does not start");
         g_strfreev(names);
@@ -433,11 +478,6 @@ int df_bench_live_main(int argc, char **argv)
             g_strfreev(names);
             goto out;
         }
-    /* The tracer's records go to tracer_log only, not to stderr. */
-    gst_debug_set_threshold_for_name("GST_TRACER", GST_LEVEL_TRACE);
-    gst_debug_remove_log_function(gst_debug_log_default);
-    gst_debug_add_log_function(tracer_log, NULL, NULL);
-    lat_ns = g_array_new(FALSE, FALSE, sizeof(guint64));
     for (int i = 0; names[i] && n < 2; i++) {
         const char *factory = strcmp(names[i], "dfdec") == 0 ? "dfdec" : "avdec_h264";
         if (!df_gst_have(factory)) {
@@ -449,8 +489,6 @@ int df_bench_live_main(int argc, char **argv)
             status = DF_BENCH_FAILED;
         n++;
     }
-    gst_debug_remove_log_function(tracer_log);
-    gst_debug_add_log_function(gst_debug_log_default, NULL, NULL);
     g_strfreev(names);
     print_results(res, n, &o, w, h);
     if (o.json && n > 0) {
@@ -459,9 +497,6 @@ int df_bench_live_main(int argc, char **argv)
             status = st;
     }
 out:
-    if (lat_ns)
-        g_array_free(lat_ns, TRUE);
-    lat_ns = NULL;
     g_clear_error(&err);
     g_option_context_free(ctx);
     g_free(o.decoders);
