@@ -305,6 +305,12 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
                       "%s: k_share %g for K %d of K* %g", impl, share, k, ks);
         JsonArray *trials = json_object_get_array_member(r, "trials");
         DF_EXPECT_MSG(trials && json_array_get_length(trials) >= 1, "%s: no trials", impl);
+        /* The search starts at half of K*, within 1..--max-streams. */
+        const int k0 = ks / 2 >= 2 ? 2 : 1;
+        DF_EXPECT_MSG(trials && json_array_get_length(trials) >= 1 &&
+                          json_object_get_int_member(json_array_get_object_element(trials, 0),
+                                                     "streams") == k0,
+                      "%s: first trial not at K %d (K* %g)", impl, k0, ks);
         for (guint j = 0; trials && j < json_array_get_length(trials); j++) {
             JsonObject *t = json_array_get_object_element(trials, j);
             DF_EXPECT_MSG(!json_object_has_member(t, "error"), "%s: %s", impl,

@@ -153,13 +153,13 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     GOptionContext *ctx = g_option_context_new("- concurrent real-time streams per worker count");
     g_option_context_set_summary(
         ctx, "K streams of one clip, each paced at --fps, share one dfsched scheduler of N\n"
-             "workers; K grows (doubling, then bisection) until a frame misses its deadline\n"
-             "start + (i + B)/fps, B = the stream's reorder delay + --latency-frames.  Reports\n"
-             "the largest K without a miss and its p99 latency per worker count and policy,\n"
-             "next to K independent avdec_* and dfdec pipelines (into --sink, sync=true) on\n"
-             "the same cores, and K* = workers x T(1) fps / --fps (T(1): single-threaded\n"
-             "libavcodec on the clip, sampled before and after the trials) with each K as a\n"
-             "share of it.");
+             "workers; K grows from K*/2 (galloping, then bisection) until a frame misses\n"
+             "its deadline start + (i + B)/fps, B = the stream's reorder delay +\n"
+             "--latency-frames.  Reports the largest K without a miss and its p99 latency\n"
+             "per worker count and policy, next to K independent avdec_* and dfdec\n"
+             "pipelines (into --sink, sync=true) on the same cores, and K* = workers x\n"
+             "T(1) fps / --fps (T(1): single-threaded libavcodec on the clip, sampled\n"
+             "before and after the trials) with each K as a share of it.");
     g_option_context_set_description(
         ctx, "Example: dfbench realtime --input clip.mkv --fps 30 --duration 5 --workers 1,2\n"
              "         --policy cost-local --json rt.json");
@@ -423,7 +423,7 @@ int df_bench_realtime_main(int argc, char **argv)
                rt.sink);
     fflush(stdout);
     /* The number of trials is not known ahead (the search stops at the
-     * first miss): the bar counts doubling steps up to the cap. */
+     * first miss): the bar counts log2(cap) steps per search. */
     int steps = 0;
     for (int k = 1; k <= rt.o.max_streams; k *= 2)
         steps++;

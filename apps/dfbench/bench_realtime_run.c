@@ -448,12 +448,24 @@ static bool trial_ok_confirmed(DfRt *rt, DfRtResult *r, int k, DfProgress *prog,
     return trial_ok(t);
 }
 
-/* Doubling, then bisection between the last good and the first bad K. */
+/* The search starts at half of K* (1 when T(1) failed): a scheduler worth the
+ * name carries that much, and starting there instead of at 1 saves the
+ * doubling steps below it.  From a good K the step doubles (K+1, K+2,
+ * K+4, ...); from a bad one, or after the first bad step, bisection
+ * between the last good and the first bad K. */
+static int search_start(const DfRt *rt, const DfRtResult *r)
+{
+    const double half = df_rt_k_star(rt, r->workers) / 2;
+    if (!(half >= 1))
+        return 1;
+    return half > rt->o.max_streams ? rt->o.max_streams : (int)half;
+}
+
 void df_rt_search(DfRt *rt, DfRtResult *r, DfProgress *prog)
 {
     DfRtTrial t;
     int good = 0, bad = -1;
-    for (int k = 1;;) {
+    for (int k = search_start(rt, r), step = 1;;) {
         if (!trial_ok_confirmed(rt, r, k, prog, &t)) {
             bad = k;
             break;
@@ -462,7 +474,8 @@ void df_rt_search(DfRt *rt, DfRtResult *r, DfProgress *prog)
         r->best = t;
         if (k >= rt->o.max_streams)
             break;
-        k = k * 2 > rt->o.max_streams ? rt->o.max_streams : k * 2;
+        k = k + step > rt->o.max_streams ? rt->o.max_streams : k + step;
+        step *= 2;
     }
     if (bad < 0) {
         r->capped = good == rt->o.max_streams;
@@ -478,8 +491,8 @@ void df_rt_search(DfRt *rt, DfRtResult *r, DfProgress *prog)
         }
     }
     r->max_streams = good;
-    if (good == 0)
-        r->best = g_array_index(r->trials, DfRtTrial, 0); /* K = 1, with its misses */
+    if (good == 0) /* K = 1 (the bisection tried it last), with its misses */
+        r->best = g_array_index(r->trials, DfRtTrial, r->trials->len - 1);
     if (!r->trace_path)
         return;
     /* --trace-streams, or the first K that missed (the largest tried when
