@@ -108,6 +108,16 @@ DF_TEST(BenchDecode, RunsAndWritesJsonCsvPlotTrace)
     DF_EXPECT(g_strcmp0(json_object_get_string_member_with_default(root, "bench", ""), "decode") ==
               0);
     DF_EXPECT(json_object_has_member(root, "machine"));
+    /* The pipelines' sink: fakevideosink by default (tools/deps.sh installs
+     * gst-plugins-bad), none without pipelines. */
+    JsonObject *run0 = json_object_get_object_member(root, "run");
+    DF_ASSERT(run0 && json_object_has_member(run0, "sink"));
+    if (with_gst())
+        DF_EXPECT_MSG(g_strcmp0(json_object_get_string_member_with_default(run0, "sink", ""),
+                                "fakevideosink") == 0,
+                      "sink %s", json_object_get_string_member_with_default(run0, "sink", "?"));
+    else
+        DF_EXPECT(is_null(run0, "sink"));
     /* Two traced worker counts: two files, named by count, and their fps. */
     JsonArray *traces =
         json_object_get_array_member(json_object_get_object_member(root, "run"), "traces");
@@ -412,6 +422,7 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"decode", "--input", h264, "--policy", "lifo"}, 2, "unknown policy \"lifo\""},
         {{"decode", "--input", h264, "--policy", "fifo,,steal"}, 2, "bad --policy \"fifo,,steal\""},
         {{"decode", "--input", h264, "--threading", "fast"}, 2, "bad --threading \"fast\""},
+        {{"decode", "--input", h264, "--sink", "xvimagesink"}, 2, "bad --sink \"xvimagesink\""},
         {{"decode", "--input", h264, "--repeat", "-1"}, 2, "bad --repeat -1"},
         {{"decode", "--input", h264, "--repeat", "4x"}, 2, "--repeat"},
         {{"decode", "--input", h264, "--in-flight", "-1"}, 2, "bad --in-flight -1"},

@@ -114,6 +114,18 @@ static void add_impl(GArray *v, const char *name, DfImplKind kind, int lavc_type
     g_array_append_val(v, im);
 }
 
+
+/* --sink, or its default: fakevideosink (gst-plugins-bad), which takes
+ * GstVideoMeta as a real video sink does, else fakesink, where dfdec
+ * copies every picture (docs/dfdec.md). */
+static const char *pipeline_sink(DfDecBench *b)
+{
+    if (!b->sink)
+        b->sink = b->o.sink ? b->o.sink
+                  : df_gst_have("fakevideosink") ? "fakevideosink"
+                                                 : "fakesink";
+    return b->sink;
+}
 /* Policies of dfsched by name ("all", "none" or a list); NULL with a message
  * in `err` for an unknown one.  The returned names are dfsched's own. */
 static GPtrArray *parse_policies(const char *spec, GError **err)
@@ -211,12 +223,13 @@ static bool parse_impls(DfDecBench *b, GError **err)
                 want);
             ok = false;
         } else if (k == 2) {
-            if (df_gst_have("parsebin") && df_gst_have("fakesink"))
+            if (df_gst_have("parsebin") && df_gst_have(pipeline_sink(b)))
                 add_impl(v, "avdec", DF_IMPL_AVDEC, 0, NULL, false);
             else
                 fprintf(stderr,
-                        "dfbench decode: warning: skipping avdec: GStreamer's parsebin or fakesink "
-                        "is not installed\n");
+                        "dfbench decode: warning: skipping avdec: GStreamer's parsebin or %s "
+                        "is not installed\n",
+                        pipeline_sink(b));
         } else if (!df_gst_have("dfdec")) {
             /* Not an error: the element comes from another part of the
              * project and may not be built yet. */
@@ -224,6 +237,9 @@ static bool parse_impls(DfDecBench *b, GError **err)
                     "dfbench decode: warning: skipping dfdec: no loadable GStreamer element "
                     "\"dfdec\" (set GST_PLUGIN_PATH to the elements/ directory of the "
                     "build dfbench belongs to)\n");
+        } else if (!df_gst_have(pipeline_sink(b))) {
+            fprintf(stderr, "dfbench decode: warning: skipping dfdec: %s is not installed\n",
+                    b->sink);
         } else {
             for (guint p = 0; p < pol->len; p++) {
                 char name[48];
@@ -298,6 +314,8 @@ static int parse_selection(DfDecBench *b)
     DfDecOpts *o = &b->o;
     int status = DF_BENCH_OK;
     GError *err = NULL;
+    if (o->sink && strcmp(o->sink, "fakevideosink") != 0 && strcmp(o->sink, "fakesink") != 0)
+        return df_cli_usage(PROG, "bad --sink \"%s\" (fakevideosink or fakesink)", o->sink);
     const DfCliOption lists[] = {{"--policy", o->policy}, {"--peers", o->peers}};
     status = df_cli_check_lists(PROG, lists, G_N_ELEMENTS(lists));
     if (status != DF_BENCH_OK)
@@ -417,6 +435,10 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv, "Write the results as CSV to FILE", "FILE"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &o->plot,
          "Plot fps and speed-up against workers (.svg or .png)", "FILE"},
+        {"sink", 0, 0, G_OPTION_ARG_STRING, &o->sink,
+         "The avdec and dfdec pipelines' sink: fakevideosink (accepts GstVideoMeta, like a real "
+         "video sink; the default when installed) or fakesink (dfdec then copies every picture)",
+         "fakevideosink|fakesink"},
         {"trace-overhead", 0, 0, G_OPTION_ARG_NONE, &o->trace_overhead,
          "Decode every dfmedia configuration a second time per repeat with tracing on (a fresh "
          "scheduler whose trace buffers hold the whole clip; off and on alternate which runs "
@@ -455,9 +477,9 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
     g_option_context_set_description(
         ctx, "In-process runs decode packets held in memory, each on a decoder warmed up by the\n"
              "clip's first 24 packets (then flushed), timing one whole pass; GStreamer runs are a\n"
-             "pipeline filesrc ! parsebin ! DEC ! fakesink sync=false (demux and start-up\n"
-             "included).  Configurations are\n"
-             "interleaved across repeats; every sample is reported.  Timings are never pass/fail.\n"
+             "pipeline filesrc ! parsebin ! DEC ! SINK sync=false, SINK = --sink (demux and\n"
+             "start-up included).  Configurations are interleaved across repeats; every sample\n"
+             "is reported.  Timings are never pass/fail.\n"
              "\n"
              "Example: dfbench decode --input clip.mkv --workers 1,2 --policy all\n"
              "         --peers ffmpeg-slice,ffmpeg-frame,avdec --repeat 5 --json out.json\n"
@@ -548,6 +570,7 @@ cleanup:
     g_free(b.o.trace);
     g_free(b.o.trace_workers);
     g_free(b.o.trace_policy);
+    g_free(b.o.sink);
     for (int i = 0; i < b.n_traces; i++)
         g_free(b.traces[i].path);
     g_free(b.traces);

@@ -50,7 +50,7 @@ typedef struct DfDecConfig {
 typedef struct DfDecOpts {
     gchar **inputs;
     char *workers, *policy, *peers, *json, *csv, *plot, *trace, *threading, *trace_workers;
-    char *trace_policy;
+    char *trace_policy, *sink;
     int repeat, poll_us, thread_count, in_flight, trace_runs;
     gboolean trace_overhead;
 } DfDecOpts;
@@ -73,6 +73,7 @@ typedef struct DfDecBench {
     int *workers;
     int n_workers;
     DfThreading threading;
+    const char *sink; /* the pipelines': fakevideosink or fakesink; NULL: no pipeline */
     DfDecImpl *impls;
     int n_impls;
     GArray *configs; /* DfDecConfig */

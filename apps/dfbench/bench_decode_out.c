@@ -122,6 +122,8 @@ void df_dec_print_header(const DfDecBench *b)
            : b->o.poll_us >= 0 ? "parking mode (--poll-us)"
                                : "default idle policy (spin, then park)",
            df_threading_name(b->threading));
+    if (b->sink)
+        printf("pipelines: filesrc ! parsebin ! DECODER ! %s sync=false\n", b->sink);
 }
 
 /* fps untraced vs traced per dfmedia configuration (--trace-overhead). */
@@ -298,6 +300,11 @@ bool df_dec_write_json(const DfDecBench *b)
         json_builder_add_null_value(jb);
     json_builder_set_member_name(jb, "threading");
     json_builder_add_string_value(jb, df_threading_name(b->threading));
+    json_builder_set_member_name(jb, "sink"); /* the pipelines'; null: none ran */
+    if (b->sink)
+        json_builder_add_string_value(jb, b->sink);
+    else
+        json_builder_add_null_value(jb);
     json_builder_set_member_name(jb, "thread_count");
     json_builder_add_int_value(jb, b->o.thread_count);
     json_builder_set_member_name(jb, "in_flight");

@@ -204,7 +204,8 @@ static void run_gst(const DfDecBench *b, const DfClip *c, const DfDecImpl *im, i
         snprintf(decoder, sizeof(decoder), "dfdec n-workers=%d policy=%s%s", workers, im->policy,
                  df_gst_has_property("dfdec", "shared-scheduler") ? " shared-scheduler=false" : "");
     }
-    DfGstRun run = {.path = c->path, .decoder = decoder, .map = &b->map, .cpus = workers};
+    DfGstRun run = {
+        .path = c->path, .decoder = decoder, .sink = b->sink, .map = &b->map, .cpus = workers};
     DfGstResult res;
     if (df_gst_run(&run, 1, &res) < 0 || res.error[0]) {
         sample_fail(out, "%s", res.error[0] ? res.error : "pipeline failed");
