@@ -971,20 +971,22 @@ static GstFlowReturn gst_df_dec_post_errors(GstDfDec *self)
     return flow;
 }
 
-/* Receive and push frames: all that are ready, or (wait) until the decoder
- * needs input.  Stream lock held; released while waiting. */
-static GstFlowReturn gst_df_dec_receive(GstDfDec *self, gboolean wait, gboolean *eof)
+/* How long gst_df_dec_receive() waits for frames in flight. */
+typedef enum {
+    GST_DF_DEC_RECEIVE_ALL,     /* until every packet sent is decoded */
+    GST_DF_DEC_RECEIVE_IN_TIME, /* while more are in flight than the latency reported */
+} GstDfDecReceive;
+
+/* Receive and push frames.  Stream lock held; released while waiting. */
+static GstFlowReturn gst_df_dec_receive(GstDfDec *self, GstDfDecReceive until, gboolean *eof)
 {
     GstFlowReturn flow = GST_FLOW_OK;
     for (;;) {
-        int ret;
-        if (wait) {
-            GST_VIDEO_DECODER_STREAM_UNLOCK(self);
-            ret = df_decoder_receive_frame(self->dec, self->frame);
-            GST_VIDEO_DECODER_STREAM_LOCK(self);
-        } else {
-            ret = df_decoder_try_receive_frame(self->dec, self->frame);
-        }
+        GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+        const int ret = until == GST_DF_DEC_RECEIVE_ALL
+                            ? df_decoder_receive_frame(self->dec, self->frame)
+                            : df_decoder_receive_frame_in_time(self->dec, self->frame);
+        GST_VIDEO_DECODER_STREAM_LOCK(self);
         GstFlowReturn eflow = gst_df_dec_post_errors(self);
         if (ret == AVERROR(EAGAIN))
             return eflow;
@@ -1020,7 +1022,7 @@ static GstFlowReturn gst_df_dec_drain_all(GstDfDec *self)
     if (ret >= 0 || ret == AVERROR_EOF) {
         gboolean eof = FALSE;
         while (!eof && flow == GST_FLOW_OK)
-            flow = gst_df_dec_receive(self, TRUE, &eof);
+            flow = gst_df_dec_receive(self, GST_DF_DEC_RECEIVE_ALL, &eof);
     }
     GST_VIDEO_DECODER_STREAM_UNLOCK(self);
     df_decoder_flush(self->dec);
@@ -1184,7 +1186,7 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
         GST_VIDEO_DECODER_STREAM_LOCK(self);
         if (ret != AVERROR(EAGAIN))
             break;
-        flow = gst_df_dec_receive(self, TRUE, NULL);
+        flow = gst_df_dec_receive(self, GST_DF_DEC_RECEIVE_ALL, NULL);
         if (flow != GST_FLOW_OK)
             goto done;
     }
@@ -1206,7 +1208,10 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
             self->qos_cut = TRUE;
         }
     }
-    flow = gst_df_dec_receive(self, FALSE, NULL);
+    /* Push what is ready, and wait for what would otherwise be held longer
+     * than the latency reported: the next packet may be a frame period
+     * away (a live source), and only the streaming thread pushes. */
+    flow = gst_df_dec_receive(self, GST_DF_DEC_RECEIVE_IN_TIME, NULL);
 done:
     av_packet_unref(self->pkt);
     return flow;

@@ -11,6 +11,7 @@
  * slot.c, the decode task decode_task.c, messages log.c. */
 #include "media_internal.h"
 
+#include <limits.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 #include <stdlib.h>
@@ -233,14 +234,23 @@ int df_decoder_receive_frame(DfDecoder *dec, AVFrame *frame)
 {
     if (!dec || !frame)
         return AVERROR(EINVAL);
-    return df_slot_take(dec, frame, true);
+    return df_slot_take(dec, frame, 0);
 }
 
 int df_decoder_try_receive_frame(DfDecoder *dec, AVFrame *frame)
 {
     if (!dec || !frame)
         return AVERROR(EINVAL);
-    return df_slot_take(dec, frame, false);
+    return df_slot_take(dec, frame, INT_MAX);
+}
+
+int df_decoder_receive_frame_in_time(DfDecoder *dec, AVFrame *frame)
+{
+    if (!dec || !frame)
+        return AVERROR(EINVAL);
+    /* max_in_flight - 1 packets are what df_decoder_latency_frames() counts
+     * beyond the codec's own delay. */
+    return df_slot_take(dec, frame, dec->cfg.max_in_flight - 1);
 }
 
 static void cancel_all(DfDecoder *dec)

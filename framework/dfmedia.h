@@ -161,6 +161,14 @@ DF_MEDIA_API int df_decoder_receive_frame(DfDecoder *dec, AVFrame *frame);
  * oldest frame in flight is not ready yet. */
 DF_MEDIA_API int df_decoder_try_receive_frame(DfDecoder *dec, AVFrame *frame);
 
+/* Between the two: waits only while more packets are in flight than
+ * df_decoder_latency_frames() counts (max_in_flight - 1), then
+ * AVERROR(EAGAIN).  A caller that takes frames with it after every
+ * send_packet holds none longer than that latency, even when its next
+ * packet comes a frame period later (a live source): with a budget of 0
+ * frames, each packet's frame comes out before the call returns. */
+DF_MEDIA_API int df_decoder_receive_frame_in_time(DfDecoder *dec, AVFrame *frame);
+
 /* Drop every queued packet and pending frame, reset the codec and rebuild
  * the filter graph (seek).  Waits for the decoder's running tasks. */
 DF_MEDIA_API void df_decoder_flush(DfDecoder *dec);

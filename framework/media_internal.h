@@ -177,7 +177,9 @@ void df_slot_error(DfMediaSlot *s, int64_t pts, int code, const char *fmt, ...)
 int df_slot_enqueue(DfDecoder *dec, const AVPacket *pkt);
 /* Next frame of the oldest slots into `frame`; waits for a slot's group
  * when `wait`, else AVERROR(EAGAIN). */
-int df_slot_take(DfDecoder *dec, AVFrame *frame, bool wait);
+/* The next frame out; waits for the oldest packet while more than `keep`
+ * packets are in flight (0: until none is, INT_MAX: never). */
+int df_slot_take(DfDecoder *dec, AVFrame *frame, int keep);
 /* Free the oldest slots that are done and hold no frame to take. */
 void df_slot_reclaim(DfDecoder *dec);
 /* Cancel every queued slot, wait for its tasks and free it. */

@@ -204,7 +204,7 @@ static void move_errors(DfDecoder *dec, DfMediaSlot *s)
     s->n_errors = s->lost_errors = 0;
 }
 
-int df_slot_take(DfDecoder *dec, AVFrame *frame, bool wait)
+int df_slot_take(DfDecoder *dec, AVFrame *frame, int keep)
 {
     av_frame_unref(frame);
     for (;;) {
@@ -212,7 +212,7 @@ int df_slot_take(DfDecoder *dec, AVFrame *frame, bool wait)
         if (!s)
             return dec->eof ? AVERROR_EOF : AVERROR(EAGAIN);
         if (!df_group_done(s->group)) {
-            if (!wait)
+            if (dec->n_slots <= keep)
                 return AVERROR(EAGAIN);
             df_sched_wait(dec->sched, s->group);
             continue;

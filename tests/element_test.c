@@ -6,6 +6,8 @@
 #include "dftest.h"
 #include "element_util.h"
 
+#include <limits.h>
+
 #include "dfsched_trace.h"
 
 #include <dirent.h>
@@ -291,6 +293,44 @@ DF_TEST(Element, LiveAndLatency)
                   "frame latency %" GST_TIME_FORMAT " <= slice %" GST_TIME_FORMAT,
                   GST_TIME_ARGS(lat[1]), GST_TIME_ARGS(lat[0]));
     t_sums_free(&ref);
+    t_clip_free(&clip);
+}
+
+/* What dfdec holds is what it reports: fed a packet at a time, as a live
+ * source does, after each push no more packets wait inside it than its
+ * latency answer counts (frames of 40 ms).  It used to take frames only
+ * at the next packet: a frame period later than it reported. */
+DF_TEST(Element, HoldsNoMoreThanTheLatency)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    const char *budgets[] = {"0", "1", "-1"};
+    for (size_t b = 0; b < G_N_ELEMENTS(budgets); b++) {
+        const char *props[] = {"max-frame-delay", budgets[b], "n-workers", "2",
+                               "shared-scheduler", "false", NULL};
+        GstHarness *h = e_harness(&clip, props);
+        DF_ASSERT(h);
+        TSums got = {0};
+        int worst = INT_MIN;
+        for (int i = 0; i < clip.n_pkts; i++) {
+            DF_ASSERT(gst_harness_push(h, e_clip_buffer(&clip, i)) == GST_FLOW_OK);
+            e_pull_all(h, &got, NULL);
+            const GstClockTime lat = gst_harness_query_latency(h);
+            /* From the first picture on: before it the decoder is still
+             * probing the stream and knows neither its reorder delay nor
+             * its threading. */
+            if (got.n == 0)
+                continue;
+            const int held = i + 1 - got.n - (int)(lat / (40 * GST_MSECOND));
+            if (held > worst)
+                worst = held;
+        }
+        DF_EXPECT_MSG(worst <= 0, "max-frame-delay=%s: %d packets held beyond the latency",
+                      budgets[b], worst);
+        t_sums_free(&got);
+        gst_harness_teardown(h);
+    }
     t_clip_free(&clip);
 }
 
