@@ -132,29 +132,27 @@ int df_sim_parse_options(DfSim *d, int argc, char **argv)
          "Implementation prefix in that JSON (default dfmedia/)", "PREFIX"},
         {NULL},
     };
-    GOptionContext *ctx = g_option_context_new("- replay a dfsched trace on a synthetic topology");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_description(
-        ctx,
-        "Transfer cost defaults (ns per byte): self 0, pu 0.005, l2 0.01, l3 0.04, numa 0.08,\n"
-        "machine 0.15.  The recorded durations lose the transfer cost the recording paid at\n"
-        "the same rates, so that only the replay's placement is charged.\n"
-        "Lost CPU: the trace shows the time its cores spent outside tasks (the decoding\n"
-        "thread's packet and frame handling, the OS, other processes) as gaps in which a\n"
-        "ready node waited for an idle worker; beyond the median gap (the dispatch, charged\n"
-        "as --task-overhead-ns) that time is charged again before the same node.\n");
+    const DfCliSpec spec = {
+        .param = "- replay a dfsched trace on a synthetic topology",
+        .description =
+            "Transfer cost defaults (ns per byte): self 0, pu 0.005, l2 0.01, l3 0.04, numa 0.08,\n"
+            "machine 0.15.  The recorded durations lose the transfer cost the recording paid at\n"
+            "the same rates, so that only the replay's placement is charged.\n"
+            "Lost CPU: the trace shows the time its cores spent outside tasks (the decoding\n"
+            "thread's packet and frame handling, the OS, other processes) as gaps in which a\n"
+            "ready node waited for an idle worker; beyond the median gap (the dispatch, charged\n"
+            "as --task-overhead-ns) that time is charged again before the same node.\n",
+        .entries = entries,
+        .no_args = true,
+    };
     GError *gerr = NULL;
     int rc = 1;
     JsonParser *vparser = NULL;
     JsonArray *vresults = NULL;
     gchar **pols = NULL;
     DfError err = {0};
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        rc = df_cli_usage(PROG, "%s", gerr->message);
-        goto out;
-    }
-    if (argc > 1) {
-        rc = df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
+    if (df_cli_parse_options(PROG, &spec, &argc, &argv) != DF_CLI_OK) {
+        rc = DF_CLI_USAGE;
         goto out;
     }
     if (!o->traces || !o->traces[0]) {
@@ -318,7 +316,6 @@ out:
     d->vresults = vresults;
     if (gerr)
         g_error_free(gerr);
-    g_option_context_free(ctx);
     return rc;
 }
 
