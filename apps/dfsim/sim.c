@@ -259,9 +259,11 @@ static void poll_costs(Sim *s)
                     ns += c->line_ns[l];
                     lines++;
                 }
+            /* No more victims than there are other workers. */
+            const int victims = c->summary_victims < s->nw - 1 ? c->summary_victims : s->nw - 1;
             if (nearest < DF_N_LEVELS) {
-                ns += (double)c->summary_victims * SIM_IDLE_LINES_PER_SET * c->line_ns[nearest];
-                lines += c->summary_victims * SIM_IDLE_LINES_PER_SET;
+                ns += (double)victims * SIM_IDLE_LINES_PER_SET * c->line_ns[nearest];
+                lines += victims * SIM_IDLE_LINES_PER_SET;
             }
         }
         s->poll_read_ns[w] = (int64_t)(ns + 0.5);
