@@ -287,18 +287,31 @@ bool df_sim_write_csv(const DfSim *d)
     const int n_rows = d->n_rows;
     if (!o->csv)
         return true;
-    const char *ch[] = {"impl",           "workers",      "streams",    "fps",
-                        "fps_per_stream", "speedup",      "idle_share", "local_byte_share",
-                        "bytes_self",     "bytes_pu",     "bytes_l2",   "bytes_l3",
-                        "bytes_numa",     "bytes_machine"};
+    const char *ch[] = {"impl",
+                        "workers",
+                        "streams",
+                        "fps",
+                        "fps_per_stream",
+                        "speedup",
+                        "idle_share",
+                        "local_byte_share",
+                        "bytes_self",
+                        "bytes_pu",
+                        "bytes_l2",
+                        "bytes_l3",
+                        "bytes_numa",
+                        "bytes_machine",
+                        "polls",
+                        "poll_lines_per_poll",
+                        "poll_read_ns_per_poll"};
     DfCsv csvf;
-    if (df_csv_open(&csvf, o->csv, 14, ch) < 0) {
+    if (df_csv_open(&csvf, o->csv, 17, ch) < 0) {
         df_cli_fail(PROG, "--csv: cannot write %s: %s", o->csv, strerror(errno));
         return false;
     }
     for (int i = 0; i < n_rows; i++) {
         const Row *r = &rows[i];
-        char c[14][40];
+        char c[17][40];
         snprintf(c[0], 40, "dfsim/%s", r->policy);
         snprintf(c[1], 40, "%d", r->workers);
         snprintf(c[2], 40, "%d", r->streams);
@@ -309,8 +322,12 @@ bool df_sim_write_csv(const DfSim *d)
         snprintf(c[7], 40, "%.4f", r->r.local_byte_share);
         for (int l = 0; l < DF_N_LEVELS; l++)
             snprintf(c[8 + l], 40, "%llu", (unsigned long long)r->r.bytes_level[l]);
-        const char *cells[14];
-        for (int k = 0; k < 14; k++)
+        const double polls = r->r.polls ? (double)r->r.polls : 1;
+        snprintf(c[14], 40, "%llu", (unsigned long long)r->r.polls);
+        snprintf(c[15], 40, "%.2f", (double)r->r.poll_lines / polls);
+        snprintf(c[16], 40, "%.1f", (double)r->r.poll_read_ns / polls);
+        const char *cells[17];
+        for (int k = 0; k < 17; k++)
             cells[k] = c[k];
         df_csv_row(&csvf, cells);
     }
