@@ -209,10 +209,9 @@ int df_sim_parse_options(DfSim *d, int argc, char **argv)
         goto out;
     }
     if (o->idle_model) {
-        static const char *const models[] = {"scan", "summary", "none"};
         int m = -1;
-        for (int k = 0; k < 3; k++)
-            if (strcmp(o->idle_model, models[k]) == 0)
+        for (int k = 0; sim_idle_model_name(k); k++)
+            if (strcmp(o->idle_model, sim_idle_model_name(k)) == 0)
                 m = k;
         if (m < 0) {
             rc = df_cli_usage(PROG, "bad --idle-model \"%s\" (scan, summary or none)",

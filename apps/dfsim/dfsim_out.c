@@ -58,9 +58,8 @@ void df_sim_print(const DfSim *d)
         else
             printf(" (ffmpeg-slice in --validate: CPU per frame x%.3f at 2 workers)\n", wpp_ratio);
     }
-    static const char *const idle_models[] = {"scan", "summary", "none"};
-    printf("idle polls: %s model, %lld ns pause + lines read at", idle_models[base->idle_model],
-           (long long)base->poll_ns);
+    printf("idle polls: %s model, %lld ns pause + lines read at",
+           sim_idle_model_name(base->idle_model), (long long)base->poll_ns);
     for (int l = DF_LEVEL_PU; l < DF_N_LEVELS; l++)
         printf(" %s %g", df_level_name((DfLevel)l), base->line_ns[l]);
     printf(" ns\n");
@@ -190,9 +189,8 @@ bool df_sim_write_json(const DfSim *d)
     json_builder_add_int_value(b, base->task_overhead_ns);
     json_builder_set_member_name(b, "poll_ns");
     json_builder_add_int_value(b, base->poll_ns);
-    static const char *const idle_models[] = {"scan", "summary", "none"};
     json_builder_set_member_name(b, "idle_model");
-    json_builder_add_string_value(b, idle_models[base->idle_model]);
+    json_builder_add_string_value(b, sim_idle_model_name(base->idle_model));
     json_builder_set_member_name(b, "line_ns");
     json_builder_begin_object(b);
     for (int l = 0; l < DF_N_LEVELS; l++)

@@ -68,6 +68,12 @@ void sim_config_init(SimConfig *c)
     c->explore_rate = 0.01;
 }
 
+const char *sim_idle_model_name(int model)
+{
+    static const char *const names[] = {"scan", "summary", "none"};
+    return model >= 0 && model < (int)G_N_ELEMENTS(names) ? names[model] : NULL;
+}
+
 /* ------------------------------------------------------------ simulation */
 
 enum { EV_SEG_END, EV_POLL, EV_NEXT };

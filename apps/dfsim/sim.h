@@ -55,6 +55,9 @@ void sim_graph_job_split(const SimGraph *g, int64_t *par, int64_t *alone, int64_
 typedef enum { SIM_IDLE_SCAN, SIM_IDLE_SUMMARY, SIM_IDLE_NONE } SimIdleModel;
 #define SIM_IDLE_LINES_PER_SET 2
 
+/* "scan", "summary", "none"; NULL past the last. */
+const char *sim_idle_model_name(int model);
+
 typedef struct SimConfig {
     const char *topology; /* hwloc synthetic string, NULL: this machine */
     int n_workers;
