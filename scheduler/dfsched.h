@@ -122,7 +122,7 @@ typedef struct DfSchedConfig {
     size_t trace_capacity;            /* trace events kept per worker; 0: tracing off */
     size_t stack_size;                /* worker stack bytes; 0: 8 MiB */
     uint64_t seed;                    /* for random victims and exploration; 0: fixed default */
-    double explore_rate;              /* learned policy: share of dispatches stolen on purpose */
+    double explore_rate;              /* exploring policies: share of dispatches stolen on purpose */
 } DfSchedConfig;
 
 /* Fill `cfg` with the defaults documented above. */
@@ -392,7 +392,7 @@ DF_SCHED_API int df_jobs_run(DfSched *sched, const DfJobs *jobs);
 typedef struct DfWorkerStats {
     uint64_t tasks_run;      /* bodies run (and cancelled nodes skipped) */
     uint64_t tasks_stolen;   /* taken from another worker's ready set */
-    uint64_t tasks_explored; /* stolen on purpose (learned policy) */
+    uint64_t tasks_explored; /* stolen on purpose (an exploring policy) */
     uint64_t tasks_skipped;  /* cancelled */
     uint64_t idle_ns;        /* time with nothing to run */
     uint64_t busy_ns;        /* time inside timed task bodies (tracing, or a policy's sample) */
@@ -424,31 +424,12 @@ DF_SCHED_API void df_sched_stats_reset(DfSched *sched);
 /* Share of input bytes consumed on the worker that produced them (0..1; 1 when none). */
 DF_SCHED_API double df_stats_local_share(const DfStats *stats);
 
-/* -------------------------------------------------------- learned model */
-
-#define DF_LEARN_MAX_MODULES 32
-
-/* What the learned policy has measured (module ids < DF_LEARN_MAX_MODULES). */
-typedef struct DfLearnedModel {
-    int n_modules;
-    double size_scale[DF_LEARN_MAX_MODULES];       /* size(n) correction of each producer module */
-    uint64_t samples_local[DF_LEARN_MAX_MODULES];  /* consumer runs with its bytes local */
-    uint64_t samples_remote[DF_LEARN_MAX_MODULES]; /* ... with its bytes on another worker */
-    double ns_per_byte[DF_N_LEVELS];               /* measured transfer cost per level (0: none) */
-    double ref_ns_per_byte;                        /* speed of one trCost unit in the model */
-    uint64_t samples;                              /* timed runs learnt from */
-    uint64_t explored;                             /* nodes stolen on purpose */
-} DfLearnedModel;
-
-/* Snapshot of the learned model; -ENOTSUP unless the policy is "learned". */
-DF_SCHED_API int df_sched_learned_model(DfSched *sched, DfLearnedModel *out);
-
 /* ------------------------------------------------------------------ trace */
 
 /* Flags of a trace event. */
 enum {
     DF_TRACE_STOLEN = 1 << 0,   /* taken from another worker's ready set */
-    DF_TRACE_EXPLORED = 1 << 1, /* stolen on purpose (learned policy) */
+    DF_TRACE_EXPLORED = 1 << 1, /* stolen on purpose (an exploring policy) */
     DF_TRACE_SKIPPED = 1 << 2,  /* group cancelled: body not run */
     DF_TRACE_INLINE = 1 << 3,   /* run inline by the submitting thread */
 };
@@ -459,9 +440,9 @@ typedef struct DfTraceInput {
     int32_t worker;         /* producer's worker (-1 outside the scheduler) */
     int32_t module;         /* producer's module (-1 unknown) */
     uint64_t bytes;         /* as declared (df_node_depend, df_node_add_input) */
-    uint64_t learned_bytes; /* bytes times the learned policy's size(n) correction of the
-                             * producer module when the trace was collected; = bytes
-                             * for other policies (0 in hand-made traces: read as bytes) */
+    uint64_t policy_bytes;  /* as the policy weighed them when the trace was collected
+                             * (DfTracePolicy.weighs_inputs), else = bytes (0 in
+                             * hand-made traces: read as bytes) */
 } DfTraceInput;
 
 /* One executed (or skipped) node. */
@@ -496,27 +477,33 @@ typedef struct DfTraceWait {
     int64_t end_ns;
 } DfTraceWait;
 
-/* What the learned policy thought of one producer module's output when the
- * trace was collected. */
-typedef struct DfTraceLearnedModule {
-    int32_t module;          /* producer module id (index into DfTrace.module_names) */
-    double scale;            /* size(n) correction: learned = declared * scale */
-    uint64_t reads;          /* inputs of the trace that read its bytes */
-    uint64_t declared_bytes; /* mean declared bytes per such read (0: no read) */
-    uint64_t learned_bytes;  /* the same corrected: declared_bytes * scale */
-    uint64_t samples_local;  /* timed consumer runs with its bytes local */
-    uint64_t samples_remote; /* ... with its bytes on another worker */
-} DfTraceLearnedModule;
+/* A policy's own data in a trace, filled by the policy when the trace is
+ * collected: named numbers and tables of numbers whose meaning the policy
+ * documents.  The core, the JSON files and the readers carry them without
+ * knowing any policy. */
+typedef struct DfTraceValue {
+    char *key;
+    double value;
+} DfTraceValue;
 
-/* The learned policy's model as of the trace's collection. */
-typedef struct DfTraceLearned {
-    DfTraceLearnedModule *modules; /* producer modules measured or read in the trace */
-    int n_modules;
-    double ns_per_byte[DF_N_LEVELS]; /* measured transfer cost per trCost level (0: none) */
-    double ref_ns_per_byte;          /* speed of one trCost unit in the model */
-    uint64_t samples;                /* timed runs learnt from */
-    uint64_t explored;               /* nodes stolen on purpose */
-} DfTraceLearned;
+typedef struct DfTraceTable {
+    char *name;        /* e.g. "sizes" */
+    char *label;       /* what the row labels are (e.g. "producer") */
+    int n_cols;
+    char **cols;       /* column names; a name ending in "bytes" holds a size */
+    size_t n_rows;
+    char **row_labels; /* n_rows labels (a module name, a level name, ...) */
+    double *cells;     /* n_rows * n_cols, row-major */
+} DfTraceTable;
+
+typedef struct DfTracePolicy {
+    char *name;          /* the policy's registry name */
+    bool weighs_inputs;  /* the inputs' policy_bytes are the policy's own weights */
+    DfTraceValue *values;
+    int n_values;
+    DfTraceTable **tables;
+    int n_tables;
+} DfTracePolicy;
 
 typedef struct DfTrace {
     DfTraceEvent *events; /* sorted by start time */
@@ -531,7 +518,7 @@ typedef struct DfTrace {
     int n_modules;
     uint32_t *trcost;        /* copy of the trCost matrix */
     uint8_t *levels;         /* copy of the level matrix */
-    DfTraceLearned *learned; /* NULL unless the policy was "learned": sizes as declared */
+    DfTracePolicy *policy;   /* the placing policy and its data (NULL: unknown) */
 } DfTrace;
 
 /* Start recording up to `capacity` events per worker (replaces older ones).
@@ -552,12 +539,28 @@ DF_SCHED_API int df_sched_trace_collect(DfSched *sched, DfTrace *out);
 /* Free a collected trace. */
 DF_SCHED_API void df_trace_free(DfTrace *trace);
 
-/* An input's bytes as the learned policy weighs them (its learned_bytes, or
- * bytes when the trace has no learned sizes). */
-DF_SCHED_API uint64_t df_trace_input_learned_bytes(const DfTraceInput *in);
+/* An input's bytes as the policy weighed them (its policy_bytes, or bytes
+ * when the policy kept the declared sizes). */
+DF_SCHED_API uint64_t df_trace_input_policy_bytes(const DfTraceInput *in);
 
-/* The learned entry of producer `module`, or NULL (not learned, not read). */
-DF_SCHED_API const DfTraceLearnedModule *df_trace_learned_module(const DfTrace *trace, int module);
+/* Building a trace's policy data (a policy's snapshot op, trace readers).
+ * Each returns 0 or -ENOMEM; names are copied. */
+DF_SCHED_API int df_trace_set_policy(DfTrace *trace, const char *name);
+DF_SCHED_API int df_trace_policy_add_value(DfTracePolicy *p, const char *key, double value);
+/* A new empty table with `n_cols` columns; NULL when out of memory. */
+DF_SCHED_API DfTraceTable *df_trace_policy_add_table(DfTracePolicy *p, const char *name,
+                                                     const char *label, int n_cols,
+                                                     const char *const *cols);
+/* Append a row of n_cols cells. */
+DF_SCHED_API int df_trace_table_add_row(DfTraceTable *tab, const char *label,
+                                        const double *cells);
+
+/* Reading it: NULL / -1 / false when absent. */
+DF_SCHED_API const DfTraceTable *df_trace_policy_table(const DfTrace *trace, const char *name);
+DF_SCHED_API bool df_trace_policy_value(const DfTrace *trace, const char *key, double *out);
+DF_SCHED_API int df_trace_table_col(const DfTraceTable *tab, const char *col);
+DF_SCHED_API ptrdiff_t df_trace_table_row(const DfTraceTable *tab, const char *label);
+DF_SCHED_API double df_trace_table_cell(const DfTraceTable *tab, size_t row, int col);
 
 /* Give a group a tag shown in traces (e.g. frame number). */
 DF_SCHED_API void df_group_set_tag(DfGroup *group, int64_t tag);

@@ -4,11 +4,12 @@
  * module, index and frame, with args: node id, inputs (producer node,
  * worker, module, bytes), bytes read per producer worker, local or stolen,
  * deadline slack.  "otherData.dfsched" keeps what the simulator and the
- * visualiser need: module names, the trCost and level matrices.  Under the
- * learned policy, "otherData.dfsched.learned" holds its model at collection
- * (per producer module: scale, declared and learned bytes per read, local
- * and remote samples; measured ns per byte per level) and every input has
- * "learned_bytes" next to "bytes".  Opens in ui.perfetto.dev and
+ * visualiser need: module names, the trCost and level matrices, and
+ * "policy": the placing policy's name and its own data, written and read
+ * without knowing the policy ({"name", "weighs_inputs", "values": {key:
+ * number}, "tables": [{"name", "label", "columns", "rows": [{"label",
+ * "cells"}]}]}, see DfTracePolicy); when it weighs inputs, every input has
+ * "policy_bytes" next to "bytes".  Opens in ui.perfetto.dev and
  * chrome://tracing. */
 #ifndef DFSCHED_TRACE_H
 #define DFSCHED_TRACE_H
@@ -31,8 +32,9 @@ DF_SCHED_API int df_trace_write_json(const DfTrace *trace, const char *path, DfE
 DF_SCHED_API int df_sched_trace_write(DfSched *sched, const char *path, DfError *err);
 
 /* Read a trace written by df_trace_write_json() (times in ns from the
- * first event; without learned sizes, learned = declared and t->learned is
- * NULL).  Free with df_trace_free(). */
+ * first event; t->policy is NULL when the file names no policy, and
+ * inputs without "policy_bytes" read policy_bytes = bytes).  Free with
+ * df_trace_free(). */
 DF_SCHED_API int df_trace_read_json(const char *path, DfTrace *out, DfError *err);
 
 #ifdef __cplusplus

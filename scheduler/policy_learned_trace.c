@@ -1,28 +1,23 @@
 /* The learned policy's part of a trace: its snapshot op (a snapshot of its
  * model taken with the events, so that a trace shows what placement
  * believed each transfer cost, the patent's visualisation of learnt sizes,
- * not only what the program declared) and the accessors of that data. */
+ * not only what the program declared).  What it records, in the trace's
+ * generic policy section:
+ *   values  ref_ns_per_byte (speed of one trCost unit in the model),
+ *           samples (timed runs learnt from), explored (stolen on purpose);
+ *   table "sizes", one row per producer module measured or read in the
+ *           trace (label: its name): reads (inputs of the trace reading
+ *           it), declared_bytes (mean per read, 0 without reads),
+ *           learned_bytes (the same times scale), scale (the size(n)
+ *           correction), samples_local, samples_remote (timed consumer
+ *           runs with its bytes on the same / another worker);
+ *   table "ns_per_byte", one row per level measured (label: level name);
+ *   every input's policy_bytes: its bytes times its producer's scale. */
 #include "sched_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-uint64_t df_trace_input_learned_bytes(const DfTraceInput *in)
-{
-    /* Hand-made traces leave the field 0: nothing was learnt about them. */
-    return in->learned_bytes || !in->bytes ? in->learned_bytes : in->bytes;
-}
-
-const DfTraceLearnedModule *df_trace_learned_module(const DfTrace *t, int module)
-{
-    if (!t->learned)
-        return NULL;
-    for (int i = 0; i < t->learned->n_modules; i++)
-        if (t->learned->modules[i].module == module)
-            return &t->learned->modules[i];
-    return NULL;
-}
 
 /* bytes * scale, at least 1 when bytes > 0 (0 means "not learnt"). */
 static uint64_t scaled(uint64_t bytes, double scale)
@@ -47,38 +42,46 @@ int df_policy_learned_snapshot(DfPolicy *pol, const DfPolicySnapshotCtx *ctx, Df
     for (size_t i = 0; i < t->n_inputs; i++) {
         DfTraceInput *in = &t->inputs[i];
         const bool known = in->module >= 0 && in->module < nm;
-        in->learned_bytes = scaled(in->bytes, known ? m.size_scale[in->module] : 1.0);
+        in->policy_bytes = scaled(in->bytes, known ? m.size_scale[in->module] : 1.0);
         if (known) {
             reads[in->module]++;
             bytes[in->module] += in->bytes;
         }
     }
-    DfTraceLearned *l = calloc(1, sizeof(*l));
-    if (!l)
+    DfTracePolicy *pol_data = t->policy;
+    pol_data->weighs_inputs = true;
+    if (df_trace_policy_add_value(pol_data, "ref_ns_per_byte", m.ref_ns_per_byte) < 0 ||
+        df_trace_policy_add_value(pol_data, "samples", (double)m.samples) < 0 ||
+        df_trace_policy_add_value(pol_data, "explored", (double)m.explored) < 0)
         return -ENOMEM;
-    l->modules = calloc((size_t)(nm > 0 ? nm : 1), sizeof(DfTraceLearnedModule));
-    if (!l->modules) {
-        free(l);
+    static const char *const cols[] = {"reads", "declared_bytes", "learned_bytes",
+                                       "scale", "samples_local",  "samples_remote"};
+    DfTraceTable *sizes = df_trace_policy_add_table(pol_data, "sizes", "producer", 6, cols);
+    if (!sizes)
         return -ENOMEM;
-    }
     for (int p = 0; p < nm; p++) {
         if (!reads[p] && !m.samples_local[p] && !m.samples_remote[p])
             continue;
         const uint64_t mean = reads[p] ? (bytes[p] + reads[p] / 2) / reads[p] : 0;
-        l->modules[l->n_modules++] = (DfTraceLearnedModule){
-            .module = p,
-            .scale = m.size_scale[p],
-            .reads = reads[p],
-            .declared_bytes = mean,
-            .learned_bytes = scaled(mean, m.size_scale[p]),
-            .samples_local = m.samples_local[p],
-            .samples_remote = m.samples_remote[p],
+        const double row[6] = {
+            (double)reads[p],
+            (double)mean,
+            (double)scaled(mean, m.size_scale[p]),
+            m.size_scale[p],
+            (double)m.samples_local[p],
+            (double)m.samples_remote[p],
         };
+        const char *name = t->module_names && t->module_names[p] ? t->module_names[p] : "task";
+        if (df_trace_table_add_row(sizes, name, row) < 0)
+            return -ENOMEM;
     }
-    memcpy(l->ns_per_byte, m.ns_per_byte, sizeof(l->ns_per_byte));
-    l->ref_ns_per_byte = m.ref_ns_per_byte;
-    l->samples = m.samples;
-    l->explored = m.explored;
-    t->learned = l;
+    static const char *const npb_col[] = {"ns_per_byte"};
+    DfTraceTable *npb = df_trace_policy_add_table(pol_data, "ns_per_byte", "level", 1, npb_col);
+    if (!npb)
+        return -ENOMEM;
+    for (int lev = 0; lev < DF_N_LEVELS; lev++)
+        if (m.ns_per_byte[lev] > 0 &&
+            df_trace_table_add_row(npb, df_level_name((DfLevel)lev), &m.ns_per_byte[lev]) < 0)
+            return -ENOMEM;
     return 0;
 }

@@ -291,8 +291,10 @@ typedef struct DfPolicyOps {
     /* Optional: the policy wants exec times of a sample of nodes. */
     bool needs_timing;
     /* Optional: record the policy's own data in a trace being collected,
-     * after its events (learned: its model and the sizes it placed by).
-     * 0 or -ENOMEM.  Without it, inputs keep learned_bytes = bytes. */
+     * after its events, through t->policy (df_trace_policy_add_value,
+     * df_trace_policy_add_table) and the inputs' policy_bytes (setting
+     * t->policy->weighs_inputs).  0 or -ENOMEM.  Without it, the trace
+     * names the policy only and inputs keep policy_bytes = bytes. */
     int (*snapshot)(DfPolicy *p, const DfPolicySnapshotCtx *ctx, DfTrace *t);
 } DfPolicyOps;
 
@@ -303,6 +305,28 @@ struct DfPolicy {
 };
 
 const DfPolicyOps *df_policy_find(const char *name);
+
+/* Free a trace's policy section (trace_policy.c). */
+void df_trace_policy_free(DfTracePolicy *p);
+
+#define DF_LEARN_MAX_MODULES 32
+
+/* What the learned policy has measured (module ids < DF_LEARN_MAX_MODULES).
+ * Not in dfsched.h: a program sees it through the trace's policy data. */
+typedef struct DfLearnedModel {
+    int n_modules;
+    double size_scale[DF_LEARN_MAX_MODULES];       /* size(n) correction of each producer module */
+    uint64_t samples_local[DF_LEARN_MAX_MODULES];  /* consumer runs with its bytes local */
+    uint64_t samples_remote[DF_LEARN_MAX_MODULES]; /* ... with its bytes on another worker */
+    double ns_per_byte[DF_N_LEVELS];               /* measured transfer cost per level (0: none) */
+    double ref_ns_per_byte;                        /* speed of one trCost unit in the model */
+    uint64_t samples;                              /* timed runs learnt from */
+    uint64_t explored;                             /* nodes stolen on purpose */
+} DfLearnedModel;
+
+/* Snapshot of the learned model; -ENOTSUP unless the policy is "learned"
+ * (exported for the tests). */
+DF_SCHED_API int df_sched_learned_model(DfSched *sched, DfLearnedModel *out);
 
 /* The learned policy's model (explored left 0); -ENOTSUP for other
  * policies. */

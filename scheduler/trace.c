@@ -246,7 +246,8 @@ int df_sched_trace_collect(DfSched *s, DfTrace *out)
     /* After the events: the policy's own data (what placed them), as of
      * now. */
     const DfPolicySnapshotCtx ctx = {.tasks_explored = df_sched_explored(s)};
-    if (s->pops->snapshot && s->pops->snapshot(s->policy, &ctx, out) < 0) {
+    if (df_trace_set_policy(out, s->pops->info.name) < 0 ||
+        (s->pops->snapshot && s->pops->snapshot(s->policy, &ctx, out) < 0)) {
         df_trace_free(out);
         return -ENOMEM;
     }
@@ -264,9 +265,7 @@ void df_trace_free(DfTrace *t)
         for (int m = 0; m < t->n_modules; m++)
             free(t->module_names[m]);
     free(t->module_names);
-    if (t->learned)
-        free(t->learned->modules);
-    free(t->learned);
+    df_trace_policy_free(t->policy);
     memset(t, 0, sizeof(*t));
 }
 

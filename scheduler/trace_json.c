@@ -52,46 +52,61 @@ static const char *module_name(const DfTrace *t, int m)
     return m >= 0 && m < t->n_modules && t->module_names[m] ? t->module_names[m] : "task";
 }
 
-static void add_int(JsonBuilder *b, const char *name, gint64 v)
+/* A policy's number: counts as integers (readable, and exact up to 2^53
+ * either way), the rest as doubles. */
+static void add_number(JsonBuilder *b, double v)
 {
-    json_builder_set_member_name(b, name);
-    json_builder_add_int_value(b, v);
+    if (v == (double)(gint64)v && v > -9007199254740992.0 && v < 9007199254740992.0)
+        json_builder_add_int_value(b, (gint64)v);
+    else
+        json_builder_add_double_value(b, v);
 }
 
-static void add_double(JsonBuilder *b, const char *name, double v)
+/* otherData.dfsched.policy: the placing policy's name and its own data
+ * (DfTracePolicy), written without knowing what it means. */
+static void write_policy(JsonBuilder *b, const DfTracePolicy *p)
 {
-    json_builder_set_member_name(b, name);
-    json_builder_add_double_value(b, v);
-}
-
-/* otherData.dfsched.learned: the learned policy's model at collection. */
-static void write_learned(JsonBuilder *b, const DfTrace *t)
-{
-    const DfTraceLearned *l = t->learned;
-    json_builder_set_member_name(b, "learned");
+    json_builder_set_member_name(b, "policy");
     json_builder_begin_object(b);
-    add_double(b, "ref_ns_per_byte", l->ref_ns_per_byte);
-    add_int(b, "samples", (gint64)l->samples);
-    add_int(b, "explored", (gint64)l->explored);
-    json_builder_set_member_name(b, "ns_per_byte");
+    json_builder_set_member_name(b, "name");
+    json_builder_add_string_value(b, p->name);
+    json_builder_set_member_name(b, "weighs_inputs");
+    json_builder_add_boolean_value(b, p->weighs_inputs);
+    json_builder_set_member_name(b, "values");
+    json_builder_begin_object(b);
+    for (int i = 0; i < p->n_values; i++) {
+        json_builder_set_member_name(b, p->values[i].key);
+        add_number(b, p->values[i].value);
+    }
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "tables");
     json_builder_begin_array(b);
-    for (int lev = 0; lev < DF_N_LEVELS; lev++)
-        json_builder_add_double_value(b, l->ns_per_byte[lev]);
-    json_builder_end_array(b);
-    json_builder_set_member_name(b, "modules");
-    json_builder_begin_array(b);
-    for (int i = 0; i < l->n_modules; i++) {
-        const DfTraceLearnedModule *m = &l->modules[i];
+    for (int i = 0; i < p->n_tables; i++) {
+        const DfTraceTable *tab = p->tables[i];
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "module");
-        json_builder_add_string_value(b, module_name(t, m->module));
-        add_int(b, "index", m->module);
-        add_double(b, "scale", m->scale);
-        add_int(b, "reads", (gint64)m->reads);
-        add_int(b, "declared_bytes", (gint64)m->declared_bytes);
-        add_int(b, "learned_bytes", (gint64)m->learned_bytes);
-        add_int(b, "samples_local", (gint64)m->samples_local);
-        add_int(b, "samples_remote", (gint64)m->samples_remote);
+        json_builder_set_member_name(b, "name");
+        json_builder_add_string_value(b, tab->name);
+        json_builder_set_member_name(b, "label");
+        json_builder_add_string_value(b, tab->label);
+        json_builder_set_member_name(b, "columns");
+        json_builder_begin_array(b);
+        for (int c = 0; c < tab->n_cols; c++)
+            json_builder_add_string_value(b, tab->cols[c]);
+        json_builder_end_array(b);
+        json_builder_set_member_name(b, "rows");
+        json_builder_begin_array(b);
+        for (size_t r = 0; r < tab->n_rows; r++) {
+            json_builder_begin_object(b);
+            json_builder_set_member_name(b, "label");
+            json_builder_add_string_value(b, tab->row_labels[r]);
+            json_builder_set_member_name(b, "cells");
+            json_builder_begin_array(b);
+            for (int c = 0; c < tab->n_cols; c++)
+                add_number(b, df_trace_table_cell(tab, r, c));
+            json_builder_end_array(b);
+            json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -211,9 +226,9 @@ int df_trace_write_json(const DfTrace *t, const char *path, DfError *err)
             json_builder_add_string_value(b, module_name(t, in->module));
             json_builder_set_member_name(b, "bytes");
             json_builder_add_int_value(b, (gint64)in->bytes);
-            if (t->learned) {
-                json_builder_set_member_name(b, "learned_bytes");
-                json_builder_add_int_value(b, (gint64)df_trace_input_learned_bytes(in));
+            if (t->policy && t->policy->weighs_inputs) {
+                json_builder_set_member_name(b, "policy_bytes");
+                json_builder_add_int_value(b, (gint64)df_trace_input_policy_bytes(in));
             }
             json_builder_end_object(b);
             if (in->worker >= 0 && in->worker < t->n_workers) {
@@ -305,8 +320,8 @@ int df_trace_write_json(const DfTrace *t, const char *path, DfError *err)
         }
         json_builder_end_array(b);
     }
-    if (t->learned)
-        write_learned(b, t);
+    if (t->policy)
+        write_policy(b, t->policy);
     json_builder_end_object(b);
     json_builder_end_object(b);
     json_builder_end_object(b);
@@ -422,47 +437,51 @@ static double elem_double(JsonArray *a, guint i)
     return n && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_double(n) : 0;
 }
 
-/* otherData.dfsched.learned, when the trace has it (learned policy). */
-static int read_learned(DfTrace *t, JsonObject *meta)
+/* otherData.dfsched.policy, when the trace has it. */
+static int read_policy(DfTrace *t, JsonObject *meta)
 {
-    JsonObject *lo = get_object(meta, "learned");
-    if (!lo)
+    JsonObject *po = get_object(meta, "policy");
+    if (!po)
         return 0;
-    JsonArray *mods = get_array(lo, "modules");
-    const guint n = mods ? json_array_get_length(mods) : 0;
-    DfTraceLearned *l = calloc(1, sizeof(*l));
-    if (!l)
+    if (df_trace_set_policy(t, get_string(po, "name", "")) < 0)
         return -ENOMEM;
-    t->learned = l;
-    l->modules = calloc(n ? n : 1, sizeof(DfTraceLearnedModule));
-    if (!l->modules)
-        return -ENOMEM;
-    l->ref_ns_per_byte = get_double(lo, "ref_ns_per_byte", 0);
-    l->samples = (uint64_t)get_int(lo, "samples", 0);
-    l->explored = (uint64_t)get_int(lo, "explored", 0);
-    JsonArray *npb = get_array(lo, "ns_per_byte");
-    for (guint lev = 0; npb && lev < json_array_get_length(npb) && lev < DF_N_LEVELS; lev++)
-        l->ns_per_byte[lev] = elem_double(npb, lev);
-    for (guint i = 0; i < n; i++) {
-        JsonObject *m = elem_object(mods, i);
-        const char *name = m ? get_string(m, "module", NULL) : NULL;
-        if (!name)
+    DfTracePolicy *p = t->policy;
+    p->weighs_inputs = get_bool(po, "weighs_inputs");
+    JsonObject *vals = get_object(po, "values");
+    GList *keys = vals ? json_object_get_members(vals) : NULL;
+    int ret = 0;
+    for (GList *k = keys; k && ret == 0; k = k->next)
+        ret = df_trace_policy_add_value(p, k->data, get_double(vals, k->data, 0));
+    g_list_free(keys);
+    JsonArray *tabs = get_array(po, "tables");
+    for (guint i = 0; tabs && i < json_array_get_length(tabs) && ret == 0; i++) {
+        JsonObject *to = elem_object(tabs, i);
+        JsonArray *cols = get_array(to, "columns");
+        const guint nc = cols ? json_array_get_length(cols) : 0;
+        if (!to || nc > 4096)
             continue;
-        /* By name, like the events: the ids are this trace's own. */
-        const int id = module_index(t, name);
-        if (id < 0)
-            return -ENOMEM;
-        l->modules[l->n_modules++] = (DfTraceLearnedModule){
-            .module = id,
-            .scale = get_double(m, "scale", 1.0),
-            .reads = (uint64_t)get_int(m, "reads", 0),
-            .declared_bytes = (uint64_t)get_int(m, "declared_bytes", 0),
-            .learned_bytes = (uint64_t)get_int(m, "learned_bytes", 0),
-            .samples_local = (uint64_t)get_int(m, "samples_local", 0),
-            .samples_remote = (uint64_t)get_int(m, "samples_remote", 0),
-        };
+        const char **names = calloc(nc ? nc : 1, sizeof(char *));
+        double *cells = calloc(nc ? nc : 1, sizeof(double));
+        DfTraceTable *tab = NULL;
+        if (names && cells) {
+            for (guint c = 0; c < nc; c++)
+                names[c] = elem_string(cols, c, "");
+            tab = df_trace_policy_add_table(p, get_string(to, "name", ""),
+                                            get_string(to, "label", ""), (int)nc, names);
+        }
+        ret = tab ? 0 : -ENOMEM;
+        JsonArray *rows = get_array(to, "rows");
+        for (guint r = 0; tab && rows && r < json_array_get_length(rows) && ret == 0; r++) {
+            JsonObject *ro = elem_object(rows, r);
+            JsonArray *rc = get_array(ro, "cells");
+            for (guint c = 0; c < nc; c++)
+                cells[c] = rc && c < json_array_get_length(rc) ? elem_double(rc, c) : 0;
+            ret = df_trace_table_add_row(tab, get_string(ro, "label", ""), cells);
+        }
+        free(names);
+        free(cells);
     }
-    return 0;
+    return ret;
 }
 
 /* Any clock's reading (2^61 ns is 73 years): readers take differences
@@ -503,7 +522,7 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
     JsonArray *mods = get_array(meta, "modules");
     for (guint m = 0; mods && m < json_array_get_length(mods); m++)
         module_index(t, elem_string(mods, m, "task"));
-    if (read_learned(t, meta) < 0) {
+    if (read_policy(t, meta) < 0) {
         ret = set_err(err, -ENOMEM, "out of memory reading %s", path);
         goto out;
     }
@@ -590,8 +609,8 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
             ti->worker = (int32_t)get_int(in, "worker", -1);
             ti->module = module_index(t, get_string(in, "module", "task"));
             ti->bytes = (uint64_t)get_int(in, "bytes", 0);
-            /* Absent (not the learned policy): placed by the declared size. */
-            ti->learned_bytes = (uint64_t)get_int(in, "learned_bytes", (gint64)ti->bytes);
+            /* Absent: the policy placed by the declared size. */
+            ti->policy_bytes = (uint64_t)get_int(in, "policy_bytes", (gint64)ti->bytes);
         }
         ev->n_inputs = (uint32_t)t->n_inputs - ev->first_input;
         if (!time_ok(ev->start_ns) || !time_ok(ev->end_ns) || !time_ok(ev->created_ns) ||

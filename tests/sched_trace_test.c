@@ -10,6 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#define EXPECT_STR(a, b)                                                                           \
+    DF_EXPECT_MSG(strcmp((a), (b)) == 0, "%s == %s: \"%s\" vs \"%s\"", #a, #b, (a), (b))
+
 static void nop(DfTask *t, void *arg)
 {
 }
@@ -58,10 +61,15 @@ DF_TEST(SchedTrace, PolicyWithoutSnapshotKeepsDeclaredSizes)
     DF_ASSERT(s);
     DfTrace t;
     DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &t), 0);
-    DF_EXPECT(t.learned == NULL);
+    /* Named, without data of its own. */
+    DF_ASSERT(t.policy);
+    EXPECT_STR(t.policy->name, DF_POLICY_DEFAULT);
+    DF_EXPECT(!t.policy->weighs_inputs && t.policy->n_tables == 0 && t.policy->n_values == 0);
     DF_EXPECT(t.n_inputs >= 3 * 8);
-    for (size_t i = 0; i < t.n_inputs; i++)
-        DF_EXPECT_EQ_INT(t.inputs[i].learned_bytes, t.inputs[i].bytes);
+    for (size_t i = 0; i < t.n_inputs; i++) {
+        DF_EXPECT_EQ_INT(t.inputs[i].policy_bytes, t.inputs[i].bytes);
+        DF_EXPECT_EQ_INT(df_trace_input_policy_bytes(&t.inputs[i]), t.inputs[i].bytes);
+    }
     df_trace_free(&t);
     df_sched_unref(s);
 }
@@ -193,43 +201,59 @@ DF_TEST(SchedTraceJson, WaitsParentsAndStartLinks)
     df_sched_unref(s);
 }
 
-/* The learned policy's sizes travel with the trace: the edge declared 1 KiB
- * that really costs 300 us comes back much larger than declared, and the
- * JSON round trip keeps every module's entry and every input's learned
- * bytes. */
+/* One row of the learned policy's "sizes" table, as any reader sees it. */
+typedef struct SizeRow {
+    double reads, declared, learned, scale, samples_local, samples_remote;
+} SizeRow;
+
+static bool size_row(const DfTrace *t, const char *module, SizeRow *out)
+{
+    const DfTraceTable *tab = df_trace_policy_table(t, "sizes");
+    const ptrdiff_t r = df_trace_table_row(tab, module);
+    if (r < 0)
+        return false;
+#define CELL(name) df_trace_table_cell(tab, (size_t)r, df_trace_table_col(tab, name))
+    *out = (SizeRow){CELL("reads"), CELL("declared_bytes"), CELL("learned_bytes"),
+                     CELL("scale"), CELL("samples_local"),  CELL("samples_remote")};
+#undef CELL
+    return true;
+}
+
+/* The learned policy's sizes travel with the trace, in its generic policy
+ * section: the edge declared 1 KiB that really costs 300 us comes back
+ * much larger than declared, and the JSON round trip keeps every table,
+ * every value and every input's policy bytes. */
 DF_TEST(SchedTraceJson, LearnedSizesOfAMisdeclaredEdge)
 {
     DfTrace t;
     DF_ASSERT_EQ_INT(df_test_record_learned_trace(NULL, &t), 0);
-    DF_ASSERT_MSG(t.learned, "a learned run's trace has no learned sizes");
-    int m_p1 = -1, m_p2 = -1;
-    for (int m = 0; m < t.n_modules; m++) {
-        if (strcmp(t.module_names[m], "P1") == 0)
-            m_p1 = m;
+    DF_ASSERT_MSG(t.policy && df_trace_policy_table(&t, "sizes"),
+                  "a learned run's trace has no sizes table");
+    EXPECT_STR(t.policy->name, "learned");
+    DF_EXPECT(t.policy->weighs_inputs);
+    int m_p2 = -1;
+    for (int m = 0; m < t.n_modules; m++)
         if (strcmp(t.module_names[m], "P2") == 0)
             m_p2 = m;
-    }
-    const DfTraceLearnedModule *p1 = df_trace_learned_module(&t, m_p1),
-                               *p2 = df_trace_learned_module(&t, m_p2);
-    DF_ASSERT(p1 && p2);
-    DF_EXPECT_EQ_INT(p2->declared_bytes, DF_TEST_LEARNED_DECLARED_P2);
-    DF_EXPECT_EQ_INT(p1->declared_bytes, DF_TEST_LEARNED_DECLARED_P1);
-    DF_EXPECT_EQ_INT(p2->reads, DF_TEST_LEARNED_FRAMES);
+    SizeRow p1, p2;
+    DF_ASSERT(size_row(&t, "P1", &p1) && size_row(&t, "P2", &p2));
+    DF_EXPECT_EQ_INT((uint64_t)p2.declared, DF_TEST_LEARNED_DECLARED_P2);
+    DF_EXPECT_EQ_INT((uint64_t)p1.declared, DF_TEST_LEARNED_DECLARED_P1);
+    DF_EXPECT_EQ_INT((uint64_t)p2.reads, DF_TEST_LEARNED_FRAMES);
     /* 300 us at the model's reference speed are megabytes, not 1 KiB. */
-    DF_EXPECT_MSG(p2->learned_bytes > 100 * p2->declared_bytes,
-                  "P2: declared %llu B, learned %llu B (scale %g, samples %llu local, %llu remote)",
-                  (unsigned long long)p2->declared_bytes, (unsigned long long)p2->learned_bytes,
-                  p2->scale, (unsigned long long)p2->samples_local,
-                  (unsigned long long)p2->samples_remote);
+    DF_EXPECT_MSG(p2.learned > 100 * p2.declared,
+                  "P2: declared %.0f B, learned %.0f B (scale %g, samples %.0f local, %.0f remote)",
+                  p2.declared, p2.learned, p2.scale, p2.samples_local, p2.samples_remote);
     /* P1's correction (down) needs C timed on P1's worker, which only
      * exploration does: not asserted, only shown. */
-    printf("P1: declared %llu B, learned %llu B; P2: declared %llu B, learned %llu B\n",
-           (unsigned long long)p1->declared_bytes, (unsigned long long)p1->learned_bytes,
-           (unsigned long long)p2->declared_bytes, (unsigned long long)p2->learned_bytes);
-    DF_EXPECT(p2->samples_local > 0 && p2->samples_remote > 0);
+    printf("P1: declared %.0f B, learned %.0f B; P2: declared %.0f B, learned %.0f B\n",
+           p1.declared, p1.learned, p2.declared, p2.learned);
+    DF_EXPECT(p2.samples_local > 0 && p2.samples_remote > 0);
+    double samples = -1;
+    DF_EXPECT(df_trace_policy_value(&t, "samples", &samples) && samples > 0);
     for (size_t i = 0; i < t.n_inputs; i++)
         if (t.inputs[i].module == m_p2)
-            DF_EXPECT_EQ_INT(t.inputs[i].learned_bytes, p2->learned_bytes);
+            DF_EXPECT_EQ_INT(t.inputs[i].policy_bytes, (uint64_t)p2.learned);
 
     char path[] = "/tmp/dftrace-XXXXXX.json";
     int fd = mkstemps(path, 5);
@@ -239,23 +263,34 @@ DF_TEST(SchedTraceJson, LearnedSizesOfAMisdeclaredEdge)
     DF_ASSERT_MSG(df_trace_write_json(&t, path, &err) == 0, "%s", err.msg);
     DfTrace r;
     DF_ASSERT_MSG(df_trace_read_json(path, &r, &err) == 0, "%s", err.msg);
-    DF_ASSERT(r.learned);
-    DF_EXPECT_EQ_INT(r.learned->n_modules, t.learned->n_modules);
-    for (int i = 0; i < t.learned->n_modules; i++) {
-        const DfTraceLearnedModule *a = &t.learned->modules[i];
-        int rm = -1;
-        for (int m = 0; m < r.n_modules; m++)
-            if (strcmp(r.module_names[m], t.module_names[a->module]) == 0)
-                rm = m;
-        const DfTraceLearnedModule *b = df_trace_learned_module(&r, rm);
-        DF_ASSERT_MSG(b, "%s lost in the round trip", t.module_names[a->module]);
-        DF_EXPECT_EQ_INT(b->declared_bytes, a->declared_bytes);
-        DF_EXPECT_EQ_INT(b->learned_bytes, a->learned_bytes);
-        DF_EXPECT_EQ_INT(b->reads, a->reads);
-        DF_EXPECT_EQ_INT(b->samples_local, a->samples_local);
-        DF_EXPECT_EQ_INT(b->samples_remote, a->samples_remote);
-        DF_EXPECT_MSG(fabs(b->scale - a->scale) <= 1e-9 * fabs(a->scale), "scale %g read as %g",
-                      a->scale, b->scale);
+    DF_ASSERT(r.policy);
+    EXPECT_STR(r.policy->name, "learned");
+    DF_EXPECT(r.policy->weighs_inputs);
+    DF_ASSERT_EQ_INT(r.policy->n_values, t.policy->n_values);
+    for (int i = 0; i < t.policy->n_values; i++) {
+        double v = NAN;
+        DF_EXPECT(df_trace_policy_value(&r, t.policy->values[i].key, &v));
+        DF_EXPECT_MSG(fabs(v - t.policy->values[i].value) <= 1e-9 * fabs(v),
+                      "%s %g read as %g", t.policy->values[i].key, t.policy->values[i].value, v);
+    }
+    DF_ASSERT_EQ_INT(r.policy->n_tables, t.policy->n_tables);
+    for (int k = 0; k < t.policy->n_tables; k++) {
+        const DfTraceTable *a = t.policy->tables[k];
+        const DfTraceTable *b = df_trace_policy_table(&r, a->name);
+        DF_ASSERT_MSG(b, "table %s lost in the round trip", a->name);
+        EXPECT_STR(b->label, a->label);
+        DF_ASSERT_EQ_INT(b->n_cols, a->n_cols);
+        DF_ASSERT_EQ_INT(b->n_rows, a->n_rows);
+        for (int c = 0; c < a->n_cols; c++)
+            EXPECT_STR(b->cols[c], a->cols[c]);
+        for (size_t row = 0; row < a->n_rows; row++) {
+            EXPECT_STR(b->row_labels[row], a->row_labels[row]);
+            for (int c = 0; c < a->n_cols; c++) {
+                const double x = df_trace_table_cell(a, row, c), y = df_trace_table_cell(b, row, c);
+                DF_EXPECT_MSG(fabs(x - y) <= 1e-9 * fabs(x), "%s[%s].%s %g read as %g", a->name,
+                              a->row_labels[row], a->cols[c], x, y);
+            }
+        }
     }
     /* Event by event: a collected trace keeps inputs in worker order. */
     DF_ASSERT_EQ_INT(r.n_events, t.n_events);
@@ -263,27 +298,97 @@ DF_TEST(SchedTraceJson, LearnedSizesOfAMisdeclaredEdge)
         const DfTraceEvent *a = &t.events[i], *b = &r.events[i];
         DF_ASSERT_EQ_INT(b->n_inputs, a->n_inputs);
         for (uint32_t k = 0; k < a->n_inputs; k++)
-            DF_EXPECT_EQ_INT(r.inputs[b->first_input + k].learned_bytes,
-                             t.inputs[a->first_input + k].learned_bytes);
+            DF_EXPECT_EQ_INT(df_trace_input_policy_bytes(&r.inputs[b->first_input + k]),
+                             df_trace_input_policy_bytes(&t.inputs[a->first_input + k]));
     }
     df_trace_free(&r);
     df_trace_free(&t);
     unlink(path);
 
-    /* Another policy's trace: no learned block, learned = declared. */
+    /* Another policy's trace: named, no data, sizes as declared. */
     DfSched *s = traced_run(2);
     DF_ASSERT(s);
     DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &t), 0);
-    DF_EXPECT(!t.learned);
+    DF_EXPECT(t.policy && !t.policy->weighs_inputs && t.policy->n_tables == 0);
     for (size_t i = 0; i < t.n_inputs; i++)
-        DF_EXPECT_EQ_INT(df_trace_input_learned_bytes(&t.inputs[i]), t.inputs[i].bytes);
+        DF_EXPECT_EQ_INT(df_trace_input_policy_bytes(&t.inputs[i]), t.inputs[i].bytes);
     DF_ASSERT(df_trace_write_json(&t, path, &err) == 0);
     df_trace_free(&t);
     DF_ASSERT(df_trace_read_json(path, &r, &err) == 0);
-    DF_EXPECT(!r.learned);
+    DF_ASSERT(r.policy);
+    EXPECT_STR(r.policy->name, DF_POLICY_DEFAULT);
+    DF_EXPECT(!r.policy->weighs_inputs && r.policy->n_tables == 0);
     for (size_t i = 0; i < r.n_inputs; i++)
-        DF_EXPECT_EQ_INT(r.inputs[i].learned_bytes, r.inputs[i].bytes);
+        DF_EXPECT_EQ_INT(r.inputs[i].policy_bytes, r.inputs[i].bytes);
     df_trace_free(&r);
     unlink(path);
     df_sched_unref(s);
+}
+
+/* The policy section is generic: any policy's values and tables, with
+ * row labels, integral and fractional cells, survive the JSON round trip,
+ * and a file with a malformed section still reads (without it). */
+DF_TEST(SchedTraceJson, PolicyDataRoundTripsWhateverThePolicy)
+{
+    DfSched *s = traced_run(1);
+    DF_ASSERT(s);
+    DfTrace t;
+    DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &t), 0);
+    df_sched_unref(s);
+    DfTracePolicy *p = t.policy;
+    DF_ASSERT(p);
+    DF_EXPECT_EQ_INT(df_trace_policy_add_value(p, "half", 0.5), 0);
+    DF_EXPECT_EQ_INT(df_trace_policy_add_value(p, "big", 9007199254740991.0), 0);
+    static const char *const cols[] = {"a_bytes", "b"};
+    DfTraceTable *tab = df_trace_policy_add_table(p, "things", "thing", 2, cols);
+    DF_ASSERT(tab);
+    for (int r = 0; r < 5; r++) {
+        char label[16];
+        snprintf(label, sizeof(label), "row%d", r);
+        const double cells[2] = {r * 1000.0, -r / 3.0};
+        DF_EXPECT_EQ_INT(df_trace_table_add_row(tab, label, cells), 0);
+    }
+    DF_ASSERT(df_trace_policy_add_table(p, "empty", "", 0, NULL));
+    char path[] = "/tmp/dftrace-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    DF_ASSERT(fd >= 0);
+    close(fd);
+    DfError err = {0};
+    DF_ASSERT_MSG(df_trace_write_json(&t, path, &err) == 0, "%s", err.msg);
+    df_trace_free(&t);
+    DfTrace r;
+    DF_ASSERT_MSG(df_trace_read_json(path, &r, &err) == 0, "%s", err.msg);
+    double v = 0;
+    DF_EXPECT(df_trace_policy_value(&r, "half", &v) && v == 0.5);
+    DF_EXPECT(df_trace_policy_value(&r, "big", &v) && v == 9007199254740991.0);
+    DF_EXPECT(!df_trace_policy_value(&r, "absent", &v));
+    const DfTraceTable *b = df_trace_policy_table(&r, "things");
+    DF_ASSERT(b);
+    EXPECT_STR(b->label, "thing");
+    DF_ASSERT_EQ_INT(b->n_rows, 5);
+    DF_EXPECT_EQ_INT(df_trace_table_col(b, "b"), 1);
+    DF_EXPECT_EQ_INT(df_trace_table_col(b, "c"), -1);
+    const ptrdiff_t r3 = df_trace_table_row(b, "row3");
+    DF_ASSERT_EQ_INT(r3, 3);
+    DF_EXPECT(df_trace_table_cell(b, 3, 0) == 3000.0);
+    DF_EXPECT(fabs(df_trace_table_cell(b, 3, 1) + 1.0) < 1e-12);
+    DF_EXPECT(df_trace_policy_table(&r, "empty") && !df_trace_policy_table(&r, "none"));
+    df_trace_free(&r);
+
+    /* A section of the wrong shape is user input, not a crash. */
+    gchar *text = NULL;
+    DF_ASSERT(g_file_get_contents(path, &text, NULL, NULL));
+    gchar *at = strstr(text, "\"policy\"");
+    DF_ASSERT(at);
+    GString *bad = g_string_new_len(text, at - text);
+    g_string_append(bad, "\"policy\" : {\"name\": 3, \"values\": [1], \"tables\": [7, "
+                         "{\"columns\": [\"x\"], \"rows\": [3, {\"cells\": \"no\"}]}]}, \"unused\"");
+    g_string_append(bad, at + strlen("\"policy\""));
+    DF_ASSERT(g_file_set_contents(path, bad->str, -1, NULL));
+    g_string_free(bad, TRUE);
+    g_free(text);
+    DF_ASSERT_MSG(df_trace_read_json(path, &r, &err) == 0, "%s", err.msg);
+    DF_EXPECT(r.policy && r.policy->n_values == 0);
+    df_trace_free(&r);
+    unlink(path);
 }

@@ -54,6 +54,8 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
     /* Not given: no job factor off this machine (null). */
     DF_EXPECT(json_object_has_member(model, "job_factor") &&
               json_object_get_null_member(model, "job_factor"));
+    /* The default idle model is the scheduler's scan of every worker. */
+    DF_EXPECT(strcmp(json_object_get_string_member(model, "idle_model"), "scan") == 0);
     JsonArray *res = json_object_get_array_member(root, "results");
     DF_EXPECT_EQ_INT(json_array_get_length(res), 5 * 3 * 2);
     for (guint i = 0; i < json_array_get_length(res); i++) {
@@ -62,6 +64,13 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
         DF_EXPECT(strncmp(json_object_get_string_member(o, "impl"), "dfsim/", 6) == 0);
         JsonObject *bl = json_object_get_object_member(o, "bytes_level");
         DF_EXPECT(json_object_has_member(bl, "machine"));
+        /* Every idle round reads the other workers' two lines each. */
+        const gint64 w = json_object_get_int_member(o, "workers");
+        if (json_object_get_int_member(o, "polls") > 0)
+            DF_EXPECT_MSG(fabs(json_object_get_double_member(o, "poll_lines_per_poll") -
+                               2.0 * (double)(w - 1)) < 1e-9,
+                          "%lld workers: %g lines per poll", (long long)w,
+                          json_object_get_double_member(o, "poll_lines_per_poll"));
     }
     g_object_unref(p);
 
@@ -203,6 +212,9 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", trace, "--ns-per-byte", "l3=inf"}, 2, "bad --ns-per-byte entry \"l3=inf\""},
         {{"--trace", trace, "--ns-per-byte", ""}, 2, "bad --ns-per-byte \"\""},
         {{"--trace", trace, "--ns-per-byte", "machine=1e300"}, 2, "entry \"machine=1e300\""},
+        {{"--trace", trace, "--idle-model", "poll"}, 2, "bad --idle-model \"poll\""},
+        {{"--trace", trace, "--line-ns", "l3=-1"}, 2, "bad --line-ns entry \"l3=-1\""},
+        {{"--trace", trace, "--line-ns", ""}, 2, "bad --line-ns \"\""},
         {{"--trace", trace, "--plot", "p.pdf"}, 2, "bad --plot \"p.pdf\""},
         {{"--trace", trace, "--json", ""}, 2, "bad --json \"\""},
         {{"--trace", "/nonexistent/t.json"}, 1, "/nonexistent/t.json"},

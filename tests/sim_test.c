@@ -350,6 +350,55 @@ DF_TEST(Sim, ThousandWorkers)
     b_free(&b);
 }
 
+/* What an idle poll round reads: the scan model every other worker's two
+ * lines, so its cost per round grows with N; the summary model a word per
+ * domain level and two victims, bounded whatever N. */
+DF_TEST(Sim, IdlePollCostScanGrowsSummaryBounded)
+{
+    Builder b;
+    b_init(&b, 1);
+    /* Uneven bodies: workers run dry at different times and poll. */
+    for (int i = 0; i < 2048; i++)
+        b_node(&b, (uint64_t)i + 1, 0, i / 16, 0, 20000 + (i % 7) * 3000, 0, 0, 0, NULL, NULL);
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    static const int ns[] = {8, 64, 1024};
+    double lines[2][3], cost[2][3];
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 3; k++) {
+            SimConfig c;
+            sim_config_init(&c);
+            c.n_workers = ns[k];
+            c.topology = "package:4 l3:2 core:16 pu:8";
+            c.idle_model = m == 0 ? SIM_IDLE_SCAN : SIM_IDLE_SUMMARY;
+            SimResult r;
+            DfError err = {0};
+            DF_ASSERT_MSG(sim_run(g, &c, &r, &err) == 0, "%s", err.msg);
+            DF_EXPECT_EQ_INT(r.tasks, 2048);
+            DF_ASSERT_MSG(r.polls > 0, "%s at %d workers: no idle poll", m ? "summary" : "scan",
+                          ns[k]);
+            lines[m][k] = (double)r.poll_lines / (double)r.polls;
+            cost[m][k] = (double)r.poll_read_ns / (double)r.polls;
+            printf("%s %4d workers: %llu polls, %.1f lines, %.0f ns per poll\n",
+                   m ? "summary" : "scan", ns[k], (unsigned long long)r.polls, lines[m][k],
+                   cost[m][k]);
+        }
+    for (int k = 0; k < 3; k++) {
+        /* Every other worker's two lines, each round. */
+        DF_EXPECT_MSG(lines[0][k] == 2.0 * (ns[k] - 1), "scan %d: %.1f lines", ns[k], lines[0][k]);
+        DF_EXPECT_MSG(lines[1][k] <= DF_N_LEVELS + 2 * SIM_IDLE_LINES_PER_SET,
+                      "summary %d: %.1f lines", ns[k], lines[1][k]);
+    }
+    /* 1023 workers' lines, most across packages, against 63 in one L3. */
+    DF_EXPECT_MSG(cost[0][2] > 10 * cost[0][1] && cost[0][1] > cost[0][0], "scan ns %g %g %g",
+                  cost[0][0], cost[0][1], cost[0][2]);
+    /* Only the levels a worker sees grow (its domains), not the count. */
+    DF_EXPECT_MSG(cost[1][2] <= 3 * cost[1][1] && cost[1][2] < cost[0][1], "summary ns %g %g %g",
+                  cost[1][0], cost[1][1], cost[1][2]);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
 #ifdef DF_SIM_REAL_TRACE
 #include "framework_util.h"
 

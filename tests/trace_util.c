@@ -108,14 +108,40 @@ static void c_body(DfTask *t, void *arg)
  * runs P1 and P2 on one worker in most frames, and a P2-remote run needs
  * them apart (a run that read both remotely is not learnt from).  Seen on
  * 2 busy vCPUs: up to 17000 frames (under 1 s) before the third. */
-static bool learnt_enough(DfSched *s, int m_p2, int frames, int64_t deadline)
+/* What the policy's data says of module `name` (the "sizes" table of the
+ * learned policy's snapshot), read as any program reads it: through a
+ * collected trace, empty while not recording. */
+typedef struct SizeRow {
+    double scale, samples_local, samples_remote;
+} SizeRow;
+
+static bool size_row(DfSched *s, const char *name, SizeRow *out)
 {
-    DfLearnedModel m;
+    DfTrace t;
+    if (df_sched_trace_collect(s, &t) < 0)
+        return false;
+    const DfTraceTable *tab = df_trace_policy_table(&t, "sizes");
+    const ptrdiff_t r = df_trace_table_row(tab, name);
+    if (r >= 0)
+        *out = (SizeRow){
+            .scale = df_trace_table_cell(tab, (size_t)r, df_trace_table_col(tab, "scale")),
+            .samples_local =
+                df_trace_table_cell(tab, (size_t)r, df_trace_table_col(tab, "samples_local")),
+            .samples_remote =
+                df_trace_table_cell(tab, (size_t)r, df_trace_table_col(tab, "samples_remote")),
+        };
+    df_trace_free(&t);
+    return r >= 0;
+}
+
+static bool learnt_enough(DfSched *s, int frames, int64_t deadline)
+{
+    SizeRow m;
     if (df_now_ns() >= deadline)
         return true;
-    if (frames < DF_TEST_LEARNED_WARMUP || df_sched_learned_model(s, &m) < 0)
+    if (frames < DF_TEST_LEARNED_WARMUP || !size_row(s, "P2", &m))
         return false;
-    return m.samples_local[m_p2] >= 3 && m.samples_remote[m_p2] >= 3 && m.size_scale[m_p2] != 1.0;
+    return m.samples_local >= 3 && m.samples_remote >= 3 && m.scale != 1.0;
 }
 
 int df_test_record_learned_trace(const char *path, DfTrace *out)
@@ -136,7 +162,7 @@ int df_test_record_learned_trace(const char *path, DfTrace *out)
     int warmup = 0;
     const int64_t deadline = df_now_ns() + DF_TEST_LEARNED_MAX_WARMUP_S * INT64_C(1000000000);
     for (int k = 0; traced < DF_TEST_LEARNED_FRAMES && ret == 0; k++) {
-        if (traced < 0 && learnt_enough(s, m_p2, k, deadline)) {
+        if (traced < 0 && learnt_enough(s, k, deadline)) {
             ret = df_sched_trace_start(s, 8 * DF_TEST_LEARNED_FRAMES);
             traced = 0;
             warmup = k;
@@ -171,14 +197,12 @@ int df_test_record_learned_trace(const char *path, DfTrace *out)
         df_node_release(c);
         df_group_release(g);
     }
-    DfLearnedModel lm;
-    if (getenv("DF_TEST_VERBOSE") && df_sched_learned_model(s, &lm) == 0)
-        printf("learned trace: %d warm-up frames; P1 scale %g, samples %llu/%llu; "
-               "P2 scale %g, samples %llu/%llu (local/remote)\n",
-               warmup, lm.size_scale[m_p1], (unsigned long long)lm.samples_local[m_p1],
-               (unsigned long long)lm.samples_remote[m_p1], lm.size_scale[m_p2],
-               (unsigned long long)lm.samples_local[m_p2],
-               (unsigned long long)lm.samples_remote[m_p2]);
+    SizeRow l1 = {0}, l2 = {0};
+    if (getenv("DF_TEST_VERBOSE") && size_row(s, "P1", &l1) && size_row(s, "P2", &l2))
+        printf("learned trace: %d warm-up frames; P1 scale %g, samples %.0f/%.0f; "
+               "P2 scale %g, samples %.0f/%.0f (local/remote)\n",
+               warmup, l1.scale, l1.samples_local, l1.samples_remote, l2.scale, l2.samples_local,
+               l2.samples_remote);
     DfTrace t;
     const bool have = ret == 0 && (ret = df_sched_trace_collect(s, &t)) == 0;
     if (have && path)

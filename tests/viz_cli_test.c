@@ -377,7 +377,8 @@ DF_TEST(VizCli, GraphEdgeWidthsUseLearnedSizes)
     g_free(why);
     g_free(svgf);
 
-    /* modules prints the learned table: P2's row with its declared size. */
+    /* modules prints the policy's tables as "<policy> <table>": the
+     * learned policy's "sizes", with P2's row and its declared size. */
     const char *argv2[] = {c.viz, "modules", c.trace, NULL};
     r = df_test_run(argv2, NULL);
     DF_EXPECT_MSG(r.status == 0, "modules exited %d: %s", r.status, r.err);

@@ -153,3 +153,22 @@ bool df_cli_has_suffix(const char *path, const char *const *suffixes)
             return true;
     return false;
 }
+
+int df_cli_parse_options(const char *prog, const DfCliSpec *spec, int *argc, char ***argv)
+{
+    GOptionContext *ctx = g_option_context_new(spec->param);
+    if (spec->summary)
+        g_option_context_set_summary(ctx, spec->summary);
+    if (spec->description)
+        g_option_context_set_description(ctx, spec->description);
+    g_option_context_add_main_entries(ctx, spec->entries, NULL);
+    GError *err = NULL;
+    int status = DF_CLI_OK;
+    if (!g_option_context_parse(ctx, argc, argv, &err))
+        status = df_cli_usage(prog, "%s", err->message);
+    else if (spec->no_args && *argc > 1)
+        status = df_cli_usage(prog, "unexpected argument \"%s\"", (*argv)[1]);
+    g_clear_error(&err);
+    g_option_context_free(ctx);
+    return status;
+}

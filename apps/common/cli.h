@@ -17,6 +17,21 @@ enum { DF_CLI_OK = 0, DF_CLI_FAILED = 1, DF_CLI_USAGE = 2 };
  * DF_CLI_USAGE.  PROG may hold a subcommand ("dfbench sched"). */
 int df_cli_usage(const char *prog, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
+/* What an app's command line is: GOption's parameter string after the
+ * program name in --help ("- what it does", "graph TRACE"), the text above
+ * and below the options (NULL: none) and the option table. */
+typedef struct DfCliSpec {
+    const char *param, *summary, *description;
+    const GOptionEntry *entries;
+    bool no_args; /* a word left after the options is a usage error */
+} DfCliSpec;
+
+/* The GOption prologue of every app: build the context, parse argc/argv
+ * (which then hold what the options left), free the context.  A bad command
+ * line is reported as df_cli_usage() does; returns DF_CLI_OK or
+ * DF_CLI_USAGE.  GLib's --help prints and exits inside. */
+int df_cli_parse_options(const char *prog, const DfCliSpec *spec, int *argc, char ***argv);
+
 /* "PROG: error: MESSAGE" on one stderr line; returns DF_CLI_FAILED. */
 int df_cli_fail(const char *prog, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 

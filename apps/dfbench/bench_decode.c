@@ -114,14 +114,13 @@ static void add_impl(GArray *v, const char *name, DfImplKind kind, int lavc_type
     g_array_append_val(v, im);
 }
 
-
 /* --sink, or its default: fakevideosink (gst-plugins-bad), which takes
  * GstVideoMeta as a real video sink does, else fakesink, where dfdec
  * copies every picture (docs/dfdec.md). */
 static const char *pipeline_sink(DfDecBench *b)
 {
     if (!b->sink)
-        b->sink = b->o.sink ? b->o.sink
+        b->sink = b->o.sink                      ? b->o.sink
                   : df_gst_have("fakevideosink") ? "fakevideosink"
                                                  : "fakesink";
     return b->sink;
@@ -464,37 +463,31 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_set_prgname("dfbench decode");
-    GOptionContext *ctx =
-        g_option_context_new("- decode fps over worker counts, policies and peers");
-    g_option_context_set_summary(
-        ctx,
-        "Decodes each clip with single-threaded libavcodec (T(1)), dfmedia on every dfsched\n"
-        "policy and worker count, libavcodec's own slice and frame threads at the same thread\n"
-        "count and GStreamer's avdec_* (max-threads = workers), and reports min/median/max fps,\n"
-        "dfmedia's frame latency (packet in -> frame out, p50/p99), the speed-up\n"
-        "S(N) = T(1)/T(N), Amdahl's serial fraction s fitted to it, the Karp-Flatt metric\n"
-        "e(N) = (1/S - 1/N)/(1 - 1/N) and Gustafson's scaled speed-up N + (1 - N) s.");
-    g_option_context_set_description(
-        ctx, "In-process runs decode packets held in memory, each on a decoder warmed up by the\n"
-             "clip's first 24 packets (then flushed), timing one whole pass; GStreamer runs are a\n"
-             "pipeline filesrc ! parsebin ! DEC ! SINK sync=false, SINK = --sink (demux and\n"
-             "start-up included).  Configurations are interleaved across repeats; every sample\n"
-             "is reported.  Timings are never pass/fail.\n"
-             "\n"
-             "Example: dfbench decode --input clip.mkv --workers 1,2 --policy all\n"
-             "         --peers ffmpeg-slice,ffmpeg-frame,avdec --repeat 5 --json out.json\n"
-             "         --csv out.csv --plot out.svg");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    GError *err = NULL;
-    int status = DF_BENCH_OK;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-        status = df_cli_usage(PROG, "%s", err->message);
+    const DfCliSpec spec = {
+        .param = "- decode fps over worker counts, policies and peers",
+        .summary =
+            "Decodes each clip with single-threaded libavcodec (T(1)), dfmedia on every dfsched\n"
+            "policy and worker count, libavcodec's own slice and frame threads at the same thread\n"
+            "count and GStreamer's avdec_* (max-threads = workers), and reports min/median/max\n"
+            "fps, dfmedia's frame latency (packet in -> frame out, p50/p99), the speed-up\n"
+            "S(N) = T(1)/T(N), Amdahl's serial fraction s fitted to it, the Karp-Flatt metric\n"
+            "e(N) = (1/S - 1/N)/(1 - 1/N) and Gustafson's scaled speed-up N + (1 - N) s.",
+        .description =
+            "In-process runs decode packets held in memory, each on a decoder warmed up by the\n"
+            "clip's first 24 packets (then flushed), timing one whole pass; GStreamer runs are a\n"
+            "pipeline filesrc ! parsebin ! DEC ! SINK sync=false, SINK = --sink (demux and\n"
+            "start-up included).  Configurations are interleaved across repeats; every sample\n"
+            "is reported.  Timings are never pass/fail.\n"
+            "\n"
+            "Example: dfbench decode --input clip.mkv --workers 1,2 --policy all\n"
+            "         --peers ffmpeg-slice,ffmpeg-frame,avdec --repeat 5 --json out.json\n"
+            "         --csv out.csv --plot out.svg",
+        .entries = entries,
+        .no_args = true,
+    };
+    int status = df_cli_parse_options(PROG, &spec, &argc, &argv);
+    if (status != DF_BENCH_OK)
         goto cleanup;
-    }
-    if (argc > 1) {
-        status = df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
-        goto cleanup;
-    }
     if (!o->inputs || !o->inputs[0]) {
         status = df_cli_usage(PROG, "no --input FILE given");
         goto cleanup;
@@ -508,8 +501,6 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
     /* Clips last: a bad option is reported before seconds of demuxing. */
     status = load_clips(b);
 cleanup:
-    g_clear_error(&err);
-    g_option_context_free(ctx);
     return status;
 }
 

@@ -418,25 +418,21 @@ int df_bench_live_main(int argc, char **argv)
         {"json", 'j', 0, G_OPTION_ARG_FILENAME, &o.json, "Write the results as JSON to FILE",
          "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL}};
-    GOptionContext *ctx = g_option_context_new("- latency of a live RTP stream per decoder");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_description(
-        ctx, "Streams a live x264 encode as RTP over loopback UDP into each decoder in turn\n"
-             "and reports pictures rendered, late (dropped by the sink), the latency\n"
-             "p50/p99/max from udpsrc to the sink, and the latency the decoder\n"
-             "reports.  Example: dfbench live --size 1280x720 --duration 20 --json live.json");
-    GError *err = NULL;
-    int status = DF_BENCH_OK;
+    const DfCliSpec spec = {
+        .param = "- latency of a live RTP stream per decoder",
+        .description =
+            "Streams a live x264 encode as RTP over loopback UDP into each decoder in turn\n"
+            "and reports pictures rendered, late (dropped by the sink), the latency\n"
+            "p50/p99/max from udpsrc to the sink, and the latency the decoder\n"
+            "reports.  Example: dfbench live --size 1280x720 --duration 20 --json live.json",
+        .entries = entries,
+        .no_args = true,
+    };
     LiveResult res[2];
     int n = 0, w = 1920, h = 1080;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-        status = df_cli_usage(PROG, "%s", err->message);
+    int status = df_cli_parse_options(PROG, &spec, &argc, &argv);
+    if (status != DF_BENCH_OK)
         goto out;
-    }
-    if (argc > 1) {
-        status = df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
-        goto out;
-    }
     if (o.size && (sscanf(o.size, "%dx%d", &w, &h) != 2 || w < 16 || h < 16 || w > 8192 ||
                    h > 8192 || (w | h) & 1)) {
         status = df_cli_usage(PROG, "bad --size \"%s\" (even WxH, 16 to 8192)", o.size);
@@ -497,8 +493,6 @@ int df_bench_live_main(int argc, char **argv)
             status = st;
     }
 out:
-    g_clear_error(&err);
-    g_option_context_free(ctx);
     g_free(o.decoders);
     g_free(o.size);
     g_free(o.json);

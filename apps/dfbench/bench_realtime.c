@@ -150,30 +150,25 @@ static int parse_options(DfRt *rt, int argc, char **argv)
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_set_prgname("dfbench realtime");
-    GOptionContext *ctx = g_option_context_new("- concurrent real-time streams per worker count");
-    g_option_context_set_summary(
-        ctx, "K streams of one clip, each paced at --fps, share one dfsched scheduler of N\n"
-             "workers; K grows from K*/2 (galloping, then bisection) until a frame misses\n"
-             "its deadline start + (i + B)/fps, B = the stream's reorder delay +\n"
-             "--latency-frames.  Reports the largest K without a miss and its p99 latency\n"
-             "per worker count and policy, next to K independent avdec_* and dfdec\n"
-             "pipelines (into --sink, sync=true) on the same cores, and K* = workers x\n"
-             "T(1) fps / --fps (T(1): single-threaded libavcodec on the clip, sampled\n"
-             "before and after the trials) with each K as a share of it.");
-    g_option_context_set_description(
-        ctx, "Example: dfbench realtime --input clip.mkv --fps 30 --duration 5 --workers 1,2\n"
-             "         --policy cost-local --json rt.json");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    GError *err = NULL;
-    int status = DF_BENCH_OK;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-        status = df_cli_usage(PROG, "%s", err->message);
+    const DfCliSpec spec = {
+        .param = "- concurrent real-time streams per worker count",
+        .summary = "K streams of one clip, each paced at --fps, share one dfsched scheduler of N\n"
+                   "workers; K grows from K*/2 (galloping, then bisection) until a frame misses\n"
+                   "its deadline start + (i + B)/fps, B = the stream's reorder delay +\n"
+                   "--latency-frames.  Reports the largest K without a miss and its p99 latency\n"
+                   "per worker count and policy, next to K independent avdec_* and dfdec\n"
+                   "pipelines (into --sink, sync=true) on the same cores, and K* = workers x\n"
+                   "T(1) fps / --fps (T(1): single-threaded libavcodec on the clip, sampled\n"
+                   "before and after the trials) with each K as a share of it.",
+        .description =
+            "Example: dfbench realtime --input clip.mkv --fps 30 --duration 5 --workers 1,2\n"
+            "         --policy cost-local --json rt.json",
+        .entries = entries,
+        .no_args = true,
+    };
+    int status = df_cli_parse_options(PROG, &spec, &argc, &argv);
+    if (status != DF_BENCH_OK)
         goto cleanup;
-    }
-    if (argc > 1) {
-        status = df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
-        goto cleanup;
-    }
     if (!o->input) {
         status = df_cli_usage(PROG, "no --input FILE given");
         goto cleanup;
@@ -349,8 +344,6 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     if (rt->first_pts_ns == INT64_MAX)
         rt->first_pts_ns = 0;
 cleanup:
-    g_clear_error(&err);
-    g_option_context_free(ctx);
     return status;
 }
 

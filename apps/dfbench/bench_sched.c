@@ -223,44 +223,42 @@ static int parse_options(DfBench *b, int argc, char **argv)
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_set_prgname("dfbench sched");
-    GOptionContext *ctx =
-        g_option_context_new("- dfsched overhead and locality vs OpenMP and oneTBB");
-    g_option_context_set_summary(
-        ctx,
-        "Measures the cost of a task on dfsched for every policy and worker count, next to\n"
-        "OpenMP tasks (libgomp) and oneTBB in the same process, and how much of a frame-like\n"
-        "graph's data each policy consumes on the core that produced it.\n"
-        "\n"
-        "Cases:\n"
-        "  empty   a root task spawns N empty tasks into a group on its own worker's queue\n"
-        "          and waits (helping); ns per task = spawn + run\n"
-        "  fanout  1 -> k -> 1 diamonds one after another; ns per graph node (peers: fork-join,\n"
-        "          k tasks and a wait, source and sink in the spawning task)\n"
-        "  chain   N nodes, each depending on the previous one (OpenMP: depend(inout);\n"
-        "          oneTBB: a flow graph of continue_nodes); graph construction is timed\n"
-        "  frames  per frame, 8 producers each write a 256 KiB band, 8 consumers read band b\n"
-        "          and a 16 KiB halo of band b+1; 4 frames in flight.  Reports local_byte_share\n"
-        "          (share of predecessor bytes consumed on the worker that produced them),\n"
-        "          frames/s and GB/s (bytes written + read); dfsched only");
-    g_option_context_set_description(
-        ctx,
-        "\"N workers\" means the first N cores of the process's CPU set (one PU per core):\n"
-        "dfsched gets that CPU list, OpenMP threads and oneTBB arena threads pin themselves to\n"
-        "the same CPUs.  Each sample is a fresh runtime instance running one warm-up and one\n"
-        "timed run; configurations are interleaved across repeats.  Timings are never pass/fail.\n"
-        "\n"
-        "Example: dfbench sched --workers 1,2,4 --repeat 7 --json sched.json");
-    g_option_context_add_main_entries(ctx, entries, NULL);
+    const DfCliSpec spec = {
+        .param = "- dfsched overhead and locality vs OpenMP and oneTBB",
+        .summary =
+            "Measures the cost of a task on dfsched for every policy and worker count, next to\n"
+            "OpenMP tasks (libgomp) and oneTBB in the same process, and how much of a frame-like\n"
+            "graph's data each policy consumes on the core that produced it.\n"
+            "\n"
+            "Cases:\n"
+            "  empty   a root task spawns N empty tasks into a group on its own worker's queue\n"
+            "          and waits (helping); ns per task = spawn + run\n"
+            "  fanout  1 -> k -> 1 diamonds one after another; ns per graph node (peers: "
+            "fork-join,\n"
+            "          k tasks and a wait, source and sink in the spawning task)\n"
+            "  chain   N nodes, each depending on the previous one (OpenMP: depend(inout);\n"
+            "          oneTBB: a flow graph of continue_nodes); graph construction is timed\n"
+            "  frames  per frame, 8 producers each write a 256 KiB band, 8 consumers read band b\n"
+            "          and a 16 KiB halo of band b+1; 4 frames in flight.  Reports "
+            "local_byte_share\n"
+            "          (share of predecessor bytes consumed on the worker that produced them),\n"
+            "          frames/s and GB/s (bytes written + read); dfsched only",
+        .description =
+            "\"N workers\" means the first N cores of the process's CPU set (one PU per core):\n"
+            "dfsched gets that CPU list, OpenMP threads and oneTBB arena threads pin themselves "
+            "to\n"
+            "the same CPUs.  Each sample is a fresh runtime instance running one warm-up and one\n"
+            "timed run; configurations are interleaved across repeats.  Timings are never "
+            "pass/fail.\n"
+            "\n"
+            "Example: dfbench sched --workers 1,2,4 --repeat 7 --json sched.json",
+        .entries = entries,
+        .no_args = true,
+    };
     GError *err = NULL;
-    int status = DF_BENCH_OK;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-        status = df_cli_usage(PROG, "%s", err->message);
+    int status = df_cli_parse_options(PROG, &spec, &argc, &argv);
+    if (status != DF_BENCH_OK)
         goto out;
-    }
-    if (argc > 1) {
-        status = df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
-        goto out;
-    }
     /* Each bad value by name: a list of every rule hides which one broke. */
     const struct {
         const char *flag;
@@ -324,7 +322,6 @@ static int parse_options(DfBench *b, int argc, char **argv)
     };
 out:
     g_clear_error(&err);
-    g_option_context_free(ctx);
     return status;
 }
 

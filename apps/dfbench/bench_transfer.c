@@ -213,28 +213,22 @@ int df_bench_transfer_main(int argc, char **argv)
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the results as JSON", "FILE"},
         {NULL},
     };
-    GOptionContext *ctx =
-        g_option_context_new("- what a byte written by another core costs to read, per level");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_description(
-        ctx, "A band is written on one worker's CPU and read on worker 0's in 16x16 blocks at\n"
-             "random positions (motion compensation), against the same reads of a band worker 0\n"
-             "wrote itself.  The last line is the --ns-per-byte argument for dfsim.\n");
-    GError *gerr = NULL;
+    const DfCliSpec spec = {
+        .param = "- what a byte written by another core costs to read, per level",
+        .description =
+            "A band is written on one worker's CPU and read on worker 0's in 16x16 blocks at\n"
+            "random positions (motion compensation), against the same reads of a band worker 0\n"
+            "wrote itself.  The last line is the --ns-per-byte argument for dfsim.\n",
+        .entries = entries,
+        .no_args = true,
+    };
     int rc = DF_BENCH_USAGE;
     DfCpuMap map = {0};
     uint8_t *band = NULL;
     uint32_t *offsets = NULL;
     GString *arg = g_string_new(NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        df_cli_usage(PROG, "%s", gerr->message);
-        g_error_free(gerr);
+    if (df_cli_parse_options(PROG, &spec, &argc, &argv) != DF_BENCH_OK)
         goto out;
-    }
-    if (argc > 1) {
-        df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
-        goto out;
-    }
     if (size_kib < 16 || size_kib > 65536) {
         df_cli_usage(PROG, "bad --size %d (16 to 65536 KiB)", size_kib);
         goto out;
@@ -325,6 +319,5 @@ out:
     g_string_free(arg, TRUE);
     df_cpu_map_fini(&map);
     g_free(json);
-    g_option_context_free(ctx);
     return rc;
 }

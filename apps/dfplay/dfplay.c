@@ -76,19 +76,15 @@ static int parse_options(int argc, char **argv, Options *o)
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->inputs, NULL, "[FILE]"},
         {NULL},
     };
-    GError *error = NULL;
-    GOptionContext *ctx = g_option_context_new("- play a video through dfmedia");
-    g_option_context_set_summary(ctx, "Decodes any container or raw H.264 / H.265 / MPEG-2 stream "
-                                      "that libavformat reads,\nwith the decode work of each frame "
-                                      "run as tasks on a dataflow scheduler.");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    gboolean ok = g_option_context_parse(ctx, &argc, &argv, &error);
-    g_option_context_free(ctx);
-    if (!ok) {
-        df_cli_usage("dfplay", "%s", error->message);
-        g_error_free(error);
+    const DfCliSpec spec = {
+        .param = "- play a video through dfmedia",
+        .summary = "Decodes any container or raw H.264 / H.265 / MPEG-2 stream that libavformat "
+                   "reads,\nwith the decode work of each frame run as tasks on a dataflow "
+                   "scheduler.",
+        .entries = entries,
+    };
+    if (df_cli_parse_options("dfplay", &spec, &argc, &argv) != DF_CLI_OK)
         return -1;
-    }
     if (!o->policy)
         o->policy = g_strdup(DF_POLICY_DEFAULT);
     if (!o->threading)

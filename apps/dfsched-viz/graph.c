@@ -4,10 +4,11 @@
  * module[index], frame, worker and duration, filled with its worker's
  * colour, with a double border when it was stolen.  Edges come from the
  * trace's inputs, producer -> consumer, and carry the bytes read.  Their
- * size is the learned transfer size when the trace has one (the learned
- * policy's size(n) correction of the producer module, snapshot when the
- * trace was collected: what placement weighed), else the bytes declared to
- * the scheduler (df_node_depend, df_node_add_input); the label shows it,
+ * size is what the placing policy weighed when the trace records its own
+ * weights (DfTracePolicy.weighs_inputs; e.g. a learning policy's size(n)
+ * correction of the producer module, snapshot when the trace was
+ * collected), else the bytes declared to the scheduler (df_node_depend,
+ * df_node_add_input); the label shows it, prefixed with the policy's name,
  * and the declared bytes too where they differ.  The width is
  *
  *     penwidth = 0.5 + 5.5 * log(1 + size) / log(1 + max size of the graph)
@@ -33,7 +34,7 @@
 typedef struct Edge {
     char src[48], dst[24];
     uint64_t bytes;   /* as declared */
-    uint64_t learned; /* as the learned policy weighs them (= bytes without) */
+    uint64_t weighed; /* as the policy weighed them (= bytes without) */
     int kind;         /* 0 data, 1 spawned, 2 after start of */
 } Edge;
 
@@ -66,7 +67,7 @@ static void dot_escape(char *out, size_t len, const char *s)
     out[o] = 0;
 }
 
-static void add_edge(Graph *g, const char *src, const char *dst, uint64_t bytes, uint64_t learned,
+static void add_edge(Graph *g, const char *src, const char *dst, uint64_t bytes, uint64_t weighed,
                      int kind)
 {
     /* Inputs of one task from the same source add up into one edge. */
@@ -75,11 +76,11 @@ static void add_edge(Graph *g, const char *src, const char *dst, uint64_t bytes,
     if (at) {
         Edge *e = &g_array_index(g->edges, Edge, GPOINTER_TO_UINT(at) - 1);
         e->bytes += bytes;
-        e->learned += learned;
+        e->weighed += weighed;
         g_free(key);
         return;
     }
-    Edge e = {.bytes = bytes, .learned = learned, .kind = kind};
+    Edge e = {.bytes = bytes, .weighed = weighed, .kind = kind};
     snprintf(e.src, sizeof(e.src), "%s", src);
     snprintf(e.dst, sizeof(e.dst), "%s", dst);
     g_array_append_val(g->edges, e);
@@ -256,9 +257,11 @@ static void write_dot(const Graph *g, FILE *f, const size_t *order, size_t n_ord
                 "fillcolor=\"#eeeeee\", color=\"%s\", penwidth=2];\n",
                 i, s->label, col);
     }
+    const bool weighs = t->policy && t->policy->weighs_inputs;
+    const char *pname = t->policy ? t->policy->name : "";
     uint64_t maxb = 0;
     for (guint i = 0; i < g->edges->len; i++)
-        maxb = MAX(maxb, g_array_index(g->edges, Edge, i).learned);
+        maxb = MAX(maxb, g_array_index(g->edges, Edge, i).weighed);
     for (guint i = 0; i < g->edges->len; i++) {
         const Edge *e = &g_array_index(g->edges, Edge, i);
         if (e->kind == 1) {
@@ -269,16 +272,16 @@ static void write_dot(const Graph *g, FILE *f, const size_t *order, size_t n_ord
                     e->dst);
         } else {
             double pw = 0.5;
-            if (e->learned && maxb)
-                pw += 5.5 * log1p((double)e->learned) / log1p((double)maxb);
+            if (e->weighed && maxb)
+                pw += 5.5 * log1p((double)e->weighed) / log1p((double)maxb);
             char lab[96] = "", sz[32], decl[32];
-            if (e->learned)
-                df_viz_fmt_bytes(sz, sizeof(sz), (double)e->learned);
-            if (e->learned != e->bytes) {
+            if (e->weighed)
+                df_viz_fmt_bytes(sz, sizeof(sz), (double)e->weighed);
+            if (e->weighed != e->bytes) {
                 df_viz_fmt_bytes(decl, sizeof(decl), (double)e->bytes);
-                snprintf(lab, sizeof(lab), "%s%s\\n(declared %s)", e->learned ? "learned " : "",
-                         e->learned ? sz : "", decl);
-            } else if (e->learned) {
+                snprintf(lab, sizeof(lab), "%s%s%s\\n(declared %s)", e->weighed ? pname : "",
+                         e->weighed ? " " : "", e->weighed ? sz : "", decl);
+            } else if (e->weighed) {
                 snprintf(lab, sizeof(lab), "%s", sz);
             }
             fprintf(f, "    %s -> %s [penwidth=%.2f, label=\"%s\"];\n", e->src, e->dst, pw, lab);
@@ -296,13 +299,13 @@ static void write_dot(const Graph *g, FILE *f, const size_t *order, size_t n_ord
     df_viz_fmt_bytes(maxs, sizeof(maxs), (double)maxb);
     fprintf(f,
             "        legend_note [shape=note, style=filled, fillcolor=\"#ffffff\", "
-            "label=\"edge: %s, producer -> consumer\\l"
+            "label=\"edge: %s%s%s, producer -> consumer\\l"
             "width 0.5 + 5.5 log(1+bytes)/log(1+%s) pt\\l"
             "double border: stolen\\l"
             "dotted: spawned by; dashed: after start of\\l"
             "dashed ellipse: producer outside the selection\\l\"];\n",
-            t->learned ? "bytes read as the learned policy weighs them" : "bytes read (declared)",
-            maxs);
+            weighs ? "bytes read as policy " : "bytes read (declared)", weighs ? pname : "",
+            weighs ? " weighed them" : "", maxs);
     for (int w = 0; w + 1 < t->n_workers && w < 63; w++)
         fprintf(f, "        legend_w%d -> legend_w%d [style=invis];\n", w, w + 1);
     fprintf(f, "    }\n}\n");
@@ -379,7 +382,7 @@ int df_viz_graph(const DfTrace *t, const DfVizGraphOpts *o, FILE *out, DfError *
         for (uint32_t q = 0; q < e->n_inputs; q++) {
             const DfTraceInput *in = &t->inputs[e->first_input + q];
             input_source(&g, g.frame[order[k]], in, src, sizeof(src));
-            add_edge(&g, src, dst, in->bytes, df_trace_input_learned_bytes(in), 0);
+            add_edge(&g, src, dst, in->bytes, df_trace_input_policy_bytes(in), 0);
         }
         if (e->parent_id && g_hash_table_lookup(g.sel, &e->parent_id)) {
             snprintf(src, sizeof(src), "t%llu", (unsigned long long)e->parent_id);

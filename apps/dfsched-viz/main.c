@@ -150,43 +150,38 @@ int main(int argc, char **argv)
         {NULL},
     };
     gchar *param = g_strdup_printf("%s TRACE", cmd);
-    GOptionContext *ctx = g_option_context_new(param);
-    g_free(param);
-    g_option_context_add_main_entries(ctx,
-                                      is_graph    ? graph_entries
-                                      : is_matrix ? matrix_entries
-                                                  : modules_entries,
-                                      NULL);
+    DfCliSpec spec = {
+        .param = param,
+        .entries = is_graph    ? graph_entries
+                   : is_matrix ? matrix_entries
+                               : modules_entries,
+    };
     if (is_graph)
-        g_option_context_set_summary(
-            ctx, "The task graph of some frames as Graphviz DOT: one node per task, coloured by "
-                 "worker;\nedges producer -> consumer, width 0.5 + 5.5 log(1+bytes)/log(1+max) "
-                 "pt.");
+        spec.summary =
+            "The task graph of some frames as Graphviz DOT: one node per task, coloured by "
+            "worker;\nedges producer -> consumer, width 0.5 + 5.5 log(1+bytes)/log(1+max) "
+            "pt.";
     else if (is_matrix)
-        g_option_context_set_summary(
-            ctx, "Bytes produced on worker i and read on worker j, and the measured cost per "
-                 "remote byte\n(median duration of a module's runs with remote inputs minus "
-                 "that with local ones,\ndivided by the remote bytes; n/a where too few runs).  "
-                 "The heat map is 800 x 640.");
+        spec.summary =
+            "Bytes produced on worker i and read on worker j, and the measured cost per "
+            "remote byte\n(median duration of a module's runs with remote inputs minus "
+            "that with local ones,\ndivided by the remote bytes; n/a where too few runs).  "
+            "The heat map is 800 x 640.";
     else
-        g_option_context_set_summary(
-            ctx, "Per module: tasks, total and median time, time of runs with local inputs vs. "
-                 "stolen\nor remote ones, share stolen.");
+        spec.summary =
+            "Per module: tasks, total and median time, time of runs with local inputs vs. "
+            "stolen\nor remote ones, share stolen.";
 
     int rc = EXIT_USAGE;
     DfTrace trace = {0};
     bool have_trace = false;
     DfError err = {0};
-    GError *gerr = NULL;
     /* GOption sees "COMMAND ARGS...", the command in the program name's place. */
     int sub_argc = argc - 1;
     char **sub_argv = argv + 1;
     gchar *prog = g_strdup_printf("dfsched-viz %s", cmd);
-    if (!g_option_context_parse(ctx, &sub_argc, &sub_argv, &gerr)) {
-        df_cli_usage(prog, "%s", gerr->message);
-        g_error_free(gerr);
+    if (df_cli_parse_options(prog, &spec, &sub_argc, &sub_argv) != DF_CLI_OK)
         goto cleanup;
-    }
     if (sub_argc != 2) {
         if (sub_argc < 2)
             df_cli_usage(prog, "TRACE is missing");
@@ -246,7 +241,7 @@ cleanup:
     g_free(prog);
     if (have_trace)
         df_trace_free(&trace);
-    g_option_context_free(ctx);
+    g_free(param);
     g_free(o.output);
     g_free(o.frames);
     g_free(o.svg);

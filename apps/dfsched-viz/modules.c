@@ -5,9 +5,10 @@
  * worker's ready set or read bytes another worker produced (df_viz_is_remote).
  * Tasks without inputs that were not stolen count as local: nothing had to
  * move.  Skipped tasks (cancelled groups) are left out of every column.
- * Every module the trace names gets a row, also one that never ran.  A
- * trace of the learned policy adds its sizes: per producer module, the
- * declared and the learned bytes per read and the samples behind them. */
+ * Every module the trace names gets a row, also one that never ran.  The
+ * placing policy's own data follows, as the trace carries it: its values,
+ * then each of its tables under "<policy> <table>" (a column whose name
+ * ends in "bytes" shown as a size). */
 #include "report.h"
 #include "viz.h"
 
@@ -30,46 +31,68 @@ static double median_of(GArray *a)
     return df_viz_median((double *)(void *)a->data, a->len);
 }
 
-#define N_LEARNED_COLS 7
-
-/* The learned policy's sizes, when the trace has them. */
-static void print_learned(const DfTrace *t, FILE *out)
+/* A policy's number: counts plainly, the rest to 3 digits. */
+static void fmt_number(char *buf, size_t len, double v, bool is_bytes)
 {
-    const DfTraceLearned *l = t->learned;
-    static const char *const hdr[N_LEARNED_COLS] = {"producer",      "reads", "declared/read",
-                                                    "learned/read",  "scale", "local samples",
-                                                    "remote samples"};
-    DfTable *tab = df_table_new(N_LEARNED_COLS, hdr, "lrrrrrr");
-    for (int i = 0; i < l->n_modules; i++) {
-        const DfTraceLearnedModule *m = &l->modules[i];
-        char c[N_LEARNED_COLS][48];
-        snprintf(c[0], sizeof(c[0]), "%s", df_viz_module_name(t, m->module));
-        snprintf(c[1], sizeof(c[1]), "%llu", (unsigned long long)m->reads);
-        /* A module measured but not read in the trace has no size per read. */
-        if (m->reads) {
-            df_viz_fmt_bytes(c[2], sizeof(c[2]), (double)m->declared_bytes);
-            df_viz_fmt_bytes(c[3], sizeof(c[3]), (double)m->learned_bytes);
-        } else {
-            snprintf(c[2], sizeof(c[2]), "-");
-            snprintf(c[3], sizeof(c[3]), "-");
-        }
-        snprintf(c[4], sizeof(c[4]), "%.3g", m->scale);
-        snprintf(c[5], sizeof(c[5]), "%llu", (unsigned long long)m->samples_local);
-        snprintf(c[6], sizeof(c[6]), "%llu", (unsigned long long)m->samples_remote);
-        const char *cp[N_LEARNED_COLS] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
-        df_table_row(tab, cp);
+    if (is_bytes)
+        df_viz_fmt_bytes(buf, len, v);
+    else if (v == floor(v) && fabs(v) < 1e15)
+        snprintf(buf, len, "%.0f", v);
+    else
+        snprintf(buf, len, "%.3g", v);
+}
+
+/* The policy's data, whatever the policy: the trace says what it is. */
+static int print_policy(const DfTrace *t, FILE *out)
+{
+    const DfTracePolicy *p = t->policy;
+    fprintf(out, "\npolicy %s", p->name);
+    for (int i = 0; i < p->n_values; i++) {
+        char v[48];
+        fmt_number(v, sizeof(v), p->values[i].value, false);
+        fprintf(out, "%s %s %s", i ? "," : ":", p->values[i].key, v);
     }
-    fprintf(out,
-            "\nlearned sizes (the learned policy's model when the trace was collected; "
-            "%llu timed runs, %llu explored):\n",
-            (unsigned long long)l->samples, (unsigned long long)l->explored);
-    df_table_print(tab, out);
-    fprintf(out, "measured ns/B per level:");
-    for (int lev = DF_LEVEL_PU; lev < DF_N_LEVELS; lev++)
-        if (l->ns_per_byte[lev] > 0)
-            fprintf(out, " %s %.3g", df_level_name((DfLevel)lev), l->ns_per_byte[lev]);
-    fprintf(out, " (model reference %.3g per trCost unit)\n", l->ref_ns_per_byte);
-    df_table_free(tab);
+    fprintf(out, "\n");
+    for (int i = 0; i < p->n_tables; i++) {
+        const DfTraceTable *tab = p->tables[i];
+        const int nc = tab->n_cols + 1;
+        const char **hdr = calloc((size_t)nc, sizeof(char *));
+        const char **cp = calloc((size_t)nc, sizeof(char *));
+        char(*cells)[48] = calloc((size_t)nc, sizeof(*cells));
+        char *align = calloc((size_t)nc + 1, 1);
+        DfTable *dt = NULL;
+        if (hdr && cp && cells && align) {
+            hdr[0] = tab->label[0] ? tab->label : "row";
+            align[0] = 'l';
+            for (int c = 1; c < nc; c++) {
+                hdr[c] = tab->cols[c - 1];
+                align[c] = 'r';
+            }
+            dt = df_table_new(nc, hdr, align);
+        }
+        for (size_t r = 0; dt && r < tab->n_rows; r++) {
+            cp[0] = tab->row_labels[r];
+            for (int c = 1; c < nc; c++) {
+                fmt_number(cells[c], sizeof(cells[c]), df_trace_table_cell(tab, r, c - 1),
+                           g_str_has_suffix(tab->cols[c - 1], "bytes"));
+                cp[c] = cells[c];
+            }
+            df_table_row(dt, cp);
+        }
+        if (dt) {
+            fprintf(out, "\n%s %s (the policy's data when the trace was collected):\n", p->name,
+                    tab->name);
+            df_table_print(dt, out);
+            df_table_free(dt);
+        }
+        free(hdr);
+        free(cp);
+        free(cells);
+        free(align);
+        if (!dt)
+            return -ENOMEM;
+    }
+    return 0;
 }
 
 int df_viz_modules(const DfTrace *t, FILE *out, const char *csv_path, DfError *err)
@@ -162,8 +185,8 @@ int df_viz_modules(const DfTrace *t, FILE *out, const char *csv_path, DfError *e
     df_table_print(tab, out);
     fprintf(out, "local: no input byte from another worker and not stolen; stolen/remote: "
                  "stolen or read another worker's bytes\n");
-    if (t->learned)
-        print_learned(t, out);
+    if (t->policy && print_policy(t, out) < 0)
+        ret = df_viz_error(err, -ENOMEM, "out of memory");
     if (csv.f && df_csv_close(&csv) < 0)
         ret = df_viz_error(err, -EIO, "cannot write %s", csv_path);
 cleanup:

@@ -44,8 +44,8 @@ static int parse_list(const char *flag, const char *spec, int max, int *out)
     return n;
 }
 
-/* "l3=0.04,numa=0.1": per-level ns/byte overrides. */
-static int parse_npb(const char *s, double *npb, GError **err)
+/* "l3=0.04,numa=0.1": per-level overrides of --ns-per-byte or --line-ns. */
+static int parse_npb(const char *flag, const char *s, double *npb, double max, GError **err)
 {
     gchar **parts = g_strsplit(s, ",", -1);
     int ret = 0;
@@ -58,11 +58,11 @@ static int parse_npb(const char *s, double *npb, GError **err)
         char *end = NULL;
         double v = kv[0] && kv[1] && *kv[1] ? strtod(kv[1], &end) : -1;
         /* isfinite: strtod takes "inf", "nan" and 1e999. */
-        if (lev < 0 || !kv[1] || !end || *end || !isfinite(v) || v < 0 || v > MAX_NS_PER_BYTE) {
+        if (lev < 0 || !kv[1] || !end || *end || !isfinite(v) || v < 0 || v > max) {
             g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "bad --ns-per-byte entry \"%s\" (LEVEL=NS, NS 0 to 1000, LEVEL one of "
+                        "bad %s entry \"%s\" (LEVEL=NS, NS 0 to %g, LEVEL one of "
                         "self, pu, l2, l3, numa, machine)",
-                        parts[i]);
+                        flag, parts[i], max);
             ret = -1;
         } else {
             npb[lev] = v;
@@ -99,7 +99,16 @@ int df_sim_parse_options(DfSim *d, int argc, char **argv)
          "Transfer cost per level, e.g. l3=0.04,numa=0.08 (defaults below)", "LIST"},
         {"task-overhead-ns", 0, 0, G_OPTION_ARG_INT, &o->task_overhead_ns,
          "Dispatch cost per task (default 300)", "NS"},
-        {"poll-ns", 0, 0, G_OPTION_ARG_INT, &o->poll_ns, "Idle poll period (default 1000)", "NS"},
+        {"poll-ns", 0, 0, G_OPTION_ARG_INT, &o->poll_ns,
+         "Pause between an idle worker's poll rounds (default 1000)", "NS"},
+        {"idle-model", 0, 0, G_OPTION_ARG_STRING, &o->idle_model,
+         "What a poll round reads: scan (every other worker's ready set, 2 lines each; "
+         "default), summary (a has-work word per domain level, 2 random victims) or none",
+         "MODEL"},
+        {"line-ns", 0, 0, G_OPTION_ARG_STRING, &o->line_ns,
+         "Cost of a cache line from another worker per level, e.g. l3=40,numa=100 "
+         "(defaults below)",
+         "LIST"},
         {"window", 0, 0, G_OPTION_ARG_INT, &o->window,
          "Outside submissions in flight per stream (default: as recorded)", "N"},
         {"slowdown", 0, 0, G_OPTION_ARG_STRING, &o->slowdown,
@@ -132,29 +141,31 @@ int df_sim_parse_options(DfSim *d, int argc, char **argv)
          "Implementation prefix in that JSON (default dfmedia/)", "PREFIX"},
         {NULL},
     };
-    GOptionContext *ctx = g_option_context_new("- replay a dfsched trace on a synthetic topology");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_description(
-        ctx,
-        "Transfer cost defaults (ns per byte): self 0, pu 0.005, l2 0.01, l3 0.04, numa 0.08,\n"
-        "machine 0.15.  The recorded durations lose the transfer cost the recording paid at\n"
-        "the same rates, so that only the replay's placement is charged.\n"
-        "Lost CPU: the trace shows the time its cores spent outside tasks (the decoding\n"
-        "thread's packet and frame handling, the OS, other processes) as gaps in which a\n"
-        "ready node waited for an idle worker; beyond the median gap (the dispatch, charged\n"
-        "as --task-overhead-ns) that time is charged again before the same node.\n");
+    const DfCliSpec spec = {
+        .param = "- replay a dfsched trace on a synthetic topology",
+        .description =
+            "Transfer cost defaults (ns per byte): self 0, pu 0.005, l2 0.01, l3 0.04, numa 0.08,\n"
+            "machine 0.15.  The recorded durations lose the transfer cost the recording paid at\n"
+            "the same rates, so that only the replay's placement is charged.\n"
+            "Lost CPU: the trace shows the time its cores spent outside tasks (the decoding\n"
+            "thread's packet and frame handling, the OS, other processes) as gaps in which a\n"
+            "ready node waited for an idle worker; beyond the median gap (the dispatch, charged\n"
+            "as --task-overhead-ns) that time is charged again before the same node.\n"
+            "Idle polls: a round costs --poll-ns plus the lines it reads at --line-ns (defaults:\n"
+            "self 0, pu 2, l2 5, l3 40, numa 100, machine 150); a spinning worker notices new "
+            "work\n"
+            "within one round, and a steal starts after the round that found it.\n",
+        .entries = entries,
+        .no_args = true,
+    };
     GError *gerr = NULL;
     int rc = 1;
     JsonParser *vparser = NULL;
     JsonArray *vresults = NULL;
     gchar **pols = NULL;
     DfError err = {0};
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        rc = df_cli_usage(PROG, "%s", gerr->message);
-        goto out;
-    }
-    if (argc > 1) {
-        rc = df_cli_usage(PROG, "unexpected argument \"%s\"", argv[1]);
+    if (df_cli_parse_options(PROG, &spec, &argc, &argv) != DF_CLI_OK) {
+        rc = DF_CLI_USAGE;
         goto out;
     }
     if (!o->traces || !o->traces[0]) {
@@ -183,9 +194,31 @@ int df_sim_parse_options(DfSim *d, int argc, char **argv)
         rc = df_cli_usage(PROG, "bad --ns-per-byte \"\": an empty list");
         goto out;
     }
-    if (o->ns_per_byte && parse_npb(o->ns_per_byte, base->ns_per_byte, &gerr) < 0) {
+    if (o->ns_per_byte &&
+        parse_npb("--ns-per-byte", o->ns_per_byte, base->ns_per_byte, MAX_NS_PER_BYTE, &gerr) < 0) {
         rc = df_cli_usage(PROG, "%s", gerr->message);
         goto out;
+    }
+    if (o->line_ns && !*o->line_ns) {
+        rc = df_cli_usage(PROG, "bad --line-ns \"\": an empty list");
+        goto out;
+    }
+    /* 10 us a line: beyond any machine; 4096 workers' scan stays in range. */
+    if (o->line_ns && parse_npb("--line-ns", o->line_ns, base->line_ns, 10000, &gerr) < 0) {
+        rc = df_cli_usage(PROG, "%s", gerr->message);
+        goto out;
+    }
+    if (o->idle_model) {
+        int m = -1;
+        for (int k = 0; sim_idle_model_name(k); k++)
+            if (strcmp(o->idle_model, sim_idle_model_name(k)) == 0)
+                m = k;
+        if (m < 0) {
+            rc = df_cli_usage(PROG, "bad --idle-model \"%s\" (scan, summary or none)",
+                              o->idle_model);
+            goto out;
+        }
+        base->idle_model = (SimIdleModel)m;
     }
     /* -1 is "not given" for both; any other value below the minimum is a
      * mistake, not a request for the default. */
@@ -318,7 +351,6 @@ out:
     d->vresults = vresults;
     if (gerr)
         g_error_free(gerr);
-    g_option_context_free(ctx);
     return rc;
 }
 

@@ -21,7 +21,7 @@ typedef struct Opts {
     char **traces;
     char *topology, *policies, *workers, *streams, *json, *csv, *plot;
     char *ns_per_byte, *validate, *validate_input, *validate_impl, *lost_cpu, *slowdown;
-    char *wpp_factor, *job_factor;
+    char *wpp_factor, *job_factor, *idle_model, *line_ns;
     int task_overhead_ns, poll_ns, window;
     double explore;
 } Opts;

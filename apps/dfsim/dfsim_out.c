@@ -58,12 +58,18 @@ void df_sim_print(const DfSim *d)
         else
             printf(" (ffmpeg-slice in --validate: CPU per frame x%.3f at 2 workers)\n", wpp_ratio);
     }
-    const char *hdr[] = {"policy",   "workers", "streams", "fps",         "fps/stream",
-                         "speed-up", "idle %",  "local %", "cross-L3+ MB"};
-    DfTable *tab = df_table_new(9, hdr, "lrrrrrrrr");
+    printf("idle polls: %s model, %lld ns pause + lines read at",
+           sim_idle_model_name(base->idle_model), (long long)base->poll_ns);
+    for (int l = DF_LEVEL_PU; l < DF_N_LEVELS; l++)
+        printf(" %s %g", df_level_name((DfLevel)l), base->line_ns[l]);
+    printf(" ns\n");
+    const char *hdr[] = {"policy",       "workers",    "streams", "fps",
+                         "fps/stream",   "speed-up",   "idle %",  "local %",
+                         "cross-L3+ MB", "lines/poll", "poll ns"};
+    DfTable *tab = df_table_new(11, hdr, "lrrrrrrrrrr");
     for (int i = 0; i < n_rows; i++) {
         const Row *r = &rows[i];
-        char c[9][32];
+        char c[11][32];
         snprintf(c[0], 32, "%s", r->policy);
         snprintf(c[1], 32, "%d", r->workers);
         snprintf(c[2], 32, "%d", r->streams);
@@ -75,8 +81,12 @@ void df_sim_print(const DfSim *d)
         uint64_t far = r->r.bytes_level[DF_LEVEL_L3] + r->r.bytes_level[DF_LEVEL_NUMA] +
                        r->r.bytes_level[DF_LEVEL_MACHINE];
         df_fmt_num(c[8], 32, (double)far / 1e6, 1);
-        const char *cells[9];
-        for (int k = 0; k < 9; k++)
+        /* Per round: what one idle worker reads before it may pause. */
+        const double polls = r->r.polls ? (double)r->r.polls : 1;
+        df_fmt_num(c[9], 32, (double)r->r.poll_lines / polls, 0);
+        df_fmt_num(c[10], 32, (double)r->r.poll_read_ns / polls, 0);
+        const char *cells[11];
+        for (int k = 0; k < 11; k++)
             cells[k] = c[k];
         df_table_row(tab, cells);
     }
@@ -179,6 +189,15 @@ bool df_sim_write_json(const DfSim *d)
     json_builder_add_int_value(b, base->task_overhead_ns);
     json_builder_set_member_name(b, "poll_ns");
     json_builder_add_int_value(b, base->poll_ns);
+    json_builder_set_member_name(b, "idle_model");
+    json_builder_add_string_value(b, sim_idle_model_name(base->idle_model));
+    json_builder_set_member_name(b, "line_ns");
+    json_builder_begin_object(b);
+    for (int l = 0; l < DF_N_LEVELS; l++)
+        df_json_double(b, df_level_name((DfLevel)l), base->line_ns[l]);
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "summary_victims");
+    json_builder_add_int_value(b, base->summary_victims);
     json_builder_set_member_name(b, "lost_cpu");
     json_builder_add_boolean_value(b, base->lost_cpu);
     df_json_double(b, "lost_ms_per_frame", lost_ns / 1e6 / frames);
@@ -223,6 +242,14 @@ bool df_sim_write_json(const DfSim *d)
         df_json_double(b, "makespan_ms", (double)r->r.makespan_ns / 1e6);
         df_json_double(b, "transfer_ms", (double)r->r.transfer_ns / 1e6);
         df_json_double(b, "lost_ms", (double)r->r.lost_ns / 1e6);
+        /* Idle poll rounds and what they read (model.idle_model). */
+        json_builder_set_member_name(b, "polls");
+        json_builder_add_int_value(b, (gint64)r->r.polls);
+        df_json_double(b, "poll_lines_per_poll",
+                       r->r.polls ? (double)r->r.poll_lines / (double)r->r.polls : 0);
+        df_json_double(b, "poll_read_ns_per_poll",
+                       r->r.polls ? (double)r->r.poll_read_ns / (double)r->r.polls : 0);
+        df_json_double(b, "poll_read_ms", (double)r->r.poll_read_ns / 1e6);
         json_builder_set_member_name(b, "tasks_stolen");
         json_builder_add_int_value(b, (gint64)r->r.stolen);
         json_builder_set_member_name(b, "bytes_level");
@@ -258,18 +285,31 @@ bool df_sim_write_csv(const DfSim *d)
     const int n_rows = d->n_rows;
     if (!o->csv)
         return true;
-    const char *ch[] = {"impl",           "workers",      "streams",    "fps",
-                        "fps_per_stream", "speedup",      "idle_share", "local_byte_share",
-                        "bytes_self",     "bytes_pu",     "bytes_l2",   "bytes_l3",
-                        "bytes_numa",     "bytes_machine"};
+    const char *ch[] = {"impl",
+                        "workers",
+                        "streams",
+                        "fps",
+                        "fps_per_stream",
+                        "speedup",
+                        "idle_share",
+                        "local_byte_share",
+                        "bytes_self",
+                        "bytes_pu",
+                        "bytes_l2",
+                        "bytes_l3",
+                        "bytes_numa",
+                        "bytes_machine",
+                        "polls",
+                        "poll_lines_per_poll",
+                        "poll_read_ns_per_poll"};
     DfCsv csvf;
-    if (df_csv_open(&csvf, o->csv, 14, ch) < 0) {
+    if (df_csv_open(&csvf, o->csv, 17, ch) < 0) {
         df_cli_fail(PROG, "--csv: cannot write %s: %s", o->csv, strerror(errno));
         return false;
     }
     for (int i = 0; i < n_rows; i++) {
         const Row *r = &rows[i];
-        char c[14][40];
+        char c[17][40];
         snprintf(c[0], 40, "dfsim/%s", r->policy);
         snprintf(c[1], 40, "%d", r->workers);
         snprintf(c[2], 40, "%d", r->streams);
@@ -280,8 +320,12 @@ bool df_sim_write_csv(const DfSim *d)
         snprintf(c[7], 40, "%.4f", r->r.local_byte_share);
         for (int l = 0; l < DF_N_LEVELS; l++)
             snprintf(c[8 + l], 40, "%llu", (unsigned long long)r->r.bytes_level[l]);
-        const char *cells[14];
-        for (int k = 0; k < 14; k++)
+        const double polls = r->r.polls ? (double)r->r.polls : 1;
+        snprintf(c[14], 40, "%llu", (unsigned long long)r->r.polls);
+        snprintf(c[15], 40, "%.2f", (double)r->r.poll_lines / polls);
+        snprintf(c[16], 40, "%.1f", (double)r->r.poll_read_ns / polls);
+        const char *cells[17];
+        for (int k = 0; k < 17; k++)
             cells[k] = c[k];
         df_csv_row(&csvf, cells);
     }

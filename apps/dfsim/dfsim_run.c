@@ -42,6 +42,9 @@ static SimResult median_result(const SimResult *runs, int n)
     MEDIAN_FIELD(local_byte_share, double);
     MEDIAN_FIELD(transfer_ns, int64_t);
     MEDIAN_FIELD(lost_ns, int64_t);
+    MEDIAN_FIELD(polls, uint64_t);
+    MEDIAN_FIELD(poll_lines, uint64_t);
+    MEDIAN_FIELD(poll_read_ns, int64_t);
     for (int l = 0; l < DF_N_LEVELS; l++)
         MEDIAN_FIELD(bytes_level[l], uint64_t);
 #undef MEDIAN_FIELD
@@ -229,6 +232,8 @@ void df_sim_free(DfSim *d)
     g_free(o->csv);
     g_free(o->plot);
     g_free(o->ns_per_byte);
+    g_free(o->idle_model);
+    g_free(o->line_ns);
     g_free(o->validate);
     g_free(o->validate_input);
     g_free(o->validate_impl);

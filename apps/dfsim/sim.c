@@ -29,7 +29,16 @@
  * MPEG-2 bands) likewise cost more while a sibling runs on another core
  * (the picture's shared per-macroblock tables and the decoder context move
  * between the cores): SimConfig.job_factor, for a job that starts while a
- * sibling runs elsewhere. */
+ * sibling runs elsewhere.
+ *
+ * An idle worker's poll round costs SimConfig.poll_ns of pauses plus the
+ * other workers' cache lines it reads, each at SimConfig.line_ns of its
+ * level, one after the other (no overlap of the misses: an upper bound):
+ * all of them under the scan model (today's has_work and linear steal),
+ * a bounded number under the summary model.  A spinning worker notices new
+ * work within one round, a failed round delays its next one, and a steal
+ * starts after the round that found it.  Not modelled: the owners' pushes
+ * slowed by the lines the pollers keep shared. */
 #include "sim_graph.h"
 #include "sim.h"
 #include "sched_internal.h"
@@ -46,6 +55,10 @@ void sim_config_init(SimConfig *c)
     c->n_workers = 1;
     c->task_overhead_ns = 300;
     c->poll_ns = 1000;
+    c->idle_model = SIM_IDLE_SCAN;
+    const double line[DF_N_LEVELS] = {0, 2, 5, 40, 100, 150};
+    memcpy(c->line_ns, line, sizeof(line));
+    c->summary_victims = 2;
     c->spin_ns = 50000;
     c->wake_ns = 10000;
     c->complete_ns = 200;
@@ -53,6 +66,12 @@ void sim_config_init(SimConfig *c)
     const double npb[DF_N_LEVELS] = {0, 0.005, 0.01, 0.04, 0.08, 0.15};
     memcpy(c->ns_per_byte, npb, sizeof(npb));
     c->explore_rate = 0.01;
+}
+
+const char *sim_idle_model_name(int model)
+{
+    static const char *const names[] = {"scan", "summary", "none"};
+    return model >= 0 && model < (int)G_N_ELEMENTS(names) ? names[model] : NULL;
 }
 
 /* ------------------------------------------------------------ simulation */
@@ -112,6 +131,8 @@ typedef struct Sim {
     int n_running; /* workers running a body */
     int wake_rr;
     uint64_t rng;
+    int64_t *poll_read_ns; /* per worker: what one poll round reads (idle_model) */
+    int *poll_lines;       /* per worker: how many lines that is */
 } Sim;
 
 static int64_t sim_clock(void *ctx)
@@ -198,15 +219,73 @@ static void schedule_poll(Sim *s, int w, int64_t delay)
     heap_push(s, (Event){.t = s->now + delay, .type = EV_POLL, .worker = w, .epoch = wk->epoch});
 }
 
+/* One poll round of worker w: its pauses and what it reads. */
+static int64_t poll_period(const Sim *s, int w)
+{
+    return s->cfg->poll_ns + s->poll_read_ns[w];
+}
+
+/* A poll round that read other workers' lines: a failed pop, or a steal. */
+static int64_t charge_poll(Sim *s, int w)
+{
+    s->res->polls++;
+    s->res->poll_lines += (uint64_t)s->poll_lines[w];
+    s->res->poll_read_ns += s->poll_read_ns[w];
+    return s->poll_read_ns[w];
+}
+
+/* What one poll round of each worker reads, from the topology: the scan
+ * every other worker's two lines at its level; the summary one word per
+ * level present around the worker (all of them: an upper bound for a walk
+ * outward that stops at the first domain with work) and the victims' two
+ * lines at the nearest level. */
+static void poll_costs(Sim *s)
+{
+    const SimConfig *c = s->cfg;
+    for (int w = 0; w < s->nw; w++) {
+        const uint8_t *row = s->topo.levels + (size_t)w * (size_t)s->nw;
+        double ns = 0;
+        int lines = 0;
+        if (c->idle_model == SIM_IDLE_SCAN) {
+            for (int v = 0; v < s->nw; v++)
+                if (v != w) {
+                    ns += SIM_IDLE_LINES_PER_SET * c->line_ns[row[v]];
+                    lines += SIM_IDLE_LINES_PER_SET;
+                }
+        } else if (c->idle_model == SIM_IDLE_SUMMARY) {
+            bool present[DF_N_LEVELS] = {false};
+            int nearest = DF_N_LEVELS;
+            for (int v = 0; v < s->nw; v++)
+                if (v != w) {
+                    present[row[v]] = true;
+                    nearest = row[v] < nearest ? row[v] : nearest;
+                }
+            for (int l = 0; l < DF_N_LEVELS; l++)
+                if (present[l]) {
+                    ns += c->line_ns[l];
+                    lines++;
+                }
+            /* No more victims than there are other workers. */
+            const int victims = c->summary_victims < s->nw - 1 ? c->summary_victims : s->nw - 1;
+            if (nearest < DF_N_LEVELS) {
+                ns += (double)victims * SIM_IDLE_LINES_PER_SET * c->line_ns[nearest];
+                lines += victims * SIM_IDLE_LINES_PER_SET;
+            }
+        }
+        s->poll_read_ns[w] = (int64_t)(ns + 0.5);
+        s->poll_lines[w] = lines;
+    }
+}
+
 /* Delay before worker w notices new work: a spinning one at its next poll,
  * a parked one after a futex wake-up. */
 static int64_t notice_delay(Sim *s, int w)
 {
     if (!spinning(s, w))
         return s->cfg->wake_ns;
-    /* Somewhere in its poll period. */
-    return 1 +
-           (int64_t)(df_rand_next(&s->rng) % (uint64_t)(s->cfg->poll_ns > 0 ? s->cfg->poll_ns : 1));
+    /* Somewhere in its poll round. */
+    const int64_t period = poll_period(s, w);
+    return 1 + (int64_t)(df_rand_next(&s->rng) % (uint64_t)(period > 0 ? period : 1));
 }
 
 /* `running`: the worker that made it ready goes on running a body (a
@@ -336,8 +415,12 @@ static void start_node(Sim *s, int w, DfNode *n)
     s->ran_on[gi] = w;
     wk->stack[wk->depth++] = (Frame){gi, 0, scale};
     set_status(s, w, W_RUNNING);
-    if (n->flags & DF_NF_STOLEN)
+    /* A steal comes at the end of a poll round that read the others. */
+    int64_t poll = 0;
+    if (n->flags & DF_NF_STOLEN) {
         s->res->stolen++;
+        poll = charge_poll(s, w);
+    }
     n->flags = 0;
     /* Transfer: every input byte from another worker, at its level. */
     double transfer = 0;
@@ -358,7 +441,7 @@ static void start_node(Sim *s, int w, DfNode *n)
     int base = gi - gi % g->n, i = gi % g->n;
     for (int k = g->startsucc_first[i]; k < g->startsucc_first[i + 1]; k++)
         release(s, w, base + g->startsucc[k], true);
-    begin_segment(s, w, s->cfg->task_overhead_ns + (int64_t)transfer + lost);
+    begin_segment(s, w, s->cfg->task_overhead_ns + (int64_t)transfer + lost + poll);
 }
 
 static void dispatch(Sim *s, int w)
@@ -371,11 +454,13 @@ static void dispatch(Sim *s, int w)
     Worker *wk = &s->w[w];
     if (wk->status == W_RUNNING)
         set_status(s, w, W_IDLE);
+    /* The failed round read the others before the worker could pause. */
+    const int64_t read_ns = charge_poll(s, w);
     /* While spinning, poll again if there is work somewhere (a thief's
      * grace, or work another thief got first); new work wakes it anyway. */
     if (spinning(s, w)) {
         if (s->queued > 0)
-            schedule_poll(s, w, s->cfg->poll_ns);
+            schedule_poll(s, w, s->cfg->poll_ns + read_ns);
     } else if (wk->status != W_PARKED) {
         set_status(s, w, W_PARKED);
     }
@@ -534,11 +619,15 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
     s.group_running = calloc((size_t)K * (size_t)(g->n_groups ? g->n_groups : 1), sizeof(int));
     s.ext_next = calloc((size_t)K, sizeof(int));
     s.ext_inflight = calloc((size_t)K, sizeof(int));
+    s.poll_read_ns = calloc((size_t)s.nw, sizeof(int64_t));
+    s.poll_lines = calloc((size_t)s.nw, sizeof(int));
     if (!s.state || !s.w || !s.dn || !s.pending || !s.done || !s.blocked_on || !s.ran_on ||
-        !s.group_left || !s.group_running || !s.ext_next || !s.ext_inflight) {
+        !s.group_left || !s.group_running || !s.ext_next || !s.ext_inflight || !s.poll_read_ns ||
+        !s.poll_lines) {
         ret = df_set_error(err, -ENOMEM, "out of memory");
         goto out;
     }
+    poll_costs(&s);
     for (int gi = 0; gi < s.total; gi++)
         s.blocked_on[gi] = s.ran_on[gi] = -1;
     for (int v = 0; v < s.nw; v++) {
@@ -660,6 +749,8 @@ out:
     free(s.group_running);
     free(s.ext_next);
     free(s.ext_inflight);
+    free(s.poll_read_ns);
+    free(s.poll_lines);
     free(s.heap);
     df_topo_fini(&s.topo);
     return ret;

@@ -45,6 +45,19 @@ void sim_graph_job_split(const SimGraph *g, int64_t *par, int64_t *alone, int64_
 
 #define SIM_MAX_SLOWDOWN 64
 
+/* What an idle worker pays per poll round, besides --poll-ns of pauses:
+ * SIM_IDLE_SCAN, today's scheduler: it reads every other worker's ready
+ * set (two cache lines each, each at its topology distance), O(N) a
+ * round; SIM_IDLE_SUMMARY, per-domain has-work summaries and bounded
+ * random victims: one summary word per level of the worker's hierarchy and
+ * `summary_victims` victims of two lines in its nearest domain, O(1);
+ * SIM_IDLE_NONE: nothing (the model before 2026-12-05). */
+typedef enum { SIM_IDLE_SCAN, SIM_IDLE_SUMMARY, SIM_IDLE_NONE } SimIdleModel;
+#define SIM_IDLE_LINES_PER_SET 2
+
+/* "scan", "summary", "none"; NULL past the last. */
+const char *sim_idle_model_name(int model);
+
 typedef struct SimConfig {
     const char *topology; /* hwloc synthetic string, NULL: this machine */
     int n_workers;
@@ -52,7 +65,10 @@ typedef struct SimConfig {
     DfCostModel cost_model;
     double ns_per_byte[DF_N_LEVELS]; /* charged per input byte at each level */
     int64_t task_overhead_ns;        /* dispatch cost per task */
-    int64_t poll_ns;                 /* an idle worker's poll period */
+    int64_t poll_ns;                 /* an idle worker's pause between two polls */
+    SimIdleModel idle_model;         /* what a poll reads (default SIM_IDLE_SCAN) */
+    double line_ns[DF_N_LEVELS];     /* one cache line from a worker at each level */
+    int summary_victims;             /* SIM_IDLE_SUMMARY: victims tried per poll */
     int64_t spin_ns;                 /* idle spin before parking (poll_us) */
     int64_t wake_ns;                 /* futex wake-up of a parked worker */
     int64_t complete_ns;             /* finishing a node until the next pop */
@@ -89,7 +105,10 @@ typedef struct SimConfig {
 } SimConfig;
 
 /* Defaults: 300 ns per task, 200 ns from a node's end to the next pop,
- * 1 us polls (a spinning thief notices new work within one, at random),
+ * 1 us polls plus what the idle model reads (a spinning thief notices new
+ * work within one round, at random), the scan model, a cache line at
+ * {0, 2, 5, 40, 100, 150} ns for self, pu, l2, l3, numa, machine, 2
+ * summary victims,
  * 50 us spin, 10 us wake-up,
  * ns/byte {0, .005, .01, .04, .08, .15} for self, pu, l2, l3, numa, machine. */
 void sim_config_init(SimConfig *cfg);
@@ -103,8 +122,11 @@ typedef struct SimResult {
     uint64_t stolen;
     uint64_t bytes_level[DF_N_LEVELS];
     double local_byte_share;
-    int64_t transfer_ns; /* total transfer time charged */
-    int64_t lost_ns;     /* recorded lost CPU time charged (lost_cpu) */
+    int64_t transfer_ns;  /* total transfer time charged */
+    int64_t lost_ns;      /* recorded lost CPU time charged (lost_cpu) */
+    uint64_t polls;       /* idle poll rounds (a failed pop or a steal) */
+    uint64_t poll_lines;  /* other workers' cache lines those rounds read */
+    int64_t poll_read_ns; /* time those reads took (idle_model) */
 } SimResult;
 
 /* Run one configuration. */
