@@ -441,9 +441,9 @@ int df_bench_realtime_main(int argc, char **argv)
            rt.clip.par->height, rt.clip.n_pkts, rt.total_frames, rt.o.fps, rt.o.duration,
            rt.budget_frames, rt.budget_frames * 1000.0 / rt.o.fps);
     if (rt.avdec || rt.dfdec)
-        printf("pipelines: filesrc ! parsebin ! DECODER ! %s sync=true qos=false "
+        printf("pipelines: filesrc ! parsebin ! DECODER ! %s sync=true qos=%s "
                "max-lateness=-1\n",
-               rt.sink);
+               rt.sink, rt.o.overload ? "true" : "false");
     fflush(stdout);
     /* The number of trials is not known ahead (the search stops at the
      * first miss): the bar counts log2(cap) steps per search. */
