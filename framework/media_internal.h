@@ -277,9 +277,9 @@ struct DfDecoder {
     int n_probe, cap_probe;
 
     DfGraph graph;
-    DfLoad *load;      /* the stream's account on the scheduler */
+    DfLoad *load;        /* the stream's account on the scheduler */
     bool fps_from_codec; /* D chain: the load's rate was taken from the bitstream */
-    bool skip_nonref;  /* caller thread: QoS for the packets sent next */
+    bool skip_nonref;    /* caller thread: QoS for the packets sent next */
     DfFilter *filter;
     DfPool *pool;
     DfPicTable pics;        /* D chain */
