@@ -111,6 +111,25 @@ GType gst_df_dec_policy_get_type(void)
     return type;
 }
 
+static const GEnumValue admission_values[] = {
+    {GST_DF_DEC_ADMISSION_NONE, "Admit every stream, measure nothing against the capacity", "none"},
+    {GST_DF_DEC_ADMISSION_WARN,
+     "Post a warning when the streams' measured load exceeds max-load of the scheduler, and "
+     "decode",
+     "warn"},
+    {GST_DF_DEC_ADMISSION_REFUSE,
+     "Refuse such a stream: an element error (resource busy) and a flow error", "refuse"},
+    {0, NULL, NULL},
+};
+
+GType gst_df_dec_admission_get_type(void)
+{
+    static GType type = 0;
+    if (g_once_init_enter(&type))
+        g_once_init_leave(&type, g_enum_register_static("GstDfDecAdmission", admission_values));
+    return type;
+}
+
 GType gst_df_dec_threading_get_type(void)
 {
     static GType type = 0;
@@ -126,6 +145,10 @@ GType gst_df_dec_threading_get_type(void)
 #define DEFAULT_SHARED_SCHEDULER TRUE
 #define DEFAULT_MAX_FRAME_DELAY  -1
 #define MAX_FRAME_DELAY          16
+#define DEFAULT_ADMISSION        GST_DF_DEC_ADMISSION_WARN
+#define DEFAULT_MAX_LOAD         0.9
+#define DEFAULT_ADMISSION_FRAMES 0
+#define ADMISSION_MIN_FRAMES     32 /* automatic window: 1 s of frames, at least this */
 #define MAX_WORKERS              1024
 #define STALE_FRAMES             32 /* decode-order distance after which a frame without output is let go */
 #define WARN_FIRST               10 /* decode errors posted as warnings before rate limiting */
@@ -141,6 +164,9 @@ enum {
     PROP_TRACE_FILE,
     PROP_SHARED_SCHEDULER,
     PROP_MAX_FRAME_DELAY,
+    PROP_ADMISSION,
+    PROP_MAX_LOAD,
+    PROP_ADMISSION_FRAMES,
 };
 
 struct _GstDfDec {
@@ -155,6 +181,9 @@ struct _GstDfDec {
     gchar *trace_file;
     gboolean shared_scheduler;
     gint max_frame_delay;
+    GstDfDecAdmission admission;
+    gdouble max_load;
+    guint admission_frames;
 
     /* Streaming state (stream lock). */
     gboolean upstream_live; /* upstream answered the latency query as live (set_format) */
@@ -165,8 +194,10 @@ struct _GstDfDec {
     AVPacket *pkt;
     AVFrame *frame;
     enum AVCodecID codec_id;
-    gboolean drained; /* the decoder was drained and needs a flush before more data */
-    gboolean qos_cut; /* frames were cancelled by QoS since the last output */
+    gboolean drained;  /* the decoder was drained and needs a flush before more data */
+    gboolean qos_cut;  /* frames were cancelled by QoS since the last output */
+    gboolean admitted; /* the stream passed admission: never refused later (until stop) */
+    gboolean refused;  /* admission refused the stream: every frame fails (until stop) */
     int out_format, out_width, out_height, out_interlaced;
     AVRational out_sar;
     gint64 latency_frames;
@@ -686,6 +717,10 @@ static gboolean gst_df_dec_open_decoder(GstDfDec *self)
      * compares PTS with running times that do not include it. */
     cfg.clock_ns = gst_df_dec_clock_ns;
     cfg.clock_opaque = self;
+    /* The rate the stream plays at, for its measured load (admission). */
+    if (GST_VIDEO_INFO_FPS_N(&state->info) > 0 && GST_VIDEO_INFO_FPS_D(&state->info) > 0)
+        cfg.frame_rate =
+            (AVRational){GST_VIDEO_INFO_FPS_N(&state->info), GST_VIDEO_INFO_FPS_D(&state->info)};
 
     DfError err = {0};
     /* avcodec_open2() may start frame threads: not under the stream lock
@@ -703,6 +738,9 @@ static gboolean gst_df_dec_open_decoder(GstDfDec *self)
     }
     self->drained = FALSE;
     self->out_format = -1;
+    /* A new decoder of an admitted stream (caps change) stays admitted. */
+    if (self->admitted)
+        df_decoder_set_admitted(self->dec, TRUE);
     return TRUE;
 }
 
@@ -802,6 +840,30 @@ static void gst_df_dec_update_latency(GstDfDec *self)
     gst_video_decoder_set_latency(GST_VIDEO_DECODER(self), lat, lat);
 }
 
+/* Let go of an input frame that produced no picture: dropped (a QoS
+ * message) when QoS cancelled its output or it was sent while late (user
+ * data) and so may have been skipped, else released. */
+static void gst_df_dec_let_go(GstDfDec *self, GstVideoCodecFrame *f)
+{
+    GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
+    GST_LOG_OBJECT(self, "frame %u had no picture", f->system_frame_number);
+    if (self->qos_cut || gst_video_codec_frame_get_user_data(f))
+        gst_video_decoder_drop_frame(vdec, gst_video_codec_frame_ref(f));
+    else
+        gst_video_decoder_release_frame(vdec, gst_video_codec_frame_ref(f));
+}
+
+/* The drain reached the end: every input frame still pending produced no
+ * picture. */
+static void gst_df_dec_release_rest(GstDfDec *self)
+{
+    GList *frames = gst_video_decoder_get_frames(GST_VIDEO_DECODER(self));
+    for (GList *l = frames; l; l = l->next)
+        gst_df_dec_let_go(self, l->data);
+    g_list_free_full(frames, (GDestroyNotify)gst_video_codec_frame_unref);
+    self->qos_cut = FALSE;
+}
+
 /* Let go of input frames presented before `out` that produced no picture. */
 static void gst_df_dec_release_stale(GstDfDec *self, const GstVideoCodecFrame *out)
 {
@@ -813,13 +875,8 @@ static void gst_df_dec_release_stale(GstDfDec *self, const GstVideoCodecFrame *o
             continue;
         gboolean earlier = GST_CLOCK_TIME_IS_VALID(f->pts) && GST_CLOCK_TIME_IS_VALID(out->pts) &&
                            f->pts < out->pts;
-        if (earlier || out->system_frame_number - f->system_frame_number > STALE_FRAMES) {
-            GST_LOG_OBJECT(self, "frame %u had no picture", f->system_frame_number);
-            if (self->qos_cut)
-                gst_video_decoder_drop_frame(vdec, gst_video_codec_frame_ref(f));
-            else
-                gst_video_decoder_release_frame(vdec, gst_video_codec_frame_ref(f));
-        }
+        if (earlier || out->system_frame_number - f->system_frame_number > STALE_FRAMES)
+            gst_df_dec_let_go(self, f);
     }
     g_list_free_full(frames, (GDestroyNotify)gst_video_codec_frame_unref);
     self->qos_cut = FALSE;
@@ -1023,6 +1080,8 @@ static GstFlowReturn gst_df_dec_drain_all(GstDfDec *self)
         gboolean eof = FALSE;
         while (!eof && flow == GST_FLOW_OK)
             flow = gst_df_dec_receive(self, GST_DF_DEC_RECEIVE_ALL, &eof);
+        if (eof)
+            gst_df_dec_release_rest(self);
     }
     GST_VIDEO_DECODER_STREAM_UNLOCK(self);
     df_decoder_flush(self->dec);
@@ -1066,6 +1125,7 @@ static gboolean gst_df_dec_start(GstVideoDecoder *vdec)
     atomic_store_explicit(&self->pipeline_latency, 0, memory_order_relaxed);
     self->dr_frames = self->band_frames = self->copied_frames = 0;
     self->errors = 0;
+    self->admitted = self->refused = FALSE;
     self->pkt = av_packet_alloc();
     self->frame = av_frame_alloc();
     if (!self->pkt || !self->frame) {
@@ -1137,10 +1197,80 @@ static gboolean gst_df_dec_set_format(GstVideoDecoder *vdec, GstVideoCodecState 
     return TRUE;
 }
 
+/* Admission (docs/dfdec.md, "Admission"): once the stream's own work has
+ * been measured over its window, the measured load of the admitted
+ * streams plus this one is compared with max-load of the scheduler's
+ * capacity.  Decided once per stream (until stop): an admitted stream is
+ * never refused later.  Stream lock held. */
+static GstFlowReturn gst_df_dec_admit(GstDfDec *self)
+{
+    GST_OBJECT_LOCK(self);
+    const GstDfDecAdmission mode = self->admission;
+    const gdouble max_load = self->max_load;
+    const guint window = self->admission_frames;
+    GST_OBJECT_UNLOCK(self);
+    if (mode == GST_DF_DEC_ADMISSION_NONE) {
+        self->admitted = TRUE;
+        df_decoder_set_admitted(self->dec, TRUE);
+        return GST_FLOW_OK;
+    }
+    DfDecoderLoad ld;
+    df_decoder_load(self->dec, &ld);
+    guint64 need = window;
+    if (!need) {
+        /* About one second of frames, and enough that the first frames
+         * (codec open, first pictures) have left the 16-frame average. */
+        need = ld.fps > 0 ? (guint64)(ld.fps + 0.5) : 0;
+        if (need < ADMISSION_MIN_FRAMES)
+            need = ADMISSION_MIN_FRAMES;
+    }
+    if (ld.frames < need)
+        return GST_FLOW_OK;
+    const double total = ld.sched.admitted + ld.cores;
+    const double limit = max_load * ld.sched.capacity;
+    char detail[512];
+    g_snprintf(detail, sizeof(detail),
+               "this stream %.3f cores (%.2f ms of worker time per frame at %.3g fps, over "
+               "%" G_GUINT64_FORMAT
+               " frames), %d admitted streams %.3f cores, capacity %.0f workers x max-load %.2f "
+               "= %.2f cores",
+               ld.cores, ld.ns_per_frame / 1e6, ld.fps, ld.frames, ld.sched.n_admitted,
+               ld.sched.admitted, ld.sched.capacity, max_load, limit);
+    if (total <= limit) {
+        GST_INFO_OBJECT(self, "admitted: %s", detail);
+        self->admitted = TRUE;
+        df_decoder_set_admitted(self->dec, TRUE);
+        return GST_FLOW_OK;
+    }
+    if (mode == GST_DF_DEC_ADMISSION_WARN) {
+        GST_ELEMENT_WARNING(self, RESOURCE, BUSY,
+                            ("Overload: the decoding streams need %.2f cores, the scheduler "
+                             "carries %.2f; frames may be late",
+                             total, limit),
+                            ("%s; admission=refuse refuses such a stream", detail));
+        self->admitted = TRUE;
+        df_decoder_set_admitted(self->dec, TRUE);
+        return GST_FLOW_OK;
+    }
+    GST_ELEMENT_ERROR(self, RESOURCE, BUSY,
+                      ("Stream refused: decoding it would need %.2f cores, the scheduler "
+                       "carries %.2f",
+                       total, limit),
+                      ("%s; admission=refuse", detail));
+    self->refused = TRUE;
+    /* Its work stops now: the admitted streams get the workers back. */
+    gst_df_dec_close_decoder(self, TRUE);
+    return GST_FLOW_ERROR;
+}
+
 static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCodecFrame *frame)
 {
     GstDfDec *self = GST_DF_DEC(vdec);
     GstFlowReturn flow = GST_FLOW_OK;
+    if (self->refused) {
+        gst_video_decoder_drop_frame(vdec, frame);
+        return GST_FLOW_ERROR;
+    }
     if (!self->dec) {
         gst_video_decoder_drop_frame(vdec, frame);
         return GST_FLOW_NOT_NEGOTIATED;
@@ -1176,6 +1306,13 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
         self->pkt->flags |= AV_PKT_FLAG_KEY;
     self->pkt->opaque = (void *)(intptr_t)(frame->system_frame_number + 1);
     GstClockTimeDiff late = gst_video_decoder_get_max_decode_time(vdec, frame);
+    /* QoS, as avdec: while late, packets decode without their
+     * non-reference pictures; such a frame is reported dropped
+     * (release_stale) when it yields no picture. */
+    const gboolean skip = late < 0;
+    df_decoder_set_skip_nonref(self->dec, skip);
+    if (skip)
+        gst_video_codec_frame_set_user_data(frame, GINT_TO_POINTER(1), NULL);
     self->clock_segment = vdec->input_segment;
     GstClockTime pts = frame->pts;
     gst_video_codec_frame_unref(frame);
@@ -1212,6 +1349,8 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
      * than the latency reported: the next packet may be a frame period
      * away (a live source), and only the streaming thread pushes. */
     flow = gst_df_dec_receive(self, GST_DF_DEC_RECEIVE_IN_TIME, NULL);
+    if (flow == GST_FLOW_OK && !self->admitted)
+        flow = gst_df_dec_admit(self);
 done:
     av_packet_unref(self->pkt);
     return flow;
@@ -1321,6 +1460,15 @@ static void gst_df_dec_set_property(GObject *object, guint prop_id, const GValue
     case PROP_MAX_FRAME_DELAY:
         self->max_frame_delay = g_value_get_int(value);
         break;
+    case PROP_ADMISSION:
+        self->admission = g_value_get_enum(value);
+        break;
+    case PROP_MAX_LOAD:
+        self->max_load = g_value_get_double(value);
+        break;
+    case PROP_ADMISSION_FRAMES:
+        self->admission_frames = g_value_get_uint(value);
+        break;
     default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
         break;
@@ -1357,6 +1505,15 @@ static void gst_df_dec_get_property(GObject *object, guint prop_id, GValue *valu
         break;
     case PROP_MAX_FRAME_DELAY:
         g_value_set_int(value, self->max_frame_delay);
+        break;
+    case PROP_ADMISSION:
+        g_value_set_enum(value, self->admission);
+        break;
+    case PROP_MAX_LOAD:
+        g_value_set_double(value, self->max_load);
+        break;
+    case PROP_ADMISSION_FRAMES:
+        g_value_set_uint(value, self->admission_frames);
         break;
     default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -1435,6 +1592,25 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
                          "for frame threads and frames in flight (-1 = automatic: 0 in live "
                          "pipelines, else as fast as possible)",
                          -1, MAX_FRAME_DELAY, DEFAULT_MAX_FRAME_DELAY, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_ADMISSION,
+        g_param_spec_enum("admission", "Admission",
+                          "What to do when, after the stream's first frames, the measured load "
+                          "of the admitted streams plus this one exceeds max-load of the "
+                          "scheduler's capacity",
+                          GST_TYPE_DF_DEC_ADMISSION, DEFAULT_ADMISSION, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_MAX_LOAD,
+        g_param_spec_double("max-load", "Max load",
+                            "Share of the scheduler's capacity (its workers) that the streams "
+                            "admitted on it may use together, as measured (0.9: 10 % headroom)",
+                            0.0, 16.0, DEFAULT_MAX_LOAD, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_ADMISSION_FRAMES,
+        g_param_spec_uint("admission-frames", "Admission frames",
+                          "Frames measured before admission decides (0 = about one second of "
+                          "frames, at least 32)",
+                          0, 100000, DEFAULT_ADMISSION_FRAMES, rw));
 
     GstCaps *sink_caps = gst_df_dec_codecs_sink_caps();
     gst_element_class_add_pad_template(
@@ -1459,6 +1635,7 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
 
     gst_type_mark_as_plugin_api(GST_TYPE_DF_DEC_POLICY, 0);
     gst_type_mark_as_plugin_api(GST_TYPE_DF_DEC_THREADING, 0);
+    gst_type_mark_as_plugin_api(GST_TYPE_DF_DEC_ADMISSION, 0);
 }
 
 static void gst_df_dec_init(GstDfDec *self)
@@ -1469,6 +1646,9 @@ static void gst_df_dec_init(GstDfDec *self)
     self->poll_us = DEFAULT_POLL_US;
     self->shared_scheduler = DEFAULT_SHARED_SCHEDULER;
     self->max_frame_delay = DEFAULT_MAX_FRAME_DELAY;
+    self->admission = DEFAULT_ADMISSION;
+    self->max_load = DEFAULT_MAX_LOAD;
+    self->admission_frames = DEFAULT_ADMISSION_FRAMES;
     self->out_format = -1;
     self->latency_frames = -1;
     gst_segment_init(&self->clock_segment, GST_FORMAT_UNDEFINED);

@@ -19,6 +19,16 @@ GType gst_df_dec_policy_get_type(void);
 #define GST_TYPE_DF_DEC_THREADING (gst_df_dec_threading_get_type())
 GType gst_df_dec_threading_get_type(void);
 
+/* What dfdec does with a stream that overloads the shared scheduler. */
+typedef enum {
+    GST_DF_DEC_ADMISSION_NONE = 0,
+    GST_DF_DEC_ADMISSION_WARN,
+    GST_DF_DEC_ADMISSION_REFUSE,
+} GstDfDecAdmission;
+
+#define GST_TYPE_DF_DEC_ADMISSION (gst_df_dec_admission_get_type())
+GType gst_df_dec_admission_get_type(void);
+
 GST_ELEMENT_REGISTER_DECLARE(dfdec);
 
 /* Route libavcodec's log into the dfdec debug category (plugin load). */

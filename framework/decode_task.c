@@ -87,8 +87,19 @@ static void decode(DfDecoder *dec, DfMediaSlot *s, bool skip_nonref)
         df_slot_error(s, s->pkt->pts, AVERROR_INVALIDDATA,
                       "packet pts %" PRId64 ": no picture decoded (corrupt or truncated)",
                       s->pkt->pts);
+    /* Skipped: the packet allocated no picture (each packet of a sent
+     * stream is an access unit; frame threads allocate elsewhere). */
+    if (skip_nonref && s->pkt && s->pkt->size > 0 && pictures == dec->pics.allocated &&
+        dec->plan.mode != DF_THREADING_FRAME)
+        DF_MEDIA_CTR_ADD(dec, frames_skipped, 1);
     if (skip_nonref)
         avctx->skip_frame = AVDISCARD_DEFAULT;
+    /* The load's rate, from the bitstream when the caller gave none. */
+    if (!dec->fps_from_codec && !(dec->cfg.frame_rate.num > 0 && dec->cfg.frame_rate.den > 0) &&
+        avctx->framerate.num > 0 && avctx->framerate.den > 0) {
+        df_load_set_fps(dec->load, av_q2d(avctx->framerate));
+        dec->fps_from_codec = true;
+    }
     if (!s->pkt)
         s->eof = 1; /* the drain ended, normally or with an error */
     atomic_store_explicit(&dec->has_b_frames, avctx->has_b_frames, memory_order_relaxed);
@@ -99,7 +110,7 @@ void df_decode_task(DfTask *t, void *arg)
 {
     DfMediaSlot *s = arg;
     DfDecoder *dec = s->dec;
-    decode(dec, s, false);
+    decode(dec, s, s->skip_nonref);
     if (!dec->filter) {
         df_output_prepare(dec, s);
         df_graph_submit_bands(dec, s, true);

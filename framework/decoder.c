@@ -126,6 +126,9 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     atomic_init(&dec->out_height, -1);
     df_latency_init(&dec->lat);
     dec->pics.cur = -1;
+    const bool rate = cfg->frame_rate.num > 0 && cfg->frame_rate.den > 0;
+    if (!(dec->load = df_load_new(sched, rate ? av_q2d(cfg->frame_rate) : 0.0)))
+        goto nomem;
     if (cfg->filter && *cfg->filter && !(dec->filter_desc = strdup(cfg->filter)))
         goto nomem;
     if (!(dec->par = avcodec_parameters_alloc()) || avcodec_parameters_copy(dec->par, par) < 0)
@@ -296,6 +299,8 @@ void df_decoder_free(DfDecoder **pdec)
     free(dec->ref_bytes);
     free(dec->filter_desc);
     df_latency_fini(&dec->lat);
+    /* After cancel_all: no node that carries the account runs any more. */
+    df_load_free(dec->load);
     df_sched_unref(dec->sched);
     free(dec);
     *pdec = NULL;
@@ -353,6 +358,12 @@ int df_decoder_drop_late(DfDecoder *dec, int64_t ns)
         n++;
     }
     return n;
+}
+
+void df_decoder_set_skip_nonref(DfDecoder *dec, bool skip)
+{
+    if (dec)
+        dec->skip_nonref = skip;
 }
 
 int df_decoder_next_error(DfDecoder *dec, DfDecodeError *out)

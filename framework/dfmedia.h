@@ -122,6 +122,11 @@ typedef struct DfDecoderConfig {
     void *clock_opaque;
     int64_t deadline_offset_ns; /* added to PTS-derived deadlines */
     int log_level;              /* av_log level for messages (default AV_LOG_WARNING) */
+    /* Frames per second the stream is played at, as the caller knows it
+     * (container, caps), for its measured load (df_decoder_load).  0/0
+     * (default): the rate the bitstream signals once decoded; when neither
+     * is known, the rate at which frames complete. */
+    AVRational frame_rate;
 } DfDecoderConfig;
 
 /* Check a libavfilter description (syntax, filter names, options) on a
@@ -192,6 +197,32 @@ DF_MEDIA_API int df_decoder_latency_frames(const DfDecoder *dec);
  * queued packets had their output cancelled. */
 DF_MEDIA_API int df_decoder_drop_late(DfDecoder *dec, int64_t ns);
 
+/* QoS for packets to come: while set, packets sent are decoded with
+ * non-reference pictures skipped (libavcodec's AVDISCARD_NONREF, as avdec
+ * does when late), so that a late stream sheds decode work, not only its
+ * output.  Reference pictures still decode: every picture returned is
+ * bit-exact.  Skipped pictures are never returned (frames_skipped). */
+DF_MEDIA_API void df_decoder_set_skip_nonref(DfDecoder *dec, bool skip);
+
+/* The stream's measured load on its scheduler (docs/design.md, "Load and
+ * admission"): the worker time of its tasks (decode, slice jobs, filter,
+ * bands, output) per frame, as cores at its frame rate, and the
+ * scheduler-wide sums. */
+typedef struct DfDecoderLoad {
+    double cores;        /* estimated cores this stream uses */
+    double ns_per_frame; /* worker time per frame (mean over the last 16) */
+    double fps;          /* rate used (<= 0: unknown, completion rate used) */
+    uint64_t frames;     /* frames measured */
+    DfSchedLoad sched;   /* every stream of the scheduler */
+} DfDecoderLoad;
+
+/* Snapshot of the stream's and the scheduler's load (any thread). */
+DF_MEDIA_API void df_decoder_load(DfDecoder *dec, DfDecoderLoad *out);
+
+/* Count the stream in the scheduler's admitted load (DfSchedLoad.admitted)
+ * or not (pending): for an admission decision made by the caller. */
+DF_MEDIA_API void df_decoder_set_admitted(DfDecoder *dec, bool admitted);
+
 /* One decode error: a packet libavcodec rejected or a frame it flagged. */
 typedef struct DfDecodeError {
     int64_t pts; /* pts of the packet or frame (AV_NOPTS_VALUE if none) */
@@ -208,6 +239,7 @@ typedef struct DfDecoderStats {
     uint64_t packets;                    /* packets sent */
     uint64_t frames_out;                 /* frames returned */
     uint64_t frames_dropped;             /* cancelled by drop_late */
+    uint64_t frames_skipped;             /* non-reference pictures not decoded (QoS) */
     uint64_t decode_errors;              /* corrupt packets/frames (libavcodec's, lost pictures) */
     uint64_t decode_calls;               /* D tasks run */
     uint64_t frames_decoded;             /* pictures libavcodec returned */

@@ -103,6 +103,7 @@ int df_graph_new_instance(DfDecoder *dec, DfMediaSlot *s, DfInstance *prev)
         .group = s->group,
         .deadline = s->deadline != DF_NO_DEADLINE ? s->deadline : 0,
         .prev = prev,
+        .load = dec->load,
     };
     s->inst = df_graph_instantiate(g->info, &p);
     if (!s->inst)

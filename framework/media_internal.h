@@ -156,6 +156,7 @@ typedef struct DfMediaSlot {
     int64_t t_send;
     DfGroup *group;
     DfInstance *inst;
+    bool skip_nonref;    /* QoS: decode with non-reference pictures skipped */
     atomic_bool discard; /* flush: D must not decode */
     atomic_bool dropped; /* QoS: output cancelled */
     DfFrameList decoded; /* D -> F */
@@ -235,7 +236,8 @@ void df_output_free(DfDecoder *dec);
 /* ---------------------------------------------------------------- stats */
 
 typedef struct DfMediaCounters {
-    _Atomic uint64_t packets, frames_out, frames_dropped, decode_errors, decode_calls;
+    _Atomic uint64_t packets, frames_out, frames_dropped, frames_skipped, decode_errors;
+    _Atomic uint64_t decode_calls;
     _Atomic uint64_t frames_decoded, frames_with_jobs;
     _Atomic uint64_t slice_calls, slice_jobs, filter_calls, filter_jobs, bands;
     _Atomic uint64_t jobs_per_worker[64];
@@ -275,6 +277,9 @@ struct DfDecoder {
     int n_probe, cap_probe;
 
     DfGraph graph;
+    DfLoad *load;        /* the stream's account on the scheduler */
+    bool fps_from_codec; /* D chain: the load's rate was taken from the bitstream */
+    bool skip_nonref;    /* caller thread: QoS for the packets sent next */
     DfFilter *filter;
     DfPool *pool;
     DfPicTable pics;        /* D chain */

@@ -71,6 +71,7 @@ void df_decoder_stats(const DfDecoder *dec, DfDecoderStats *out)
     out->packets = LOAD(packets);
     out->frames_out = LOAD(frames_out);
     out->frames_dropped = LOAD(frames_dropped);
+    out->frames_skipped = LOAD(frames_skipped);
     out->decode_errors = LOAD(decode_errors);
     out->decode_calls = LOAD(decode_calls);
     out->frames_decoded = LOAD(frames_decoded);

@@ -126,6 +126,7 @@ int df_slot_enqueue(DfDecoder *dec, const AVPacket *pkt)
     atomic_init(&s->dropped, false);
     s->pkt_pts_ns = INT64_MIN;
     s->deadline = DF_NO_DEADLINE;
+    s->skip_nonref = dec->skip_nonref && pkt;
     if (pkt) {
         s->pkt = av_packet_clone(pkt);
         if (!s->pkt) {
@@ -187,6 +188,10 @@ static void pop_head(DfDecoder *dec)
     if (!dec->head)
         dec->tail = NULL;
     dec->n_slots--;
+    /* Its tasks are done (the group, acquire): the packet's work is in
+     * the account; a flushed packet did none. */
+    if (s->pkt && !atomic_load_explicit(&s->discard, memory_order_relaxed))
+        df_load_frame_done(dec->load);
     slot_free(dec, s);
 }
 

@@ -41,6 +41,7 @@ typedef struct DfGroup DfGroup;
 typedef struct DfTask DfTask;
 typedef struct DfGraphInfo DfGraphInfo;
 typedef struct DfInstance DfInstance;
+typedef struct DfLoad DfLoad;
 
 /* A basic module's body.  `task` is the running context; `arg` the user data. */
 typedef void (*DfTaskFn)(DfTask *task, void *arg);
@@ -231,6 +232,8 @@ typedef struct DfNodeDesc {
     DfGroup *group;    /* may be NULL */
     int64_t deadline;  /* 0: inherit from group (or none) */
     uint64_t out_size; /* bytes this node produces (size(n)) */
+    DfLoad *load;      /* stream account its run time counts for; NULL: that of the
+                        * node whose body creates it (none outside a body) */
 } DfNodeDesc;
 
 /* Create a node.  It runs once submitted and all its dependencies finished.
@@ -341,6 +344,7 @@ typedef struct DfInstanceParams {
     const int *widths;        /* per module width override (0 = table's), or NULL */
     const uint64_t *out_size; /* per module out_size override (0 = table's), or NULL */
     DfInstance *prev;         /* previous instance for prev_instance links, or NULL */
+    DfLoad *load;             /* account of every node (DfNodeDesc.load), or NULL */
 } DfInstanceParams;
 
 /* Instantiate the graph for one input.  Nodes are created and linked but not
@@ -386,6 +390,72 @@ typedef struct DfJobs {
 /* Run a batch and return when every job has finished.  From a worker, the
  * caller helps; from another thread it blocks.  Re-entrant.  Returns 0. */
 DF_SCHED_API int df_jobs_run(DfSched *sched, const DfJobs *jobs);
+
+/* ----------------------------------------------------- load per stream */
+
+/* A stream's measured load (load.c, docs/scheduler.md "Load and
+ * admission"): the worker time its nodes take, counted per frame and
+ * turned into cores at the stream's frame rate.  A node counts for the
+ * account of its DfNodeDesc.load, or, without one, for that of the node
+ * whose body created it (so slice jobs of df_jobs_run count for the
+ * stream of the decode task that runs the batch).  The time counted is
+ * the body's self time on the worker's monotonic clock: wall time of the
+ * body minus the nodes it ran while waiting in df_sched_wait(), which
+ * count for their own accounts.  Waiting without work to help with
+ * counts for the waiter (the worker is held).  Nodes without an account
+ * anywhere on the worker's stack are not timed. */
+
+/* Register an account on `sched` (taking a reference on it) for a stream
+ * of `fps` frames per second (<= 0: unknown, then the rate at which frames
+ * complete is used).  NULL when out of memory. */
+DF_SCHED_API DfLoad *df_load_new(DfSched *sched, double fps);
+
+/* Unregister and free an account (NULL: nothing).  Only once no node that
+ * carries it can run any more. */
+DF_SCHED_API void df_load_free(DfLoad *load);
+
+/* Change the stream's frame rate (<= 0: unknown). */
+DF_SCHED_API void df_load_set_fps(DfLoad *load, double fps);
+
+/* The stream's frame rate as set (<= 0: unknown). */
+DF_SCHED_API double df_load_fps(DfLoad *load);
+
+/* A frame of the stream has completed (output or dropped): the time
+ * counted since the previous one joins the moving average. */
+DF_SCHED_API void df_load_frame_done(DfLoad *load);
+
+/* Frames completed so far. */
+DF_SCHED_API uint64_t df_load_frames(DfLoad *load);
+
+/* Worker time counted so far, ns. */
+DF_SCHED_API uint64_t df_load_total_ns(const DfLoad *load);
+
+/* Mean worker time per frame over the last frames (up to 16), ns; 0
+ * before the first frame completed. */
+DF_SCHED_API double df_load_ns_per_frame(DfLoad *load);
+
+/* Cores the stream uses: ns per frame x frame rate / 1e9 (the measured
+ * completion rate when the rate is unknown). */
+DF_SCHED_API double df_load_cores(DfLoad *load);
+
+/* Mark the stream admitted (counted in DfSchedLoad.admitted) or not. */
+DF_SCHED_API void df_load_set_admitted(DfLoad *load, bool admitted);
+
+/* Cores the scheduler can give: its workers (the PUs when there are more
+ * workers than PUs). */
+DF_SCHED_API double df_sched_capacity(const DfSched *sched);
+
+/* The scheduler's load, summed over its accounts. */
+typedef struct DfSchedLoad {
+    double capacity; /* df_sched_capacity() */
+    double admitted; /* cores of the admitted streams */
+    double pending;  /* cores of the others that completed a frame */
+    int n_admitted;
+    int n_pending; /* accounts not admitted (with or without a frame) */
+} DfSchedLoad;
+
+/* Snapshot of the load of every account of `sched`. */
+DF_SCHED_API void df_sched_load(DfSched *sched, DfSchedLoad *out);
 
 /* ------------------------------------------------------------- statistics */
 

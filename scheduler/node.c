@@ -70,6 +70,7 @@ void df_node_init(DfNode *n, const DfNodeDesc *d, int64_t deadline, uint64_t id,
     n->start_pred_id = 0;
     n->parent_id = 0;
     n->created_ns = 0;
+    n->load = d->load;
 }
 
 static DfNode *node_alloc(DfSched *s, DfCache *c, const DfNodeDesc *d, int refs, int pending)
@@ -81,6 +82,11 @@ static DfNode *node_alloc(DfSched *s, DfCache *c, const DfNodeDesc *d, int refs,
                  d->deadline ? d->deadline : (d->group ? d->group->deadline : DF_NO_DEADLINE),
                  next_id(s, c), refs, pending);
     n->sched = s;
+    if (!n->load) {
+        /* Work a body creates counts for its stream (load.c). */
+        const DfWorker *w = df_current_worker(s);
+        n->load = w && w->current ? w->current->load : NULL;
+    }
     if (atomic_load_explicit(&s->tracing, memory_order_relaxed)) {
         DfWorker *w = df_current_worker(s);
         n->parent_id = w && w->current ? w->current->id : 0;

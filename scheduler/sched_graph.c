@@ -209,6 +209,7 @@ DfInstance *df_graph_instantiate(const DfGraphInfo *g, const DfInstanceParams *p
                 .group = p->group,
                 .deadline = p->deadline,
                 .out_size = p->out_size && p->out_size[m] ? p->out_size[m] : mi->out_size,
+                .load = p->load,
             };
             DfNode *node = df_node_new(g->sched, &d);
             if (!node) {

@@ -160,6 +160,7 @@ struct DfNode {
     int64_t created_ns;        /* when it was created (tracing) */
     uint64_t parent_id;        /* node running on the creating worker, 0 if none */
     uint64_t start_pred_id;    /* ordered jobs: released by the start of this node */
+    DfLoad *load;              /* stream account (load.c), or NULL */
     DfInputBlock *more;
     DfInput in[DF_INLINE_INPUTS];
     uint64_t cost_cache[];     /* policy scratch (cost policy: one per worker) */
@@ -574,6 +575,8 @@ typedef struct DfWorker {
     uintptr_t stack_base;           /* highest address of the worker's stack */
     size_t stack_size;
     DfNode *current;                /* node whose body runs now (innermost) */
+    int64_t load_nested_ns;         /* load.c: time of timed bodies run (owner only) */
+    uint32_t load_open;             /* load.c: timed bodies on the stack (owner only) */
 } DfWorker;
 
 #define DF_MAX_MODULES 256

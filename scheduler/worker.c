@@ -13,6 +13,7 @@
  * reads it before announcing and sleeps only if it is unchanged, and every
  * waker bumps it before the futex wake.  In poll mode nobody parks and
  * producers skip the check: no system call anywhere on the path of a task. */
+#include "load_internal.h"
 #include "sched_internal.h"
 
 #include <sched.h>
@@ -281,6 +282,8 @@ void df_run_node(DfWorker *w, DfNode *n)
     const int64_t t0 = timed ? df_now_ns() : 0;
     DfNode *outer = w->current;
     w->current = n;
+    DfLoadRun lr;
+    df_load_run_begin(w, n, &lr);
     if (DF_LIKELY(!skip)) {
         n->fn(&t, n->arg);
     } else {
@@ -289,6 +292,7 @@ void df_run_node(DfWorker *w, DfNode *n)
         if (n->cancel)
             n->cancel(&t, n->arg);
     }
+    df_load_run_end(w, n, &lr);
     w->current = outer;
     DF_WCTR_ADD(w, tasks_run, 1);
     if (n->flags & DF_NF_STOLEN)

@@ -477,6 +477,10 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"realtime", "--input", h264, "--trace-streams", "2"}, 2, "--trace-streams needs --trace"},
         {{"realtime", "--input", h264, "--csv", "/proc/x/y"}, 1, "--csv: cannot write /proc/x/y"},
         {{"realtime", "--input", h264, "extra"}, 2, "unexpected argument \"extra\""},
+        {{"realtime", "--input", h264, "--overload-factor", "0"}, 2, "bad --overload-factor 0"},
+        {{"realtime", "--input", h264, "--overload", "--peers", "none"},
+         2,
+         "--overload needs the dfdec peer"},
         {{"nosuch"}, 2, "unknown subcommand \"nosuch\""},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {

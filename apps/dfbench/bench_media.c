@@ -8,6 +8,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,7 +303,10 @@ bool df_gst_has_property(const char *factory, const char *prop)
 typedef struct GstCtx {
     const DfGstRun *run;
     DfGstResult *res;
-    GstElement *pipe, *sink;
+    GstElement *pipe, *sink, *dec;
+    /* From the bus's sync handler (streaming threads): */
+    _Atomic uint64_t qos_drops;
+    _Atomic bool busy_error, busy_warning;
     cpu_set_t cpus;
     GThread *confined; /* the streaming thread already confined */
     int64_t t0_ns, last_ns;
@@ -398,6 +402,30 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Every message, on the thread that posts it: the decoder's QoS drops
+ * and a resource-busy error or warning (dfdec's admission), which
+ * gst_bus_timed_pop_filtered() would discard or take for a failure. */
+static GstBusSyncReply bus_sync(GstBus *bus, GstMessage *m, gpointer data)
+{
+    (void)bus;
+    GstCtx *c = data;
+    const GstMessageType t = GST_MESSAGE_TYPE(m);
+    if (t == GST_MESSAGE_QOS && GST_MESSAGE_SRC(m) == GST_OBJECT(c->dec)) {
+        atomic_fetch_add_explicit(&c->qos_drops, 1, memory_order_relaxed);
+    } else if (t == GST_MESSAGE_ERROR || t == GST_MESSAGE_WARNING) {
+        GError *e = NULL;
+        if (t == GST_MESSAGE_ERROR)
+            gst_message_parse_error(m, &e, NULL);
+        else
+            gst_message_parse_warning(m, &e, NULL);
+        if (e && g_error_matches(e, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_BUSY))
+            atomic_store_explicit(t == GST_MESSAGE_ERROR ? &c->busy_error : &c->busy_warning, true,
+                                  memory_order_relaxed);
+        g_clear_error(&e);
+    }
+    return GST_BUS_PASS;
+}
+
 static bool gst_ctx_build(GstCtx *c)
 {
     const DfGstRun *r = c->run;
@@ -417,6 +445,10 @@ static bool gst_ctx_build(GstCtx *c)
     GstElement *src = gst_bin_get_by_name(GST_BIN(c->pipe), "src");
     GstElement *dec = gst_bin_get_by_name(GST_BIN(c->pipe), "dec");
     c->sink = gst_bin_get_by_name(GST_BIN(c->pipe), "sink");
+    c->dec = gst_object_ref(dec);
+    GstBus *bus = gst_element_get_bus(c->pipe);
+    gst_bus_set_sync_handler(bus, bus_sync, c, NULL);
+    gst_object_unref(bus);
     g_object_set(src, "location", r->path, NULL);
     GstPad *dsink = gst_element_get_static_pad(dec, "sink");
     gst_pad_add_probe(dsink, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_BUFFER,
@@ -513,7 +545,15 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
         gst_element_set_state(ctx[i].pipe, GST_STATE_PLAYING);
     }
     for (int i = 0; i < n; i++) {
-        if (!gst_ctx_wait(&ctx[i], GST_MESSAGE_EOS, 600 * GST_SECOND)) {
+        const bool eos = gst_ctx_wait(&ctx[i], GST_MESSAGE_EOS, 600 * GST_SECOND);
+        res[i].dropped = atomic_load_explicit(&ctx[i].qos_drops, memory_order_relaxed);
+        res[i].warned = atomic_load_explicit(&ctx[i].busy_warning, memory_order_relaxed);
+        res[i].refused = atomic_load_explicit(&ctx[i].busy_error, memory_order_relaxed);
+        if (!eos && res[i].refused) {
+            res[i].error[0] = '\0'; /* refused by admission: a result */
+            continue;
+        }
+        if (!eos) {
             ret = -EIO;
             continue;
         }
@@ -535,8 +575,13 @@ cleanup:
     for (int i = 0; i < n; i++) {
         if (ctx[i].pipe) {
             gst_element_set_state(ctx[i].pipe, GST_STATE_NULL);
+            GstBus *bus = gst_element_get_bus(ctx[i].pipe);
+            gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
+            gst_object_unref(bus);
             gst_object_unref(ctx[i].pipe);
         }
+        if (ctx[i].dec)
+            gst_object_unref(ctx[i].dec);
         if (ctx[i].sink)
             gst_object_unref(ctx[i].sink);
         if (ctx[i].lateness)

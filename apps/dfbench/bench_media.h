@@ -117,6 +117,13 @@ typedef struct DfGstResult {
      * decoder, median and least: the pipeline reads ahead of a live source
      * by that much (NAN: unknown). */
     double lead_p50_ms, lead_min_ms;
+    /* The decoder's QoS messages: frames it dropped (GstVideoDecoder posts
+     * one per frame dropped). */
+    uint64_t dropped;
+    /* The decoder refused the stream (a resource-busy error: dfdec's
+     * admission=refuse); not an error of the run.  `warned`: it posted a
+     * resource-busy warning (admission=warn). */
+    bool refused, warned;
     char error[256]; /* non-empty when the run failed */
 } DfGstResult;
 

@@ -105,6 +105,7 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     o->max_streams = DEFAULT_MAX_STREAMS;
     o->poll_us = -2;
     o->deadlines = TRUE;
+    o->overload_factor = 1.3;
     GOptionEntry entries[] = {
         {"input", 'i', 0, G_OPTION_ARG_FILENAME, &o->input, "The clip every stream decodes",
          "FILE"},
@@ -142,6 +143,13 @@ static int parse_options(DfRt *rt, int argc, char **argv)
         {"trace-streams", 0, 0, G_OPTION_ARG_INT, &o->trace_streams,
          "Streams in the traced trial (default: the first K that missed, or the largest tried)",
          "K"},
+        {"overload", 0, 0, G_OPTION_ARG_NONE, &o->overload,
+         "Instead of the search: per worker count, K = --overload-factor x K* dfdec pipelines "
+         "(sink qos=true), once with admission=refuse (admission on) and once with "
+         "admission=none (off); per stream admitted or refused, late and dropped frames",
+         NULL},
+        {"overload-factor", 0, 0, G_OPTION_ARG_DOUBLE, &o->overload_factor,
+         "Streams requested by --overload, as a multiple of K* (default 1.3)", "F"},
         {"json", 'j', 0, G_OPTION_ARG_FILENAME, &o->json, "Write the results as JSON to FILE",
          "FILE"},
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv, "Write the results as CSV to FILE", "FILE"},
@@ -202,6 +210,11 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     }
     if (o->trace_streams && !o->trace) {
         status = df_cli_usage(PROG, "--trace-streams needs --trace FILE");
+        goto cleanup;
+    }
+    if (!(o->overload_factor > 0 && o->overload_factor <= 100)) {
+        status = df_cli_usage(PROG, "bad --overload-factor %g (more than 0, at most 100)",
+                              o->overload_factor);
         goto cleanup;
     }
     if (o->sink && strcmp(o->sink, "fakevideosink") != 0 && strcmp(o->sink, "fakesink") != 0) {
@@ -301,6 +314,16 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     g_strfreev(pe);
     if (status != DF_BENCH_OK)
         goto cleanup;
+    if (o->overload && !rt->dfdec) {
+        status = df_cli_usage(PROG, "--overload needs the dfdec peer (--peers dfdec, a policy, "
+                                    "and the element on GST_PLUGIN_PATH)");
+        goto cleanup;
+    }
+    if (o->overload && (o->json || o->csv || o->plot || o->trace)) {
+        status = df_cli_usage(PROG, "--overload prints its table only (no --json, --csv, --plot "
+                                    "or --trace)");
+        goto cleanup;
+    }
     if (rt->policies->len == 0 && !rt->avdec) {
         status = df_cli_usage(PROG, "nothing to run: no policy and no peer");
         goto cleanup;
@@ -411,9 +434,9 @@ int df_bench_realtime_main(int argc, char **argv)
            rt.clip.par->height, rt.clip.n_pkts, rt.total_frames, rt.o.fps, rt.o.duration,
            rt.budget_frames, rt.budget_frames * 1000.0 / rt.o.fps);
     if (rt.avdec || rt.dfdec)
-        printf("pipelines: filesrc ! parsebin ! DECODER ! %s sync=true qos=false "
+        printf("pipelines: filesrc ! parsebin ! DECODER ! %s sync=true qos=%s "
                "max-lateness=-1\n",
-               rt.sink);
+               rt.sink, rt.o.overload ? "true" : "false");
     fflush(stdout);
     /* The number of trials is not known ahead (the search stops at the
      * first miss): the bar counts log2(cap) steps per search. */
@@ -421,6 +444,19 @@ int df_bench_realtime_main(int argc, char **argv)
     for (int k = 1; k <= rt.o.max_streams; k *= 2)
         steps++;
     DfProgress prog;
+    if (rt.o.overload) {
+        /* K* from the first sample; the second one, after, shows the load. */
+        df_progress_begin(&prog, 2 * rt.n_workers + T1_SAMPLES);
+        df_rt_sample_t1(&rt, &prog);
+        df_rt_overload(&rt, &prog);
+        df_rt_sample_t1(&rt, &prog);
+        df_progress_end(&prog);
+        printf("T(1) samples: %.1f fps before, %.1f fps after the trials (K* used the first)\n",
+               rt.t1_samples[0], rt.t1_samples[1]);
+        if (rt.overload_failed || rt.t1_error[0])
+            status = DF_BENCH_FAILED;
+        goto cleanup;
+    }
     df_progress_begin(&prog, steps * (int)rt.results->len + T1_SAMPLES);
     df_rt_sample_t1(&rt, &prog);
     for (guint i = 0; i < rt.results->len; i++)

@@ -23,6 +23,8 @@ typedef struct DfRtOpts {
     double fps, duration;
     int latency_frames, max_streams, poll_us, trace_streams;
     gboolean deadlines; /* FALSE: --no-deadlines */
+    gboolean overload;  /* --overload: dfdec past capacity, admission on and off */
+    double overload_factor;
 } DfRtOpts;
 
 /* One trial: K streams on one configuration. */
@@ -82,7 +84,8 @@ typedef struct DfRt {
     double t1_samples[T1_SAMPLES];
     int n_t1;
     double t1_fps;
-    char t1_error[256]; /* the first failed sample's reason */
+    char t1_error[256];   /* the first failed sample's reason */
+    bool overload_failed; /* --overload: a pipeline failed (not refused) */
 } DfRt;
 
 /* The trials (bench_realtime_run.c). */
@@ -94,6 +97,11 @@ void df_rt_sample_t1(DfRt *rt, DfProgress *prog);
 void df_rt_search(DfRt *rt, DfRtResult *r, DfProgress *prog);
 /* K* = workers x T(1) fps / stream fps (NAN when T(1) failed). */
 double df_rt_k_star(const DfRt *rt, int workers);
+
+/* --overload (bench_realtime_overload.c): K = factor x K* dfdec
+ * pipelines per worker count, admission=refuse then none; prints a table
+ * per worker count. */
+void df_rt_overload(DfRt *rt, DfProgress *prog);
 
 /* The output (bench_realtime_out.c).  The writers return false with the
  * error said. */

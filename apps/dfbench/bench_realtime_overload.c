@@ -1,0 +1,137 @@
+/* dfbench realtime --overload: more streams than the cores carry, through
+ * dfdec, with admission on and off.
+ *
+ * Per worker count N: K = ceil(--overload-factor x K*) pipelines (K* =
+ * N x T(1) fps / --fps, the first T(1) sample), filesrc ! parsebin !
+ * dfdec n-workers=N ... ! SINK sync=true qos=true max-lateness=-1, all
+ * started together and sharing the process's one scheduler, twice:
+ *  - admission on:  dfdec admission=refuse: once its first second of
+ *    frames is measured, a stream that would take the admitted streams'
+ *    measured load past max-load of the capacity is refused (a
+ *    resource-busy error; its pipeline stops);
+ *  - admission off: admission=none: every stream decodes.
+ * The sink sends QoS events (qos=true) but renders every frame
+ * (max-lateness=-1), so that a late frame is counted, not hidden; dfdec's
+ * QoS drops what it finds late (non-reference pictures skipped, queued
+ * output cancelled), and each frame it drops is a QoS message.  Per
+ * stream: admitted or refused, frames, late frames (arrival at the sink
+ * after running time + budget, as the search counts them) and frames
+ * dropped.  The goal (issue 21): with admission on, the admitted streams
+ * have no late frame; with it off, only the streams QoS drops from are
+ * late.  Timings are never pass/fail. */
+#include "bench_realtime.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct OverloadRun {
+    const char *admission; /* dfdec's admission property */
+    DfGstResult *res;      /* k entries */
+} OverloadRun;
+
+static void run_one(const DfRt *rt, int workers, int k, const char *admission, DfGstResult *res)
+{
+    const char *policy = rt->policies->pdata[0];
+    char dec[192];
+    snprintf(dec, sizeof(dec), "dfdec n-workers=%d policy=%s admission=%s", workers, policy,
+             admission);
+    char sink[128];
+    snprintf(sink, sizeof(sink), "%s qos=true max-lateness=-1", rt->sink);
+    const AVRational cr = rt->clip.frame_rate.num > 0 ? rt->clip.frame_rate : (AVRational){25, 1};
+    DfGstRun *runs = g_new0(DfGstRun, (gsize)k);
+    for (int i = 0; i < k; i++)
+        runs[i] = (DfGstRun){
+            .path = rt->clip.path,
+            .decoder = dec,
+            .sink = sink,
+            .map = &rt->map,
+            .cpus = workers,
+            .sync = true,
+            .rate = rt->o.fps / av_q2d(cr),
+            .duration_s = rt->o.duration,
+            .budget_ns = (int64_t)((double)rt->budget_frames * 1e9 / rt->o.fps),
+        };
+    DfAffinity saved;
+    df_affinity_save(&saved);
+    df_bench_confine(&rt->map, workers);
+    df_gst_run(runs, k, res);
+    df_affinity_restore(&saved);
+    g_free(runs);
+}
+
+static void print_runs(const DfRt *rt, int workers, int k, double kstar, const OverloadRun *runs,
+                       int n_runs)
+{
+    static const char *const headers[] = {"workers", "admission", "stream",  "admitted",
+                                          "frames",  "late",      "dropped", "note"};
+    DfTable *t = df_table_new(8, headers, "rlrlrrrl");
+    for (int r = 0; r < n_runs; r++) {
+        int admitted = 0, late_admitted = 0, late_streams = 0, dropping = 0;
+        uint64_t late_frames = 0;
+        for (int i = 0; i < k; i++) {
+            const DfGstResult *x = &runs[r].res[i];
+            char w[16], s[16], fr[32], late[32], drop[32];
+            snprintf(w, sizeof(w), "%d", workers);
+            snprintf(s, sizeof(s), "%d", i);
+            snprintf(fr, sizeof(fr), "%llu", (unsigned long long)x->frames);
+            snprintf(late, sizeof(late), "%llu", (unsigned long long)x->late);
+            snprintf(drop, sizeof(drop), "%llu", (unsigned long long)x->dropped);
+            const char *cells[] = {w,    runs[r].admission,
+                                   s,    x->refused ? "refused" : "yes",
+                                   fr,   late,
+                                   drop, x->error[0] ? x->error : x->warned ? "warned" : ""};
+            df_table_row(t, cells);
+            admitted += !x->refused;
+            late_admitted += !x->refused && x->late > 0;
+            late_streams += x->late > 0;
+            dropping += x->dropped > 0;
+            late_frames += x->late;
+        }
+        df_table_rule(t);
+        printf("%d workers, admission %s: K = %d requested (%.2f x K* = %.1f): %d admitted, %d "
+               "refused; %d streams late (%d of them admitted), %llu late frames; %d streams "
+               "dropped frames\n",
+               workers, runs[r].admission, k, rt->o.overload_factor, kstar, admitted, k - admitted,
+               late_streams, late_admitted, (unsigned long long)late_frames, dropping);
+    }
+    df_table_print(t, stdout);
+    df_table_free(t);
+}
+
+void df_rt_overload(DfRt *rt, DfProgress *prog)
+{
+    static const char *const modes[] = {"refuse", "none"};
+    for (int w = 0; w < rt->n_workers; w++) {
+        const int workers = rt->workers[w];
+        const double kstar = df_rt_k_star(rt, workers);
+        if (isnan(kstar) || kstar <= 0) {
+            fprintf(stderr, "dfbench realtime: error: no K* for %d workers (T(1) failed)\n",
+                    workers);
+            rt->overload_failed = true;
+            continue;
+        }
+        int k = (int)ceil(rt->o.overload_factor * kstar);
+        if (k > rt->o.max_streams)
+            k = rt->o.max_streams;
+        OverloadRun runs[2];
+        for (int m = 0; m < 2; m++) {
+            df_progress_step(prog, "dfdec, %d worker%s: %d streams, admission=%s", workers,
+                             workers == 1 ? "" : "s", k, modes[m]);
+            runs[m].admission = modes[m];
+            runs[m].res = g_new0(DfGstResult, (gsize)k);
+            run_one(rt, workers, k, modes[m], runs[m].res);
+            for (int i = 0; i < k; i++)
+                if (runs[m].res[i].error[0])
+                    rt->overload_failed = true;
+        }
+        printf("\n");
+        print_runs(rt, workers, k, kstar, runs, 2);
+        for (int m = 0; m < 2; m++)
+            g_free(runs[m].res);
+    }
+    printf("late: frames reaching the sink after running time + %d frame periods; dropped: "
+           "frames dfdec's QoS dropped (QoS messages); refused: admission=refuse refused the "
+           "stream after measuring it\n",
+           rt->budget_frames);
+}

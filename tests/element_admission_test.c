@@ -1,0 +1,240 @@
+/* dfdec's admission and its QoS under overload: a stream whose measured
+ * load (with the admitted ones) exceeds max-load of the scheduler's
+ * capacity gets a warning, or with admission=refuse an error and a flow
+ * error that frees its decoder; an admitted stream is never refused later;
+ * a late stream sheds non-reference pictures and reports them dropped,
+ * and what it outputs stays exact.  The overload is forced by a max-load
+ * far below (or above) anything measurable, so no bound depends on the
+ * machine's speed. */
+#include "dftest.h"
+#include "element_util.h"
+
+#include <string.h>
+
+#define TINY "0.000001" /* max-load that every measured stream exceeds */
+
+typedef struct Msgs {
+    int warnings, errors, busy, qos;
+    char text[512]; /* first warning's or error's message */
+} Msgs;
+
+static void drain_bus(GstBus *bus, Msgs *m)
+{
+    memset(m, 0, sizeof(*m));
+    for (GstMessage *msg; (msg = gst_bus_pop(bus));) {
+        GError *err = NULL;
+        gchar *dbg = NULL;
+        switch (GST_MESSAGE_TYPE(msg)) {
+        case GST_MESSAGE_WARNING:
+            gst_message_parse_warning(msg, &err, &dbg);
+            m->warnings++;
+            break;
+        case GST_MESSAGE_ERROR:
+            gst_message_parse_error(msg, &err, &dbg);
+            m->errors++;
+            break;
+        case GST_MESSAGE_QOS:
+            m->qos++;
+            break;
+        default:
+            break;
+        }
+        if (err) {
+            m->busy += g_error_matches(err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_BUSY);
+            if (!m->text[0])
+                g_snprintf(m->text, sizeof(m->text), "%s | %s", err->message, dbg ? dbg : "");
+            g_error_free(err);
+        }
+        g_free(dbg);
+        gst_message_unref(msg);
+    }
+}
+
+/* A harness with its own bus (messages are kept there). */
+static GstHarness *harness(const TClip *clip, const char *const *props, GstBus **bus)
+{
+    GstHarness *h = e_harness(clip, props);
+    if (!h)
+        return NULL;
+    *bus = gst_bus_new();
+    gst_element_set_bus(h->element, *bus);
+    return h;
+}
+
+static void teardown(GstHarness *h, GstBus *bus)
+{
+    gst_element_set_bus(h->element, NULL);
+    gst_object_unref(bus);
+    gst_harness_teardown(h);
+}
+
+/* A whole clip through an element with `props`; the frames out must be
+ * the reference. */
+static void decode_all(const char *const *props, Msgs *m)
+{
+    TClip clip;
+    TSums ref = {0}, got = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0);
+    GstBus *bus = NULL;
+    GstHarness *h = harness(&clip, props, &bus);
+    DF_ASSERT(h);
+    DF_EXPECT(e_push_range(h, &clip, 0, clip.n_pkts, &got, NULL) == GST_FLOW_OK);
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, &got, NULL);
+    char msg[256];
+    DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s", msg);
+    drain_bus(bus, m);
+    teardown(h, bus);
+    t_sums_free(&got);
+    t_sums_free(&ref);
+    t_clip_free(&clip);
+}
+
+DF_TEST(Admission, WarnsWhenOverloaded)
+{
+    DF_ASSERT(e_init());
+    const char *props[] = {"n-workers", "2",  "shared-scheduler", "false", "threading", "slice",
+                           "max-load",  TINY, "admission-frames", "8",     NULL};
+    Msgs m;
+    decode_all(props, &m);
+    DF_EXPECT_EQ_INT(m.warnings, 1);
+    DF_EXPECT_EQ_INT(m.errors, 0);
+    DF_EXPECT_EQ_INT(m.busy, 1);
+    DF_EXPECT_MSG(strstr(m.text, "Overload") && strstr(m.text, "cores") &&
+                      strstr(m.text, "capacity 2 workers"),
+                  "warning does not name the load and the capacity: %s", m.text);
+}
+
+DF_TEST(Admission, NothingUnderCapacity)
+{
+    DF_ASSERT(e_init());
+    /* 16 x 2 cores: more than two workers can ever be measured to use. */
+    const char *props[] = {"n-workers", "2",  "shared-scheduler", "false", "admission", "refuse",
+                           "max-load",  "16", "admission-frames", "8",     NULL};
+    Msgs m;
+    decode_all(props, &m);
+    DF_EXPECT_EQ_INT(m.warnings + m.errors, 0);
+}
+
+DF_TEST(Admission, NoneNeverWarns)
+{
+    DF_ASSERT(e_init());
+    const char *props[] = {"n-workers", "2",  "shared-scheduler", "false", "admission", "none",
+                           "max-load",  TINY, "admission-frames", "8",     NULL};
+    Msgs m;
+    decode_all(props, &m);
+    DF_EXPECT_EQ_INT(m.warnings + m.errors, 0);
+}
+
+DF_TEST(Admission, RefuseFailsAndReleases)
+{
+    DF_ASSERT(e_init());
+    TClip clip;
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    const int threads0 = df_test_thread_count();
+    const char *props[] = {"n-workers", "2",  "shared-scheduler", "false", "admission", "refuse",
+                           "max-load",  TINY, "admission-frames", "8",     NULL};
+    GstBus *bus = NULL;
+    GstHarness *h = harness(&clip, props, &bus);
+    DF_ASSERT(h);
+    TSums got = {0};
+    int failed_at = -1;
+    for (int i = 0; i < clip.n_pkts && failed_at < 0; i++)
+        if (e_push_range(h, &clip, i, i + 1, &got, NULL) != GST_FLOW_OK)
+            failed_at = i;
+    /* Packet 7 completes the 8-frame window at the earliest. */
+    DF_EXPECT_MSG(failed_at >= 7, "flow error at packet %d (8 frames are measured first)",
+                  failed_at);
+    /* And every frame after it, without a hang. */
+    if (failed_at >= 0 && failed_at + 1 < clip.n_pkts)
+        DF_EXPECT(e_push_range(h, &clip, failed_at + 1, failed_at + 2, &got, NULL) ==
+                  GST_FLOW_ERROR);
+    Msgs m;
+    drain_bus(bus, &m);
+    DF_EXPECT_EQ_INT(m.errors, 1);
+    DF_EXPECT_EQ_INT(m.busy, 1);
+    DF_EXPECT_MSG(strstr(m.text, "refused") && strstr(m.text, "capacity 2 workers"),
+                  "error does not say why: %s", m.text);
+    teardown(h, bus);
+    /* The element's scheduler and decoder are gone with it. */
+    DF_EXPECT_EQ_INT(df_test_thread_count(), threads0);
+    t_sums_free(&got);
+    t_clip_free(&clip);
+}
+
+DF_TEST(Admission, AdmittedNeverRefusedLater)
+{
+    DF_ASSERT(e_init());
+    TClip clip;
+    TSums ref = {0}, got = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0);
+    const char *props[] = {"n-workers", "2",  "shared-scheduler", "false", "admission", "refuse",
+                           "max-load",  "16", "admission-frames", "8",     NULL};
+    GstBus *bus = NULL;
+    GstHarness *h = harness(&clip, props, &bus);
+    DF_ASSERT(h);
+    DF_EXPECT(e_push_range(h, &clip, 0, 14, &got, NULL) == GST_FLOW_OK);
+    /* Admitted by now; what would refuse it does not apply any more. */
+    g_object_set(h->element, "max-load", 0.000001, NULL);
+    DF_EXPECT(e_push_range(h, &clip, 14, clip.n_pkts, &got, NULL) == GST_FLOW_OK);
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, &got, NULL);
+    char msg[256];
+    DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s", msg);
+    Msgs m;
+    drain_bus(bus, &m);
+    DF_EXPECT_EQ_INT(m.errors, 0);
+    teardown(h, bus);
+    t_sums_free(&got);
+    t_sums_free(&ref);
+    t_clip_free(&clip);
+}
+
+/* Late from the 4th frame on: the stream skips its non-reference pictures
+ * and cancels queued output; every frame not output is reported dropped
+ * (a QoS message each), and every frame output is exact. */
+DF_TEST(Admission, LateStreamShedsNonReferenceExact)
+{
+    DF_ASSERT(e_init());
+    const char *clips[] = {"h264_cabac_slices8.mkv", "mpeg2_prog.mkv"};
+    for (size_t c = 0; c < sizeof(clips) / sizeof(clips[0]); c++) {
+        TClip clip;
+        TSums ref = {0}, got = {0};
+        DF_ASSERT(t_clip_load(clips[c], &clip) == 0);
+        DF_ASSERT(e_ref(&clip, &ref) == 0);
+        const char *props[] = {"threading", "slice", "admission", "none", NULL};
+        GstBus *bus = NULL;
+        GstHarness *h = harness(&clip, props, &bus);
+        DF_ASSERT(h);
+        e_push_range(h, &clip, 0, 4, &got, NULL);
+        /* Far behind: every later frame is late. */
+        DF_EXPECT(gst_harness_push_upstream_event(
+            h, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, 10 * GST_SECOND, 0)));
+        e_push_range(h, &clip, 4, clip.n_pkts, &got, NULL);
+        DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+        e_pull_all(h, &got, NULL);
+        DF_EXPECT_MSG(got.n < ref.n && got.n > 0, "%s: %d of %d frames out", clips[c], got.n,
+                      ref.n);
+        int j = 0, bad = 0;
+        for (int i = 0; i < got.n; i++) {
+            while (j < ref.n && ref.v[j].pts != got.v[i].pts)
+                j++;
+            if (j == ref.n || memcmp(ref.v[j].md5, got.v[i].md5, 16))
+                bad++;
+        }
+        DF_EXPECT_EQ_INT(bad, 0);
+        Msgs m;
+        drain_bus(bus, &m);
+        DF_EXPECT_MSG(m.qos == ref.n - got.n, "%s: %d frames dropped, %d QoS messages", clips[c],
+                      ref.n - got.n, m.qos);
+        GList *pending = gst_video_decoder_get_frames(GST_VIDEO_DECODER(h->element));
+        DF_EXPECT_EQ_INT(g_list_length(pending), 0);
+        g_list_free_full(pending, (GDestroyNotify)gst_video_codec_frame_unref);
+        teardown(h, bus);
+        t_sums_free(&got);
+        t_sums_free(&ref);
+        t_clip_free(&clip);
+    }
+}
