@@ -15,46 +15,17 @@ static uint64_t formula1(DfCostLocal *cl, const DfNode *n, int tid)
     return df_cost(&cl->base.env, n, tid);
 }
 
-typedef struct SortCtx {
-    const uint32_t *trcost;
-    int self, n;
-} SortCtx;
-
-/* Victims of `self` by the cost of moving their data to self, then by index
- * distance so that equally near neighbours spread the load. */
-static int cmp_victims(const void *a, const void *b, void *p)
-{
-    const SortCtx *c = p;
-    int va = *(const int *)a, vb = *(const int *)b;
-    uint32_t ca = c->trcost[va * c->n + c->self], cb = c->trcost[vb * c->n + c->self];
-    if (ca != cb)
-        return ca < cb ? -1 : 1;
-    int da = (va - c->self + c->n) % c->n, db = (vb - c->self + c->n) % c->n;
-    return da - db;
-}
-
 int df_cost_local_init(DfCostLocal *cl, const DfPolicyEnv *env)
 {
     int n = env->n_workers;
     cl->base.env = *env;
     cl->cost = formula1;
-    cl->order = malloc(sizeof(int) * (size_t)n * (size_t)(n > 1 ? n - 1 : 1));
     cl->rng = aligned_alloc(DF_CACHELINE, DF_CACHELINE * (size_t)n);
     cl->seen = calloc((size_t)n * (size_t)n, sizeof(uint64_t));
-    if (!cl->order || !cl->rng || !cl->seen || df_ready_sets_init(&cl->rs, n) < 0) {
-        free(cl->order);
+    if (!cl->rng || !cl->seen || df_ready_sets_init(&cl->rs, n) < 0) {
         free(cl->rng);
         free(cl->seen);
         return -1;
-    }
-    int stride = n > 1 ? n - 1 : 1;
-    for (int self = 0; self < n; self++) {
-        int *row = cl->order + (size_t)self * (size_t)stride, k = 0;
-        for (int v = 0; v < n; v++)
-            if (v != self)
-                row[k++] = v;
-        SortCtx ctx = {env->trcost, self, n};
-        qsort_r(row, (size_t)k, sizeof(int), cmp_victims, &ctx);
     }
     for (int i = 0; i < n; i++)
         cl->rng[i * RNG_STRIDE] = (env->seed ? env->seed : 0x243f6a8885a308d3ull) ^
@@ -65,10 +36,8 @@ int df_cost_local_init(DfCostLocal *cl, const DfPolicyEnv *env)
 void df_cost_local_fini(DfCostLocal *cl)
 {
     df_ready_sets_fini(&cl->rs);
-    free(cl->order);
     free(cl->rng);
     free(cl->seen);
-    cl->order = NULL;
     cl->rng = NULL;
     cl->seen = NULL;
 }
@@ -105,7 +74,7 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
      * nearest other worker, so that the other side of the choice keeps
      * being measured.  Decided once per node, not per poll of a thief. */
     if (self >= 0 && cl->rs.n > 1 && df_cost_local_explore_now(cl, self)) {
-        best = cl->order[(size_t)best * (size_t)(cl->rs.n - 1)];
+        best = cl->base.env.topo->nearest[best];
         n->flags |= DF_NF_EXPLORED;
     }
     DfReady *r = &cl->rs.sets[best];
@@ -164,23 +133,33 @@ static DfNode *steal_from(DfCostLocal *cl, int v, bool explore, const DfWaitFilt
     return n;
 }
 
+/* Victim a is nearer to `self` than b: less trCost, then fewer steps
+ * from self + 1 on (equally near neighbours spread the load). */
+static bool nearer(const DfTopo *t, int self, int a, int b)
+{
+    const uint32_t ca = df_topo_trcost(t, a, self), cb = df_topo_trcost(t, b, self);
+    if (ca != cb)
+        return ca < cb;
+    const int n = t->n_workers;
+    return (a - self + n) % n < (b - self + n) % n;
+}
+
 DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore, const DfWaitFilter *f)
 {
-    int nw = cl->rs.n;
-    const int *order = cl->order + (size_t)self * (size_t)(nw > 1 ? nw - 1 : 1);
+    const int nw = cl->rs.n;
+    const DfTopo *topo = cl->base.env.topo;
     int64_t now = 0;
     /* First the victim whose most urgent node is due first (the nearest on
-     * ties: nodes without deadlines above all); failing that, in trCost
-     * order, any that has a node this thief may take. */
+     * ties: nodes without deadlines above all); failing that, the nearest
+     * that has a node this thief may take. */
     int victim = -1, eligible = 0;
     int64_t victim_dl = 0;
-    for (int k = 0; k < nw - 1; k++) {
-        const int v = order[k];
-        if (!may_steal(cl, self, v, explore, &now))
+    for (int v = 0; v < nw; v++) {
+        if (v == self || !may_steal(cl, self, v, explore, &now))
             continue;
         eligible++;
         const int64_t dl = df_ready_urgency(&cl->rs.sets[v]);
-        if (victim < 0 || dl < victim_dl) {
+        if (victim < 0 || dl < victim_dl || (dl == victim_dl && nearer(topo, self, v, victim))) {
             victim = v;
             victim_dl = dl;
         }
@@ -190,9 +169,9 @@ DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore, const DfWai
     DfNode *n = steal_from(cl, victim, explore, f);
     if (n || eligible == 1)
         return n;
-    for (int k = 0; k < nw - 1 && !n; k++)
-        if (order[k] != victim && !df_ready_empty(&cl->rs.sets[order[k]]))
-            n = steal_from(cl, order[k], explore, f);
+    for (int v = 0; v < nw && !n; v++)
+        if (v != self && v != victim && !df_ready_empty(&cl->rs.sets[v]))
+            n = steal_from(cl, v, explore, f);
     return n;
 }
 

@@ -131,8 +131,7 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
 
     DfPolicyEnv env = {
         .n_workers = nw,
-        .trcost = s->topo.trcost,
-        .levels = s->topo.levels,
+        .topo = &s->topo,
         .now = policy_clock,
         .seed = cfg_in->seed,
         .explore_rate = cfg_in->explore_rate,
@@ -236,14 +235,14 @@ const char *df_sched_policy_name(const DfSched *s)
     return s->policy_name;
 }
 
-const uint32_t *df_sched_trcost(const DfSched *s)
+uint32_t df_sched_trcost(const DfSched *s, int producer, int consumer)
 {
-    return s->topo.trcost;
+    return df_topo_trcost(&s->topo, producer, consumer);
 }
 
-const uint8_t *df_sched_levels(const DfSched *s)
+DfLevel df_sched_level(const DfSched *s, int producer, int consumer)
 {
-    return s->topo.levels;
+    return df_topo_level(&s->topo, producer, consumer);
 }
 
 bool df_sched_oversubscribed(const DfSched *s)

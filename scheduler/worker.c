@@ -69,7 +69,6 @@ static void wake_worker(DfSched *s, int i)
 /* The parked worker nearest to `near` (least trCost from it), or -1. */
 static int nearest_parked(DfSched *s, int near)
 {
-    const int nw = s->n_workers;
     int best = -1;
     uint32_t best_cost = UINT32_MAX;
     for (int k = 0; k < s->mask_words; k++) {
@@ -79,7 +78,7 @@ static int nearest_parked(DfSched *s, int near)
             m &= m - 1;
             if (near < 0)
                 return i;
-            const uint32_t c = s->topo.trcost[(size_t)near * (size_t)nw + (size_t)i];
+            const uint32_t c = df_topo_trcost(&s->topo, near, i);
             if (c < best_cost) {
                 best = i;
                 best_cost = c;
@@ -252,15 +251,13 @@ void df_make_ready_running(DfSched *s, DfWorker *self, DfNode *n)
 void df_run_node(DfWorker *w, DfNode *n)
 {
     DfSched *s = w->sched;
-    const unsigned nw = (unsigned)s->n_workers;
-    const unsigned self = (unsigned)w->index;
     DfTask t = {.sched = s, .node = n, .worker = w->index};
 
     for (unsigned i = 0; i < n->n_inputs; i++) {
         const DfInput *in = df_node_input_c(n, i);
         if (in->worker < 0 || in->bytes == 0)
             continue;
-        DfLevel l = (DfLevel)s->topo.levels[(unsigned)in->worker * nw + self];
+        const DfLevel l = df_topo_level(&s->topo, in->worker, w->index);
         DF_WCTR_ADD(w, bytes_level[l], in->bytes);
         if (l == DF_LEVEL_SELF)
             DF_WCTR_ADD(w, bytes_local, in->bytes);
