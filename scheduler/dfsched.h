@@ -403,6 +403,8 @@ typedef struct DfWorkerStats {
     uint64_t slab_chunks;              /* slab chunks allocated (cold path) */
     uint64_t max_wait_depth;           /* deepest nesting of df_sched_wait() */
     uint64_t wait_fallbacks;           /* nodes a wait ran although its filter refused them */
+    uint64_t idle_rounds;              /* polls for work while idle (spinning) */
+    uint64_t idle_lines;               /* shared cache lines those polls read */
 } DfWorkerStats;
 
 typedef struct DfStats {

@@ -46,7 +46,7 @@ static void sched_destroy(DfSched *s)
         free(s->module_names[i]);
     free(s->workers);
     free(s->state);
-    free((void *)s->parked_mask);
+    df_summary_fini(&s->parked);
     df_topo_fini(&s->topo);
     pthread_mutex_destroy(&s->cache_lock);
     pthread_mutex_destroy(&s->module_lock);
@@ -114,13 +114,12 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
     s->n_workers = nw;
     s->node_size = sizeof(DfNode) + ops->node_scratch(nw);
     s->policy_timing = ops->needs_timing;
-    s->mask_words = (nw + 63) / 64;
-    s->parked_mask = calloc((size_t)s->mask_words, sizeof(uint64_t));
+    const int sum_ret = df_summary_init(&s->parked, &s->topo, nw);
     s->workers = aligned_alloc(DF_CACHELINE, sizeof(DfWorker) * (size_t)nw);
     if (s->workers)
         memset(s->workers, 0, sizeof(DfWorker) * (size_t)nw); /* sched_destroy reads it */
     s->state = aligned_alloc(DF_CACHELINE, sizeof(DfWorkerState) * (size_t)nw);
-    if (!s->parked_mask || !s->workers || !s->state) {
+    if (sum_ret < 0 || !s->workers || !s->state) {
         ret = df_set_error(err, -ENOMEM, "out of memory for %d workers", nw);
         goto fail;
     }
