@@ -7,8 +7,8 @@
  * Taskflow's notifier: a worker announces itself (its bit in the parked
  * summary, n_parked), fences, re-checks for work (the has-work summary's
  * root: one cache line, ready.c) and only then sleeps; a producer
- * publishes work (the node, then its set's summary bit), fences, then reads
- * n_parked.  The two seq_cst fences (DF_FENCE_SEQ_CST)
+ * publishes the node, fences, sets its set's summary bit if clear (seq_cst
+ * RMWs), then reads n_parked (seq_cst).  The two seq_cst fences (DF_FENCE_SEQ_CST)
  * are what C11 needs to exclude the outcome where each side misses the
  * other's store; seq_cst RMWs alone do not order the relaxed loads after
  * them on AArch64 or POWER.  The futex word closes the last gap: the worker
