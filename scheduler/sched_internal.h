@@ -577,6 +577,8 @@ typedef struct DfTopo {
     void *real;            /* hwloc_topology_t */
     const void **pin_sets; /* hwloc_const_bitmap_t per worker, NULL when not pinning */
     void **pin_owned;      /* the pin sets allocated here (NULL: the topology's) */
+    cpu_set_t **pin_cpus;  /* the same as CPU_ALLOC sets (pinning allocates nothing) */
+    size_t *pin_bytes;     /* their CPU_ALLOC_SIZE */
     int *model_pu;         /* per worker: PU logical index in the model topology */
     uint64_t *keys;        /* n x DF_TOPO_KEYS: domain of each worker per level */
     int *nearest;          /* per worker: the other worker of least trCost */

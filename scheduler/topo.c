@@ -255,7 +255,10 @@ static int process_cpus(hwloc_bitmap_t out, hwloc_const_bitmap_t limit, DfError 
 /* Each worker's pin set: its core's PUs (one per core) or its PU,
  * within `allowed`.  hwloc bitmaps, so any CPU number works; a core or PU
  * inside `allowed` lends its own set (the shared topology outlives every
- * scheduler), only the others are copied. */
+ * scheduler), only the others are copied.  Each also becomes a glibc set
+ * sized for its highest CPU (CPU_ALLOC), so that pinning in the worker
+ * allocates nothing: hwloc_set_cpubind's Linux backend allocates one and
+ * crashes when that fails. */
 static int make_pin_sets(DfTopo *t, hwloc_topology_t real, hwloc_const_bitmap_t allowed,
                          hwloc_obj_t *pus, DfError *err)
 {
@@ -277,6 +280,25 @@ static int make_pin_sets(DfTopo *t, hwloc_topology_t real, hwloc_const_bitmap_t 
             return df_set_error(err, -ENOMEM, "out of memory");
         }
         t->pin_sets[w] = t->pin_owned[w] = set;
+    }
+    t->pin_cpus = calloc((size_t)n, sizeof(*t->pin_cpus));
+    t->pin_bytes = calloc((size_t)n, sizeof(*t->pin_bytes));
+    if (!t->pin_cpus || !t->pin_bytes)
+        return df_set_error(err, -ENOMEM, "out of memory");
+    for (int w = 0; w < n; w++) {
+        const int last = hwloc_bitmap_last(t->pin_sets[w]);
+        if (last < 0)
+            continue; /* an empty set: left unpinned */
+        cpu_set_t *cs = CPU_ALLOC((size_t)last + 1);
+        if (!cs)
+            return df_set_error(err, -ENOMEM, "out of memory");
+        const size_t bytes = CPU_ALLOC_SIZE((size_t)last + 1);
+        CPU_ZERO_S(bytes, cs);
+        for (int c = hwloc_bitmap_first(t->pin_sets[w]); c >= 0;
+             c = hwloc_bitmap_next(t->pin_sets[w], c))
+            CPU_SET_S((size_t)c, bytes, cs);
+        t->pin_cpus[w] = cs;
+        t->pin_bytes[w] = bytes;
     }
     return 0;
 }
@@ -394,6 +416,11 @@ void df_topo_fini(DfTopo *t)
             hwloc_bitmap_free(t->pin_owned[w]);
     free(t->pin_owned);
     free(t->pin_sets);
+    if (t->pin_cpus)
+        for (int w = 0; w < t->n_workers; w++)
+            CPU_FREE(t->pin_cpus[w]);
+    free(t->pin_cpus);
+    free(t->pin_bytes);
     /* t->real is the shared process topology: kept. */
     free(t->model_pu);
     free(t->keys);
@@ -422,5 +449,6 @@ void df_topo_pin(const DfTopo *t, int w)
         return;
     /* Failure (e.g. a container forbids it) leaves the thread unpinned:
      * the costs stay a model, which is all the patent's scheme needs. */
-    hwloc_set_cpubind(t->real, t->pin_sets[w], HWLOC_CPUBIND_THREAD);
+    if (t->pin_cpus[w])
+        pthread_setaffinity_np(pthread_self(), t->pin_bytes[w], t->pin_cpus[w]);
 }
