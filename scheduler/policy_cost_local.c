@@ -165,9 +165,15 @@ static int candidates(DfCostLocal *cl, int self, int *cand, unsigned *lines)
     bool restored = false;
     int wi = sum->leaf_of[self], found = 0;
     uint64_t skip = 1ull << sum->bit_of[self];
+    bool below_zero = false;
     while (wi >= 0 && found < 2) {
-        const uint64_t bits = df_summary_word(sum, wi) & ~skip;
+        const uint64_t word = df_summary_word(sum, wi), bits = word & ~skip;
         (*lines)++;
+        /* The word we came from was zero but this one still flags it: a
+         * stale bit (summary.c) that no descent of ours would meet. */
+        if (below_zero && (word & skip) && df_summary_clear_stale(sum, wi, __builtin_ctzll(skip)))
+            restored = true;
+        below_zero = word == 0;
         if (bits) {
             /* Distinct branches of this word, at random: thieves of one
              * domain spread over its victims. */

@@ -221,3 +221,30 @@ DF_TEST(SchedIdle, IdlePollReadsBoundedLinesAtAnyWorkerCount)
         DF_EXPECT(at1024 <= bound);
     }
 }
+
+/* A bit left set over an empty word (a setter that lost the race with a
+ * clearer, summary.c) keeps has_work true only until the next steal walks
+ * past it, wherever it is: in another domain, or above the thief's own
+ * leaf, which no descent of the thief's would meet. */
+DF_TEST(SchedIdle, StaleSummaryBitsAreCleared)
+{
+    Policy x;
+    policy_open(&x, &df_policy_cost_local, 1024);
+    DfCostLocal *cl = (DfCostLocal *)x.p;
+    DfSummary *sum = &cl->rs.work;
+    DF_ASSERT(sum->depth >= 2);
+    const int victims[] = {700, 0};
+    for (int k = 0; k < 2; k++) {
+        /* Worker v's leaf flagged in its parent, with the leaf empty. */
+        const int leaf = sum->leaf_of[victims[k]];
+        const int parent = sum->words[leaf].parent;
+        df_summary_set(sum, victims[k]);
+        atomic_store(&sum->words[leaf].bits, 0);
+        DF_EXPECT(df_summary_word(sum, parent) != 0);
+        DF_EXPECT(x.ops->has_work(x.p, 0, NULL));
+        DF_EXPECT(x.ops->pop(x.p, 0, NULL) == NULL);
+        DF_EXPECT(x.ops->pop(x.p, 0, NULL) == NULL);
+        DF_EXPECT_MSG(!x.ops->has_work(x.p, 0, NULL), "stale bit above worker %d", victims[k]);
+    }
+    policy_close(&x);
+}
