@@ -7,13 +7,12 @@
 
 uint64_t df_cost(const DfPolicyEnv *env, const DfNode *c, int tid)
 {
-    const unsigned n = (unsigned)env->n_workers;
     uint64_t sum = 0;
     for (unsigned i = 0; i < c->n_inputs; i++) {
         const DfInput *in = df_node_input_c(c, i);
         if (in->worker < 0 || in->bytes == 0)
             continue;
-        sum += in->bytes * env->trcost[(unsigned)in->worker * n + (unsigned)tid];
+        sum += in->bytes * df_topo_trcost(env->topo, in->worker, tid);
     }
     return sum;
 }

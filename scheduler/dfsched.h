@@ -163,11 +163,11 @@ DF_SCHED_API int df_sched_current_worker(const DfSched *sched);
  * name the producer of the data it writes in df_node_add_input(). */
 DF_SCHED_API uint64_t df_sched_current_node_id(const DfSched *sched);
 
-/* The n_workers x n_workers trCost matrix (row = producer, column = consumer). */
-DF_SCHED_API const uint32_t *df_sched_trcost(const DfSched *sched);
+/* trCost from worker `producer` to worker `consumer` (workers in range). */
+DF_SCHED_API uint32_t df_sched_trcost(const DfSched *sched, int producer, int consumer);
 
-/* The n_workers x n_workers level matrix (DfLevel values). */
-DF_SCHED_API const uint8_t *df_sched_levels(const DfSched *sched);
+/* The level of the topology the two workers share (DF_LEVEL_SELF: same). */
+DF_SCHED_API DfLevel df_sched_level(const DfSched *sched, int producer, int consumer);
 
 /* True when more workers than cores were requested. */
 DF_SCHED_API bool df_sched_oversubscribed(const DfSched *sched);
@@ -473,6 +473,8 @@ typedef struct DfWorkerStats {
     uint64_t slab_chunks;              /* slab chunks allocated (cold path) */
     uint64_t max_wait_depth;           /* deepest nesting of df_sched_wait() */
     uint64_t wait_fallbacks;           /* nodes a wait ran although its filter refused them */
+    uint64_t idle_rounds;              /* polls for work while idle (spinning) */
+    uint64_t idle_lines;               /* shared cache lines those polls read */
 } DfWorkerStats;
 
 typedef struct DfStats {

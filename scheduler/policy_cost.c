@@ -103,8 +103,10 @@ static DfNode *cost_pop(DfPolicy *p, int self, const DfWaitFilter *f)
     return best;
 }
 
-static bool cost_has_work(DfPolicy *p, int self)
+static bool cost_has_work(DfPolicy *p, int self, unsigned *lines)
 {
+    if (lines)
+        (*lines)++;
     return atomic_load_explicit(&((CostP *)p)->count, memory_order_relaxed) > 0;
 }
 

@@ -1,36 +1,18 @@
 /* cost-local (patent figs. 13-14): a node that becomes ready is registered
  * in the Ready set of the worker of least Cost(tid, c); only the workers
  * that produced its inputs (and the current one) need evaluating.  A worker
- * takes from its own set first, else steals from the worker m of least
- * trCost(m, tid), then the next nearest, and so on. */
+ * takes from its own set first, else steals: from a few workers that the
+ * has-work summary flags in its nearest domain with any, and one of the
+ * next domain out, the most urgent node among them (fig. 14's least
+ * trCost(m, tid) first, with bounded work per poll whatever N). */
 #include "sched_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define RNG_STRIDE (DF_CACHELINE / sizeof(uint64_t))
-
 static uint64_t formula1(DfCostLocal *cl, const DfNode *n, int tid)
 {
     return df_cost(&cl->base.env, n, tid);
-}
-
-typedef struct SortCtx {
-    const uint32_t *trcost;
-    int self, n;
-} SortCtx;
-
-/* Victims of `self` by the cost of moving their data to self, then by index
- * distance so that equally near neighbours spread the load. */
-static int cmp_victims(const void *a, const void *b, void *p)
-{
-    const SortCtx *c = p;
-    int va = *(const int *)a, vb = *(const int *)b;
-    uint32_t ca = c->trcost[va * c->n + c->self], cb = c->trcost[vb * c->n + c->self];
-    if (ca != cb)
-        return ca < cb ? -1 : 1;
-    int da = (va - c->self + c->n) % c->n, db = (vb - c->self + c->n) % c->n;
-    return da - db;
 }
 
 int df_cost_local_init(DfCostLocal *cl, const DfPolicyEnv *env)
@@ -38,39 +20,24 @@ int df_cost_local_init(DfCostLocal *cl, const DfPolicyEnv *env)
     int n = env->n_workers;
     cl->base.env = *env;
     cl->cost = formula1;
-    cl->order = malloc(sizeof(int) * (size_t)n * (size_t)(n > 1 ? n - 1 : 1));
-    cl->rng = aligned_alloc(DF_CACHELINE, DF_CACHELINE * (size_t)n);
-    cl->seen = calloc((size_t)n * (size_t)n, sizeof(uint64_t));
-    if (!cl->order || !cl->rng || !cl->seen || df_ready_sets_init(&cl->rs, n) < 0) {
-        free(cl->order);
-        free(cl->rng);
-        free(cl->seen);
+    cl->thief = aligned_alloc(DF_CACHELINE, sizeof(DfThief) * (size_t)n);
+    if (!cl->thief || df_ready_sets_init(&cl->rs, env->topo, n) < 0) {
+        free(cl->thief);
+        cl->thief = NULL;
         return -1;
     }
-    int stride = n > 1 ? n - 1 : 1;
-    for (int self = 0; self < n; self++) {
-        int *row = cl->order + (size_t)self * (size_t)stride, k = 0;
-        for (int v = 0; v < n; v++)
-            if (v != self)
-                row[k++] = v;
-        SortCtx ctx = {env->trcost, self, n};
-        qsort_r(row, (size_t)k, sizeof(int), cmp_victims, &ctx);
-    }
     for (int i = 0; i < n; i++)
-        cl->rng[i * RNG_STRIDE] = (env->seed ? env->seed : 0x243f6a8885a308d3ull) ^
-                                  (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1));
+        cl->thief[i] = (DfThief){.rng = (env->seed ? env->seed : 0x243f6a8885a308d3ull) ^
+                                        (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1)),
+                                 .victim = -1};
     return 0;
 }
 
 void df_cost_local_fini(DfCostLocal *cl)
 {
     df_ready_sets_fini(&cl->rs);
-    free(cl->order);
-    free(cl->rng);
-    free(cl->seen);
-    cl->order = NULL;
-    cl->rng = NULL;
-    cl->seen = NULL;
+    free(cl->thief);
+    cl->thief = NULL;
 }
 
 DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
@@ -105,7 +72,7 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
      * nearest other worker, so that the other side of the choice keeps
      * being measured.  Decided once per node, not per poll of a thief. */
     if (self >= 0 && cl->rs.n > 1 && df_cost_local_explore_now(cl, self)) {
-        best = cl->order[(size_t)best * (size_t)(cl->rs.n - 1)];
+        best = cl->base.env.topo->nearest[best];
         n->flags |= DF_NF_EXPLORED;
     }
     DfReady *r = &cl->rs.sets[best];
@@ -115,7 +82,8 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
         df_ready_push(r, n);
     else
         df_ready_post(r, n);
-    return (DfPlacement){.worker = best, .backlog = backlog};
+    df_ready_sets_mark(&cl->rs, best);
+    return (DfPlacement){.worker = best, .backlog = backlog, .fenced = true};
 }
 
 bool df_cost_local_explore_now(DfCostLocal *cl, int self)
@@ -123,76 +91,175 @@ bool df_cost_local_explore_now(DfCostLocal *cl, int self)
     const double rate = cl->base.env.explore_rate;
     if (rate <= 0)
         return false;
-    uint64_t r = df_rand_next(&cl->rng[(size_t)self * RNG_STRIDE]);
+    uint64_t r = df_rand_next(&cl->thief[self].rng);
     return (double)(r >> 11) * (1.0 / 9007199254740992.0) < rate;
 }
 
-/* May `self` steal from v now?  (Victims spinning idle are skipped, and a
- * busy one only gives up a node seen at its head on two polls in a row.) */
-static bool may_steal(DfCostLocal *cl, int self, int v, bool explore, int64_t *now)
+/* Nodes went back into v's inbox (a filter refused them): its bit, and
+ * somebody to come for them. */
+static void given_back(DfCostLocal *cl, int v)
 {
-    DfReady *r = &cl->rs.sets[v];
-    if (df_ready_empty(r))
-        return false;
-    if (explore)
-        return true;
-    /* An idle owner takes its node itself in a moment, where its input
-     * rows are; a thief would only move them. */
-    if (df_env_worker_idle(&cl->base.env, v, now))
-        return false;
-    /* A busy owner may be just finishing the producer and about to pop it,
-     * and a waiting one takes what its wait accepts in a moment: steal only
-     * a node seen at the head on two polls in a row (what a waiter refuses
-     * stays there).  The grace is one poll, so it scales with the machine. */
-    const int nw = cl->rs.n;
-    uint64_t key = df_ready_head_key(r), *seen = &cl->seen[(size_t)self * (size_t)nw + (size_t)v];
-    if (*seen != key) {
-        *seen = key;
-        return false;
-    }
-    return true;
+    df_ready_sets_mark(&cl->rs, v);
+    if (cl->base.env.requeued)
+        cl->base.env.requeued(cl->base.env.wake_ctx, v);
+}
+
+/* v's set was seen empty: clear its bit (a wake check if nodes came). */
+static void seen_empty(DfCostLocal *cl, int v)
+{
+    if (df_ready_sets_unmark(&cl->rs, v) && cl->base.env.requeued)
+        cl->base.env.requeued(cl->base.env.wake_ctx, v);
 }
 
 static DfNode *steal_from(DfCostLocal *cl, int v, bool explore, const DfWaitFilter *f)
 {
     bool returned;
     DfNode *n = df_ready_steal(&cl->rs.sets[v], f, &returned);
-    if (returned && cl->base.env.requeued)
-        cl->base.env.requeued(cl->base.env.wake_ctx, v);
+    if (returned)
+        given_back(cl, v);
+    else if (df_ready_empty(&cl->rs.sets[v]))
+        seen_empty(cl, v); /* took the last one: thieves need not look */
     if (n)
         n->flags |= DF_NF_STOLEN | (explore ? DF_NF_EXPLORED : 0);
     return n;
 }
 
+/* Victim a is nearer to `self` than b: less trCost, then fewer steps
+ * from self + 1 on (equally near neighbours spread the load). */
+static bool nearer(const DfTopo *t, int self, int a, int b)
+{
+    const uint32_t ca = df_topo_trcost(t, a, self), cb = df_topo_trcost(t, b, self);
+    if (ca != cb)
+        return ca < cb;
+    const int n = t->n_workers;
+    return (a - self + n) % n < (b - self + n) % n;
+}
+
+/* Candidates per steal: the sticky victim, STEAL_NEAR random flagged
+ * workers of the nearest domain with any, STEAL_FAR of the next one out
+ * (an urgent node farther away gets its chance).  Bounded whatever N. */
+#define STEAL_NEAR 2
+#define STEAL_FAR  1
+#define STEAL_MAX  (1 + STEAL_NEAR + STEAL_FAR)
+
+static int add_candidate(int *cand, int nc, int v, int self)
+{
+    if (v < 0 || v == self)
+        return nc;
+    for (int k = 0; k < nc; k++)
+        if (cand[k] == v)
+            return nc;
+    cand[nc] = v;
+    return nc + 1;
+}
+
+/* Up to STEAL_MAX workers whose bits are set, nearest domains first. */
+static int candidates(DfCostLocal *cl, int self, int *cand, unsigned *lines)
+{
+    DfThief *th = &cl->thief[self];
+    DfSummary *sum = &cl->rs.work;
+    int nc = 0;
+    if (th->victim >= 0 && df_summary_test(sum, th->victim))
+        nc = add_candidate(cand, nc, th->victim, self);
+    (*lines)++;
+    bool restored = false;
+    int wi = sum->leaf_of[self], found = 0;
+    uint64_t skip = 1ull << sum->bit_of[self];
+    bool below_zero = false;
+    while (wi >= 0 && found < 2) {
+        const uint64_t word = df_summary_word(sum, wi), bits = word & ~skip;
+        (*lines)++;
+        /* The word we came from was zero but this one still flags it: a
+         * stale bit (summary.c) that no descent of ours would meet. */
+        if (below_zero && (word & skip) && df_summary_clear_stale(sum, wi, __builtin_ctzll(skip)))
+            restored = true;
+        below_zero = word == 0;
+        if (bits) {
+            /* Distinct branches of this word, at random: thieves of one
+             * domain spread over its victims. */
+            uint64_t left = bits;
+            const int want = found == 0 ? STEAL_NEAR : STEAL_FAR;
+            for (int k = 0; k < want && left; k++) {
+                const int b = df_summary_random_bit(left, &th->rng);
+                left &= ~(1ull << b);
+                nc = add_candidate(cand, nc,
+                                   df_summary_pick(sum, wi, 1ull << b, &th->rng, lines, &restored),
+                                   self);
+            }
+            found++;
+        }
+        skip = 1ull << sum->words[wi].parent_bit;
+        wi = sum->words[wi].parent;
+    }
+    /* A stale bit cleared on the way had to be restored: a worker may
+     * have parked on its absence. */
+    if (restored && cl->base.env.requeued)
+        cl->base.env.requeued(cl->base.env.wake_ctx, self);
+    return nc;
+}
+
 DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore, const DfWaitFilter *f)
 {
-    int nw = cl->rs.n;
-    const int *order = cl->order + (size_t)self * (size_t)(nw > 1 ? nw - 1 : 1);
-    int64_t now = 0;
-    /* First the victim whose most urgent node is due first (the nearest on
-     * ties: nodes without deadlines above all); failing that, in trCost
-     * order, any that has a node this thief may take. */
-    int victim = -1, eligible = 0;
-    int64_t victim_dl = 0;
-    for (int k = 0; k < nw - 1; k++) {
-        const int v = order[k];
-        if (!may_steal(cl, self, v, explore, &now))
+    if (cl->rs.n < 2)
+        return NULL;
+    DfThief *th = &cl->thief[self];
+    const DfTopo *topo = cl->base.env.topo;
+    int cand[STEAL_MAX];
+    unsigned lines = 0;
+    const int nc = candidates(cl, self, cand, &lines);
+    /* Of the candidates, the one whose most urgent node is due first (the
+     * nearest on ties: nodes without deadlines above all).  Victims
+     * spinning idle are skipped unless exploring: an idle owner takes its
+     * node itself in a moment, where its input rows are. */
+    int64_t now = 0, best_dl = 0;
+    int best = -1, armed = -1, eligible[STEAL_MAX], ne = 0;
+    for (int k = 0; k < nc; k++) {
+        const int v = cand[k];
+        DfReady *r = &cl->rs.sets[v];
+        lines += DF_READY_PROBE_LINES;
+        if (df_ready_empty(r)) {
+            seen_empty(cl, v);
             continue;
-        eligible++;
-        const int64_t dl = df_ready_urgency(&cl->rs.sets[v]);
-        if (victim < 0 || dl < victim_dl) {
-            victim = v;
-            victim_dl = dl;
+        }
+        if (!explore && df_env_worker_idle(&cl->base.env, v, &now))
+            continue;
+        eligible[ne++] = v;
+        const int64_t dl = df_ready_urgency(r);
+        if (best < 0 || dl < best_dl || (dl == best_dl && nearer(topo, self, v, best))) {
+            best = v;
+            best_dl = dl;
+        }
+        if (v == th->victim && df_ready_head_key(r) == th->key)
+            armed = v;
+    }
+    DF_THIEF_LINES_ADD(th, lines);
+    if (best < 0)
+        return NULL;
+    if (!explore) {
+        /* A busy owner may be just finishing the producer and about to pop
+         * it, and a waiting one takes what its wait accepts in a moment:
+         * steal only a node seen at the head on two polls in a row (what a
+         * waiter refuses stays there).  The thief remembers one victim and
+         * its head (O(1) per worker); a victim whose grace has passed goes
+         * before a more urgent one still in its grace, so that a thief
+         * between two victims cannot re-arm forever. */
+        const uint64_t key = df_ready_head_key(&cl->rs.sets[best]);
+        if (best != th->victim || key != th->key) {
+            if (armed < 0) {
+                th->victim = best;
+                th->key = key;
+                return NULL;
+            }
+            best = armed;
         }
     }
-    if (victim < 0)
-        return NULL;
-    DfNode *n = steal_from(cl, victim, explore, f);
-    if (n || eligible == 1)
-        return n;
-    for (int k = 0; k < nw - 1 && !n; k++)
-        if (order[k] != victim && !df_ready_empty(&cl->rs.sets[order[k]]))
-            n = steal_from(cl, order[k], explore, f);
+    th->victim = best; /* sticky: looked at first next time */
+    DfNode *n = steal_from(cl, best, explore, f);
+    /* Lost the race for it (or the filter refused it): any other eligible
+     * candidate, grace or not. */
+    for (int k = 0; k < ne && !n; k++)
+        if (eligible[k] != best)
+            n = steal_from(cl, eligible[k], explore, f);
     return n;
 }
 
@@ -207,17 +274,19 @@ DfNode *df_cost_local_pop(DfPolicy *p, int self, const DfWaitFilter *f)
     DfReady *own = &cl->rs.sets[self];
     bool returned = false;
     df_ready_drain_inbox(own, f, &returned);
-    if (returned && cl->base.env.requeued)
-        cl->base.env.requeued(cl->base.env.wake_ctx, self);
+    if (returned)
+        given_back(cl, self);
     DfNode *n = df_ready_pop(own, false, f);
     if (n)
         return n;
+    if (df_ready_empty(own))
+        seen_empty(cl, self); /* thieves need not look here */
     return df_cost_local_steal(cl, self, false, f);
 }
 
-bool df_cost_local_has_work(DfPolicy *p, int self)
+bool df_cost_local_has_work(DfPolicy *p, int self, unsigned *lines)
 {
-    return df_ready_sets_any(&((DfCostLocal *)p)->rs);
+    return df_ready_sets_any(&((DfCostLocal *)p)->rs, lines);
 }
 
 bool df_cost_local_queued(DfPolicy *p, int w)

@@ -75,8 +75,10 @@ static DfNode *fifo_pop(DfPolicy *p, int self, const DfWaitFilter *wf)
     return n;
 }
 
-static bool fifo_has_work(DfPolicy *p, int self)
+static bool fifo_has_work(DfPolicy *p, int self, unsigned *lines)
 {
+    if (lines)
+        (*lines)++;
     return atomic_load_explicit(&((Fifo *)p)->count, memory_order_relaxed) > 0;
 }
 

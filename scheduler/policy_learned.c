@@ -72,7 +72,6 @@ static double load_double(_Atomic uint64_t *src)
 static uint64_t learned_cost(DfCostLocal *cl, const DfNode *c, int tid)
 {
     Learned *l = (Learned *)cl;
-    const unsigned n = (unsigned)cl->base.env.n_workers;
     double sum = 0;
     for (unsigned i = 0; i < c->n_inputs; i++) {
         const DfInput *in = df_node_input_c(c, i);
@@ -81,7 +80,7 @@ static uint64_t learned_cost(DfCostLocal *cl, const DfNode *c, int tid)
         double size = (double)in->bytes;
         if (in->module >= 0 && in->module < DF_LEARN_MAX_MODULES)
             size *= load_double(&l->scale_bits[in->module]);
-        sum += size * cl->base.env.trcost[(unsigned)in->worker * n + (unsigned)tid];
+        sum += size * df_topo_trcost(cl->base.env.topo, in->worker, tid);
     }
     return sum < 1.8e19 ? (uint64_t)(sum + 0.5) : UINT64_MAX;
 }
@@ -155,7 +154,6 @@ static void learned_done(DfPolicy *pol, int self, const DfNode *n, int64_t exec_
     const int c = n->module;
     if (c < 0 || c >= DF_LEARN_MAX_MODULES || exec_ns <= 0 || n->n_inputs == 0)
         return;
-    const int nw = pol->env.n_workers;
     uint32_t ns = exec_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)exec_ns;
     /* One sample per producer module this run read from: its level is the
      * farthest of that producer's inputs (local only if all of them were). */
@@ -167,7 +165,7 @@ static void learned_done(DfPolicy *pol, int self, const DfNode *n, int64_t exec_
         if (in->worker < 0 || in->bytes == 0 || in->module < 0 ||
             in->module >= DF_LEARN_MAX_MODULES)
             continue;
-        int lev = pol->env.levels[in->worker * nw + self];
+        int lev = df_topo_level(pol->env.topo, in->worker, self);
         int k = 0;
         while (k < n_seen && seen_p[k] != in->module)
             k++;
@@ -233,10 +231,7 @@ static int learned_create(const DfPolicyEnv *env, DfPolicy **out)
     }
     l->cl.cost = learned_cost;
     /* Any pair of workers at a level has that level's weight. */
-    const size_t nn = (size_t)env->n_workers * (size_t)env->n_workers;
-    for (size_t a = 0; a < nn; a++)
-        if (env->levels[a] < DF_N_LEVELS && !l->level_weight[env->levels[a]])
-            l->level_weight[env->levels[a]] = env->trcost[a];
+    memcpy(l->level_weight, env->topo->level_cost, sizeof(l->level_weight));
     l->cl.explore = learned_explore;
     for (int m = 0; m < DF_LEARN_MAX_MODULES; m++)
         store_double(&l->scale_bits[m], 1.0);

@@ -5,14 +5,15 @@
 
 #include <stdlib.h>
 
-typedef struct Rng {
-    DF_ALIGNED uint64_t state;
-} Rng;
+typedef struct Thief {
+    DF_ALIGNED uint64_t rng;
+    int32_t victim; /* last victim that gave a node (sticky), -1 */
+} Thief;
 
 typedef struct Steal {
     DfPolicy base;
     DfReadySets rs;
-    Rng *rng;
+    Thief *thief;
     DF_ALIGNED _Atomic uint32_t rr;
 } Steal;
 
@@ -28,15 +29,16 @@ static int steal_create(const DfPolicyEnv *env, DfPolicy **out)
         return -1;
     s->base.env = *env;
     s->base.env.lifo = true; /* work first, like Cilk */
-    s->rng = aligned_alloc(DF_CACHELINE, sizeof(Rng) * (size_t)env->n_workers);
-    if (!s->rng || df_ready_sets_init(&s->rs, env->n_workers) < 0) {
-        free(s->rng);
+    s->thief = aligned_alloc(DF_CACHELINE, sizeof(Thief) * (size_t)env->n_workers);
+    if (!s->thief || df_ready_sets_init(&s->rs, env->topo, env->n_workers) < 0) {
+        free(s->thief);
         free(s);
         return -1;
     }
     for (int i = 0; i < env->n_workers; i++)
-        s->rng[i].state =
-            (env->seed ? env->seed : 0x9e3779b97f4a7c15ull) + 0x1234567ull * (uint64_t)(i + 1);
+        s->thief[i] = (Thief){.rng = (env->seed ? env->seed : 0x9e3779b97f4a7c15ull) +
+                                     0x1234567ull * (uint64_t)(i + 1),
+                              .victim = -1};
     *out = &s->base;
     return 0;
 }
@@ -45,7 +47,7 @@ static void steal_destroy(DfPolicy *p)
 {
     Steal *s = (Steal *)p;
     df_ready_sets_fini(&s->rs);
-    free(s->rng);
+    free(s->thief);
     free(s);
 }
 
@@ -63,8 +65,31 @@ static DfPlacement steal_push(DfPolicy *p, int self, DfNode *n)
         df_ready_push(r, n);
     else
         df_ready_post(r, n);
-    return (DfPlacement){.worker = target, .backlog = backlog};
+    df_ready_sets_mark(&s->rs, target);
+    return (DfPlacement){.worker = target, .backlog = backlog, .fenced = true};
 }
+
+/* Nodes went back into v's inbox, or v's set was seen empty: the
+ * summary (ready.c) and, when needed, a wake check. */
+static void given_back(Steal *s, int v)
+{
+    df_ready_sets_mark(&s->rs, v);
+    if (s->base.env.requeued)
+        s->base.env.requeued(s->base.env.wake_ctx, v);
+}
+
+static void seen_empty(Steal *s, int v)
+{
+    if (df_ready_sets_unmark(&s->rs, v) && s->base.env.requeued)
+        s->base.env.requeued(s->base.env.wake_ctx, v);
+}
+
+/* Victims tried per steal: the last one that gave a node, then random
+ * workers the has-work summary flags, each found by a random walk down
+ * from the root (locality-blind).  Bounded whatever N; a steal that finds
+ * nothing leaves the worker idle, whose next poll comes back if the
+ * summary still says there is work. */
+#define STEAL_ATTEMPTS 4
 
 static DfNode *steal_pop(DfPolicy *p, int self, const DfWaitFilter *f)
 {
@@ -72,33 +97,44 @@ static DfNode *steal_pop(DfPolicy *p, int self, const DfWaitFilter *f)
     DfReady *own = &s->rs.sets[self];
     bool returned = false;
     df_ready_drain_inbox(own, f, &returned);
-    if (returned && s->base.env.requeued)
-        s->base.env.requeued(s->base.env.wake_ctx, self);
+    if (returned)
+        given_back(s, self);
     DfNode *n = df_ready_pop(own, true, f);
     if (n)
         return n;
-    int nw = s->rs.n;
-    if (nw == 1)
+    if (df_ready_empty(own))
+        seen_empty(s, self);
+    if (s->rs.n == 1)
         return NULL;
-    int start = (int)(df_rand_next(&s->rng[self].state) % (uint64_t)nw);
-    for (int k = 0; k < nw; k++) {
-        int v = (start + k) % nw;
+    Thief *th = &s->thief[self];
+    DfSummary *sum = &s->rs.work;
+    bool restored = false;
+    for (int k = 0; k < STEAL_ATTEMPTS && !n; k++) {
+        int v = k == 0 ? th->victim : -1;
+        if (v < 0 || v == self)
+            v = df_summary_pick(sum, sum->root, df_summary_word(sum, sum->root), &th->rng, NULL,
+                                &restored);
+        if (v < 0)
+            break;
         if (v == self)
             continue;
         n = df_ready_steal(&s->rs.sets[v], f, &returned);
-        if (returned && s->base.env.requeued)
-            s->base.env.requeued(s->base.env.wake_ctx, v);
-        if (n) {
-            n->flags |= DF_NF_STOLEN;
-            return n;
-        }
+        if (returned)
+            given_back(s, v);
+        else if (df_ready_empty(&s->rs.sets[v]))
+            seen_empty(s, v);
+        th->victim = n ? v : -1;
     }
-    return NULL;
+    if (restored && s->base.env.requeued)
+        s->base.env.requeued(s->base.env.wake_ctx, self);
+    if (n)
+        n->flags |= DF_NF_STOLEN;
+    return n;
 }
 
-static bool steal_has_work(DfPolicy *p, int self)
+static bool steal_has_work(DfPolicy *p, int self, unsigned *lines)
 {
-    return df_ready_sets_any(&((Steal *)p)->rs);
+    return df_ready_sets_any(&((Steal *)p)->rs, lines);
 }
 
 static bool steal_queued(DfPolicy *p, int w)

@@ -453,19 +453,24 @@ void df_spin_unlock(DfSpin *l)
     atomic_store_explicit(&l->locked, 0, memory_order_release);
 }
 
-int df_ready_sets_init(DfReadySets *rs, int n)
+int df_ready_sets_init(DfReadySets *rs, const struct DfTopo *topo, int n)
 {
     rs->n = n;
+    if (df_summary_init(&rs->work, topo, n) < 0)
+        return -1;
     rs->sets = aligned_alloc(DF_CACHELINE, ((size_t)n * sizeof(DfReady) + DF_CACHELINE - 1) &
                                                ~(size_t)(DF_CACHELINE - 1));
-    if (!rs->sets)
+    if (!rs->sets) {
+        df_summary_fini(&rs->work);
         return -1;
+    }
     for (int i = 0; i < n; i++)
         if (df_ready_init(&rs->sets[i], 256) < 0) {
             for (int j = 0; j < i; j++)
                 df_ready_fini(&rs->sets[j]);
             free(rs->sets);
             rs->sets = NULL;
+            df_summary_fini(&rs->work);
             return -1;
         }
     return 0;
@@ -479,14 +484,57 @@ void df_ready_sets_fini(DfReadySets *rs)
         df_ready_fini(&rs->sets[i]);
     free(rs->sets);
     rs->sets = NULL;
+    df_summary_fini(&rs->work);
 }
 
-bool df_ready_sets_any(const DfReadySets *rs)
+/* The has-work summary.  A set's bit is set by whoever puts nodes into it
+ * (df_ready_sets_mark) and cleared by whoever sees it empty: its owner
+ * before it steals, a thief after it took the last node or found a set
+ * flagged but empty (df_ready_sets_unmark).  Two store-load races, each
+ * closed by a pair of seq_cst fences:
+ *  - pusher against clearer: the pusher stores the node, fences, reads
+ *    the bit; the clearer clears the bit, fences, re-reads the set.  One
+ *    of them sees the other: the pusher sets the bit again, or the clearer
+ *    does (and, since an idle worker may have read the missing bit and
+ *    parked, reports a wake check to its caller);
+ *  - pusher against a parking worker (worker.c): the pusher's fence here
+ *    is the producer's fence of the park handshake.  After it the pusher
+ *    reads the bit, sets it (seq_cst RMWs) if clear and reads n_parked
+ *    with a seq_cst load; the parker announces itself, fences and reads
+ *    the summary's root.  Either the parker sees the bit or the pusher
+ *    sees the parker. */
+bool df_ready_sets_any(DfReadySets *rs, unsigned *lines)
 {
-    for (int i = 0; i < rs->n; i++)
-        if (!df_ready_empty(&rs->sets[i]))
-            return true;
-    return false;
+    return df_summary_any(&rs->work, lines);
+}
+
+void df_ready_sets_mark(DfReadySets *rs, int w)
+{
+    /* Pairs with the fence in df_ready_sets_unmark, and with the one in
+     * park (worker.c): the nodes just put into w's set are visible before
+     * the bit (and, in the caller, n_parked) is read. */
+    DF_FENCE_SEQ_CST();
+    if (!df_summary_test(&rs->work, w))
+        df_summary_set(&rs->work, w);
+}
+
+bool df_ready_sets_unmark(DfReadySets *rs, int w)
+{
+    DfSummary *s = &rs->work;
+    if (!df_summary_test(s, w))
+        return false;
+    const uint64_t bit = 1ull << s->bit_of[w];
+    const uint64_t old = df_summary_clear_bit(s, w);
+    if (!(old & bit))
+        return false; /* another clearer's */
+    /* Pairs with the fence in df_ready_sets_mark: a node pushed before the
+     * pusher read the bit as still set is seen here. */
+    DF_FENCE_SEQ_CST();
+    if (!df_ready_empty(&rs->sets[w])) {
+        df_summary_set(s, w);
+        return true;
+    }
+    return old == bit && df_summary_clear_up(s, w);
 }
 
 DfNode *df_ready_steal(DfReady *victim, const DfWaitFilter *f, bool *returned)

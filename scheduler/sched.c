@@ -46,7 +46,7 @@ static void sched_destroy(DfSched *s)
         free(s->module_names[i]);
     free(s->workers);
     free(s->state);
-    free((void *)s->parked_mask);
+    df_summary_fini(&s->parked);
     df_topo_fini(&s->topo);
     pthread_mutex_destroy(&s->cache_lock);
     pthread_mutex_destroy(&s->module_lock);
@@ -114,13 +114,12 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
     s->n_workers = nw;
     s->node_size = sizeof(DfNode) + ops->node_scratch(nw);
     s->policy_timing = ops->needs_timing;
-    s->mask_words = (nw + 63) / 64;
-    s->parked_mask = calloc((size_t)s->mask_words, sizeof(uint64_t));
+    const int sum_ret = df_summary_init(&s->parked, &s->topo, nw);
     s->workers = aligned_alloc(DF_CACHELINE, sizeof(DfWorker) * (size_t)nw);
     if (s->workers)
         memset(s->workers, 0, sizeof(DfWorker) * (size_t)nw); /* sched_destroy reads it */
     s->state = aligned_alloc(DF_CACHELINE, sizeof(DfWorkerState) * (size_t)nw);
-    if (!s->parked_mask || !s->workers || !s->state) {
+    if (sum_ret < 0 || !s->workers || !s->state) {
         ret = df_set_error(err, -ENOMEM, "out of memory for %d workers", nw);
         goto fail;
     }
@@ -131,8 +130,7 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
 
     DfPolicyEnv env = {
         .n_workers = nw,
-        .trcost = s->topo.trcost,
-        .levels = s->topo.levels,
+        .topo = &s->topo,
         .now = policy_clock,
         .seed = cfg_in->seed,
         .explore_rate = cfg_in->explore_rate,
@@ -236,14 +234,14 @@ const char *df_sched_policy_name(const DfSched *s)
     return s->policy_name;
 }
 
-const uint32_t *df_sched_trcost(const DfSched *s)
+uint32_t df_sched_trcost(const DfSched *s, int producer, int consumer)
 {
-    return s->topo.trcost;
+    return df_topo_trcost(&s->topo, producer, consumer);
 }
 
-const uint8_t *df_sched_levels(const DfSched *s)
+DfLevel df_sched_level(const DfSched *s, int producer, int consumer)
 {
-    return s->topo.levels;
+    return df_topo_level(&s->topo, producer, consumer);
 }
 
 bool df_sched_oversubscribed(const DfSched *s)

@@ -231,8 +231,7 @@ typedef struct DfWorkerState {
  * the simulator (dfsim), which is why policies take no thread handles. */
 typedef struct DfPolicyEnv {
     int n_workers;
-    const uint32_t *trcost;   /* n x n, [producer * n + consumer] */
-    const uint8_t *levels;    /* n x n DfLevel */
+    const struct DfTopo *topo; /* levels and trCost between workers */
     int64_t (*now)(void *clock_ctx);
     void *clock_ctx;
     uint64_t seed;
@@ -261,6 +260,7 @@ static inline bool df_env_worker_idle(const DfPolicyEnv *env, int w, int64_t *no
 typedef struct DfPlacement {
     int worker;      /* ready set of this worker, or -1 for a shared set */
     bool backlog;    /* the worker already had queued work */
+    bool fenced;     /* the push ended with DF_FENCE_SEQ_CST (ready-set summary) */
 } DfPlacement;
 
 /* A policy: one file that defines its ops, plus one entry in the registry
@@ -282,8 +282,10 @@ typedef struct DfPolicyOps {
      * Sets DF_NF_STOLEN / DF_NF_EXPLORED on the node.  `f` (may be NULL)
      * limits the choice to the nodes a waiting task may run. */
     DfNode *(*pop)(DfPolicy *p, int self, const DfWaitFilter *f);
-    /* Cheap check that worker `self` could find work now. */
-    bool (*has_work)(DfPolicy *p, int self);
+    /* Cheap check that worker `self` could find work now: O(1) cache
+     * lines whatever the number of workers.  Adds the shared lines it read
+     * to *lines (may be NULL). */
+    bool (*has_work)(DfPolicy *p, int self, unsigned *lines);
     /* Nodes wait in worker w's own set (the shared set for shared-set
      * policies). */
     bool (*queued)(DfPolicy *p, int w);
@@ -344,6 +346,67 @@ extern const DfPolicyOps df_policy_learned;
 /* Formula (1): Cost(tid, c) over the node's inputs. */
 uint64_t df_cost(const DfPolicyEnv *env, const DfNode *c, int tid);
 
+
+/* ------------------------------------------------------------ summaries */
+
+/* A bit per worker, summarised by topology domain (summary.c): leaf words
+ * of at most 64 workers of one L3 / NUMA / package domain, and words of a
+ * bit per child word above them, up to one root.  A reader learns "anyone,
+ * and where, nearest first" from O(depth) cache lines, not O(N). */
+typedef struct DfSumWord {
+    DF_ALIGNED _Atomic uint64_t bits;
+    int32_t parent;     /* word index, -1 at the root */
+    int32_t first;      /* first child in DfSummary.kids */
+    int32_t rep;        /* first worker below */
+    uint8_t parent_bit; /* this word's bit in the parent */
+    uint8_t n_kids;
+    bool leaf;          /* kids are workers (else words) */
+} DfSumWord;
+
+typedef struct DfSummary {
+    int n_words, n_kids;
+    int root;
+    int depth;          /* words from a leaf to the root */
+    DfSumWord *words;
+    int32_t *kids;
+    int32_t *leaf_of;   /* per worker: its leaf word */
+    uint8_t *bit_of;    /* per worker: its bit there */
+} DfSummary;
+
+/* Domains from `topo` (NULL: index order only).  0 or -1 (memory). */
+int df_summary_init(DfSummary *s, const struct DfTopo *topo, int n_workers);
+void df_summary_fini(DfSummary *s);
+/* Set w's bit (and its ancestors' as words go non-zero); true if it was
+ * clear.  seq_cst RMWs. */
+bool df_summary_set(DfSummary *s, int w);
+/* Clear w's bit at the leaf; returns the leaf word before. */
+uint64_t df_summary_clear_bit(DfSummary *s, int w);
+/* w's leaf word went to zero: clear its bit above.  True when a bit had to
+ * be restored because a setter raced: the caller does a wake check. */
+bool df_summary_clear_up(DfSummary *s, int w);
+/* Bit b of word wi is set but its child word is zero: clear it (true:
+ * restored, as above). */
+bool df_summary_clear_stale(DfSummary *s, int wi, int b);
+/* A worker whose bit is set below word `wi`, `bits` being the bits of wi
+ * to choose from (random with rng, else the lowest), or -1.  Clears stale
+ * ancestor bits on the way (*restored as above); counts words read. */
+int df_summary_pick(DfSummary *s, int wi, uint64_t bits, uint64_t *rng, unsigned *lines,
+                    bool *restored);
+/* One of the set bits of `bits` (non-zero): at random with rng, else the
+ * lowest. */
+int df_summary_random_bit(uint64_t bits, uint64_t *rng);
+/* Any bit set (the root, seq_cst). */
+bool df_summary_any(DfSummary *s, unsigned *lines);
+
+static inline uint64_t df_summary_word(const DfSummary *s, int wi)
+{
+    return atomic_load_explicit(&((DfSummary *)s)->words[wi].bits, memory_order_seq_cst);
+}
+
+static inline bool df_summary_test(const DfSummary *s, int w)
+{
+    return df_summary_word(s, s->leaf_of[w]) & (1ull << s->bit_of[w]);
+}
 
 /* --------------------------------------------------------- ready sets */
 
@@ -429,19 +492,34 @@ DfNode *df_ready_steal_inbox(DfReady *r, const DfWaitFilter *f, bool *returned);
 int64_t df_ready_urgency(const DfReady *r);
 /* Identity of the set's oldest nodes now (changes when one is taken). */
 uint64_t df_ready_head_key(const DfReady *r);
+/* Cache lines of another worker's set that df_ready_empty reads (the
+ * lanes' top and bottom, the inbox): a thief's probe, for counting. */
+#define DF_READY_PROBE_LINES (2 * DF_LANES + 1)
 /* Approximate number of nodes queued (lanes + non-empty inbox as 1). */
 int64_t df_ready_size(const DfReady *r);
 bool df_ready_empty(const DfReady *r);
 
-/* One Ready set per worker, as the stealing policies keep them. */
+/* One Ready set per worker, as the stealing policies keep them, with a
+ * summary of the sets that may hold nodes (ready.c: the protocol). */
 typedef struct DfReadySets {
     int n;
-    DfReady *sets; /* n entries, cache-line aligned */
+    DfReady *sets;   /* n entries, cache-line aligned */
+    DfSummary work;  /* bit per worker whose set may be non-empty */
 } DfReadySets;
-int df_ready_sets_init(DfReadySets *rs, int n);
+int df_ready_sets_init(DfReadySets *rs, const struct DfTopo *topo, int n);
 void df_ready_sets_fini(DfReadySets *rs);
-/* True if any set holds a node. */
-bool df_ready_sets_any(const DfReadySets *rs);
+/* True if any set may hold a node: one summary word, whatever n (a stale
+ * bit answers true until a thief clears it).  Adds the words read to
+ * *lines (may be NULL). */
+bool df_ready_sets_any(DfReadySets *rs, unsigned *lines);
+/* Nodes went into w's set (push, post, or given back): publish w's bit.
+ * Begins with a seq_cst fence, after which the caller needs none to read
+ * n_parked with a seq_cst load. */
+void df_ready_sets_mark(DfReadySets *rs, int w);
+/* w's set was seen empty: clear w's bit.  True when nodes arrived
+ * meanwhile, or an ancestor bit had to be restored: the caller then does a
+ * wake check (DfPolicyEnv.requeued). */
+bool df_ready_sets_unmark(DfReadySets *rs, int w);
 /* Take the most urgent node of another worker's set that the filter
  * accepts (lanes, then inbox).  *returned as for df_ready_steal_inbox. */
 DfNode *df_ready_steal(DfReady *victim, const DfWaitFilter *f, bool *returned);
@@ -460,14 +538,25 @@ typedef struct DfSpin {
 void df_spin_lock(DfSpin *l);
 void df_spin_unlock(DfSpin *l);
 
+/* A cost-local worker's own state as a thief (one cache line). */
+typedef struct DfThief {
+    DF_ALIGNED uint64_t rng;
+    uint64_t key;           /* head key of `victim` when it was last chosen */
+    int32_t victim;         /* last victim chosen (sticky), -1 */
+    _Atomic uint64_t lines; /* debug: summary words and sets read by steals */
+} DfThief;
+
+#define DF_THIEF_LINES_ADD(th, v)                                                                  \
+    atomic_store_explicit(&(th)->lines,                                                            \
+                          atomic_load_explicit(&(th)->lines, memory_order_relaxed) + (v),          \
+                          memory_order_relaxed)
+
 /* cost-local's state, shared with learned (which extends it). */
 typedef struct DfCostLocal DfCostLocal;
 struct DfCostLocal {
     DfPolicy base;
     DfReadySets rs;
-    int *order;                 /* per worker: victims by increasing trCost */
-    uint64_t *seen;             /* per thief and victim: oldest node seen last poll */
-    uint64_t *rng;              /* per worker, DF_CACHELINE apart */
+    DfThief *thief;             /* per worker */
     DF_ALIGNED _Atomic uint32_t rr;
     /* Cost(tid, c) used for placement (formula (1) or a learned variant). */
     uint64_t (*cost)(DfCostLocal *cl, const DfNode *n, int tid);
@@ -478,7 +567,7 @@ int df_cost_local_init(DfCostLocal *cl, const DfPolicyEnv *env);
 void df_cost_local_fini(DfCostLocal *cl);
 DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n);
 DfNode *df_cost_local_pop(DfPolicy *p, int self, const DfWaitFilter *f);
-bool df_cost_local_has_work(DfPolicy *p, int self);
+bool df_cost_local_has_work(DfPolicy *p, int self, unsigned *lines);
 bool df_cost_local_queued(DfPolicy *p, int w);
 /* Steal the oldest node from the nearest non-empty victim of `self`.
  * Victims spinning idle are skipped (they run their own nodes, which stay
@@ -500,6 +589,10 @@ static inline uint64_t df_rand_next(uint64_t *state)
 
 /* ------------------------------------------------------------ topology */
 
+/* Levels PU..NUMA have a domain key per worker: two workers share level
+ * l's domain when their keys at l are equal. */
+#define DF_TOPO_KEYS (DF_LEVEL_NUMA - DF_LEVEL_PU + 1)
+
 typedef struct DfTopo {
     int n_workers;
     int n_cores;           /* cores of the CPU set on the real machine */
@@ -507,10 +600,13 @@ typedef struct DfTopo {
     bool oversubscribed;
     bool synthetic;
     void *real;            /* hwloc_topology_t */
-    void *pin_sets;        /* cpu_set_t per worker, NULL when not pinning */
+    const void **pin_sets; /* hwloc_const_bitmap_t per worker, NULL when not pinning */
+    void **pin_owned;      /* the pin sets allocated here (NULL: the topology's) */
+    cpu_set_t **pin_cpus;  /* the same as CPU_ALLOC sets (pinning allocates nothing) */
+    size_t *pin_bytes;     /* their CPU_ALLOC_SIZE */
     int *model_pu;         /* per worker: PU logical index in the model topology */
-    uint8_t *levels;       /* n x n */
-    uint32_t *trcost;      /* n x n */
+    uint64_t *keys;        /* n x DF_TOPO_KEYS: domain of each worker per level */
+    int *nearest;          /* per worker: the other worker of least trCost */
     uint32_t level_cost[DF_N_LEVELS];
     char desc[256];
 } DfTopo;
@@ -521,10 +617,30 @@ void df_topo_fini(DfTopo *t);
 void df_topo_pin(const DfTopo *t, int w);
 /* Union of the workers' pin sets; -ENOENT when not pinning. */
 int df_topo_cpus(const DfTopo *t, cpu_set_t *out);
-/* Compute levels and trCost for `n_workers` workers on a topology string
- * (NULL: real machine) without creating a scheduler (dfsim, tests). */
+/* Compute the levels and trCost of `n_workers` workers on a topology
+ * string (NULL: real machine) without creating a scheduler (dfsim, tests). */
 int df_topo_model(DfTopo *t, const char *topology, int n_workers, DfCostModel model,
                   const uint32_t *level_cost, DfError *err);
+
+/* Level between workers a and b: the lowest level whose domain they share
+ * (N x levels keys instead of an N x N table; symmetric). */
+static inline DfLevel df_topo_level(const DfTopo *t, int a, int b)
+{
+    if (a == b)
+        return DF_LEVEL_SELF;
+    const uint64_t *ka = t->keys + (size_t)a * DF_TOPO_KEYS;
+    const uint64_t *kb = t->keys + (size_t)b * DF_TOPO_KEYS;
+    for (int l = 0; l < DF_TOPO_KEYS; l++)
+        if (ka[l] == kb[l])
+            return (DfLevel)(DF_LEVEL_PU + l);
+    return DF_LEVEL_MACHINE;
+}
+
+/* trCost(a, b): moving a byte from producer a's worker to consumer b's. */
+static inline uint32_t df_topo_trcost(const DfTopo *t, int a, int b)
+{
+    return t->level_cost[df_topo_level(t, a, b)];
+}
 
 /* ----------------------------------------------------------------- trace */
 
@@ -552,6 +668,7 @@ typedef struct DfCounters {
     _Atomic uint64_t bytes_local, bytes_level[DF_N_LEVELS];
     _Atomic uint64_t max_wait_depth;
     _Atomic uint64_t wait_fallbacks; /* waits that ran a node their filter refused */
+    _Atomic uint64_t idle_rounds, idle_lines; /* polls while idle, shared lines they read */
 } DfCounters;
 
 #define DF_WCTR_ADD(w, field, v)                                                                   \
@@ -596,9 +713,8 @@ struct DfSched {
     _Atomic bool tracing;
     _Atomic bool stop;
     _Atomic int started;
-    DF_ALIGNED _Atomic int n_parked;
-    _Atomic uint64_t *parked_mask; /* bit per worker */
-    int mask_words;
+    DF_ALIGNED _Atomic int n_parked; /* the park handshake's word */
+    DfSummary parked;         /* bit per parked worker, to wake the nearest */
     DF_ALIGNED _Atomic uint64_t next_node_id;
     _Atomic uint64_t next_group_id;
     _Atomic uint64_t external_submits;

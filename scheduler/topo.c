@@ -32,31 +32,76 @@ static hwloc_obj_t numa_of(hwloc_topology_t topo, hwloc_obj_t pu)
     return NULL;
 }
 
-static DfLevel level_between(hwloc_topology_t topo, hwloc_obj_t a, hwloc_obj_t b)
+/* An object's key: unique in the topology (gp_index counts from 1). */
+static uint64_t key_of(const struct hwloc_obj *o)
 {
-    if (a == b)
-        return DF_LEVEL_PU;
-    hwloc_obj_t ca = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, a);
-    hwloc_obj_t cb = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, b);
-    if (ca && ca == cb)
-        return DF_LEVEL_PU;
-    hwloc_obj_t anc = hwloc_get_common_ancestor_obj(topo, a, b);
-    switch (anc->type) {
-    case HWLOC_OBJ_L1CACHE:
-    case HWLOC_OBJ_L2CACHE:
-        return DF_LEVEL_L2;
-    case HWLOC_OBJ_L3CACHE:
-    case HWLOC_OBJ_L4CACHE:
-    case HWLOC_OBJ_L5CACHE:
-        return DF_LEVEL_L3;
-    default:
-        break;
+    return o ? (uint64_t)o->gp_index : 0;
+}
+
+/* The outermost ancestor of `pu` whose type is one of `types`, or NULL. */
+static hwloc_obj_t outermost(hwloc_obj_t pu, const hwloc_obj_type_t *types, int n_types)
+{
+    hwloc_obj_t best = NULL;
+    for (hwloc_obj_t o = pu->parent; o; o = o->parent)
+        for (int k = 0; k < n_types; k++)
+            if (o->type == types[k])
+                best = o;
+    return best;
+}
+
+/* Worker w's domain at each level PU..NUMA (see df_topo_level): the core
+ * (or the PU itself), the outermost L1/L2 cache, the outermost L3-L5
+ * cache, the package with the NUMA node.  A worker with no cache at a
+ * level gets a key no other worker has there (bit 63 set, its index);
+ * "no package" and "no NUMA node" compare equal, as hwloc's NULLs did. */
+static void fill_keys(DfTopo *t, hwloc_topology_t topo, hwloc_obj_t *pus)
+{
+    static const hwloc_obj_type_t l2[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE};
+    static const hwloc_obj_type_t l3[] = {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE};
+    for (int w = 0; w < t->n_workers; w++) {
+        uint64_t *k = t->keys + (size_t)w * DF_TOPO_KEYS;
+        const uint64_t none = (1ull << 63) | (uint64_t)w;
+        hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pus[w]);
+        k[DF_LEVEL_PU - DF_LEVEL_PU] = key_of(core ? core : pus[w]);
+        hwloc_obj_t c2 = outermost(pus[w], l2, 2), c3 = outermost(pus[w], l3, 3);
+        k[DF_LEVEL_L2 - DF_LEVEL_PU] = c2 ? key_of(c2) : none;
+        k[DF_LEVEL_L3 - DF_LEVEL_PU] = c3 ? key_of(c3) : none;
+        hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pus[w]);
+        k[DF_LEVEL_NUMA - DF_LEVEL_PU] = key_of(pkg) << 32 | key_of(numa_of(topo, pus[w]));
     }
-    hwloc_obj_t pa = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, a);
-    hwloc_obj_t pb = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, b);
-    if (pa == pb && numa_of(topo, a) == numa_of(topo, b))
-        return DF_LEVEL_NUMA;
-    return DF_LEVEL_MACHINE;
+}
+
+/* The other worker nearest to w: least trCost, then least index distance
+ * (w+1, w+2, ... cyclically), as a victim order sorted by those two keys
+ * starts.  Walks each level's candidates from w + 1 on and stops at the
+ * first of that level, so it is O(n) per worker only on odd placements. */
+static int nearest_of(const DfTopo *t, int w)
+{
+    const int n = t->n_workers;
+    int best = w;
+    uint32_t best_cost = UINT32_MAX;
+    int best_dist = n;
+    bool found[DF_N_LEVELS] = {[DF_LEVEL_SELF] = true};
+    for (int d = 1; d < n; d++) {
+        const int v = (w + d) % n;
+        const DfLevel l = df_topo_level(t, v, w);
+        if (found[l])
+            continue;
+        found[l] = true;
+        const uint32_t c = t->level_cost[l];
+        if (c < best_cost || (c == best_cost && d < best_dist)) {
+            best = v;
+            best_cost = c;
+            best_dist = d;
+        }
+        /* Farther candidates win only at a level that is cheaper still. */
+        bool cheaper_left = false;
+        for (int k = DF_LEVEL_PU; k < DF_N_LEVELS; k++)
+            cheaper_left |= !found[k] && t->level_cost[k] < best_cost;
+        if (!cheaper_left)
+            break;
+    }
+    return best;
 }
 
 static void set_costs(DfTopo *t, DfCostModel model, const uint32_t *override)
@@ -66,20 +111,19 @@ static void set_costs(DfTopo *t, DfCostModel model, const uint32_t *override)
         t->level_cost[l] = (override && override[l] && l != DF_LEVEL_SELF) ? override[l] : base[l];
 }
 
-/* Levels and costs for workers placed on PUs `pus` of `topo`. */
-static int fill_matrices(DfTopo *t, hwloc_topology_t topo, hwloc_obj_t *pus, DfError *err)
+/* Domain keys of workers placed on PUs `pus` of `topo`, and their nearest
+ * others: n x DF_TOPO_KEYS words and n ints, where a matrix of levels and
+ * costs would be n x n. */
+static int fill_keys_and_nearest(DfTopo *t, hwloc_topology_t topo, hwloc_obj_t *pus, DfError *err)
 {
-    size_t n = (size_t)t->n_workers;
-    t->levels = malloc(n * n);
-    t->trcost = malloc(n * n * sizeof(uint32_t));
-    if (!t->levels || !t->trcost)
-        return df_set_error(err, -ENOMEM, "out of memory for a %zu-worker cost matrix", n);
-    for (size_t a = 0; a < n; a++)
-        for (size_t b = 0; b < n; b++) {
-            DfLevel l = a == b ? DF_LEVEL_SELF : level_between(topo, pus[a], pus[b]);
-            t->levels[a * n + b] = (uint8_t)l;
-            t->trcost[a * n + b] = t->level_cost[l];
-        }
+    const size_t n = (size_t)t->n_workers;
+    t->keys = malloc(n * DF_TOPO_KEYS * sizeof(uint64_t));
+    t->nearest = malloc(n * sizeof(int));
+    if (!t->keys || !t->nearest)
+        return df_set_error(err, -ENOMEM, "out of memory for the topology of %zu workers", n);
+    fill_keys(t, topo, pus);
+    for (int w = 0; w < (int)n; w++)
+        t->nearest[w] = nearest_of(t, w);
     return 0;
 }
 
@@ -169,13 +213,94 @@ int df_topo_model(DfTopo *t, const char *topology, int n_workers, DfCostModel mo
     place_workers(topo, all, n_workers, pus);
     for (int w = 0; w < n_workers; w++)
         t->model_pu[w] = (int)pus[w]->logical_index;
-    ret = fill_matrices(t, topo, pus, err);
+    ret = fill_keys_and_nearest(t, topo, pus, err);
     snprintf(t->desc, sizeof(t->desc), "%d workers on %s (%d cores, %d PUs)", n_workers,
              topology ? topology : "this machine", t->n_cores, t->n_pus);
     free(pus);
     if (topology)
         hwloc_topology_destroy(topo);
     return ret;
+}
+
+/* The calling process's CPU affinity, within `limit`, into `out` (left
+ * empty when the kernel does not say; the caller then takes `limit`). */
+static int process_cpus(hwloc_bitmap_t out, hwloc_const_bitmap_t limit, DfError *err)
+{
+    int ret = 0;
+    for (int n_cpus = CPU_SETSIZE; n_cpus <= (1 << 20); n_cpus *= 2) {
+        cpu_set_t *set = CPU_ALLOC((size_t)n_cpus);
+        if (!set)
+            return df_set_error(err, -ENOMEM, "out of memory");
+        const size_t size = CPU_ALLOC_SIZE((size_t)n_cpus);
+        CPU_ZERO_S(size, set);
+        if (sched_getaffinity(0, size, set) == 0) {
+            for (int c = 0; c < n_cpus && ret == 0; c++)
+                if (CPU_ISSET_S((size_t)c, size, set) && hwloc_bitmap_set(out, (unsigned)c) < 0)
+                    ret = df_set_error(err, -ENOMEM, "out of memory");
+            CPU_FREE(set);
+            if (ret == 0)
+                hwloc_bitmap_and(out, out, limit);
+            break;
+        }
+        const int e = errno;
+        CPU_FREE(set);
+        if (e != EINVAL) /* EINVAL: the kernel's mask is larger */
+            break;
+    }
+    if (ret == 0 && hwloc_bitmap_iszero(out) && hwloc_bitmap_copy(out, limit) < 0)
+        ret = df_set_error(err, -ENOMEM, "out of memory");
+    return ret;
+}
+
+/* Each worker's pin set: its core's PUs (one per core) or its PU,
+ * within `allowed`.  hwloc bitmaps, so any CPU number works; a core or PU
+ * inside `allowed` lends its own set (the shared topology outlives every
+ * scheduler), only the others are copied.  Each also becomes a glibc set
+ * sized for its highest CPU (CPU_ALLOC), so that pinning in the worker
+ * allocates nothing: hwloc_set_cpubind's Linux backend allocates one and
+ * crashes when that fails. */
+static int make_pin_sets(DfTopo *t, hwloc_topology_t real, hwloc_const_bitmap_t allowed,
+                         hwloc_obj_t *pus, DfError *err)
+{
+    const int n = t->n_workers;
+    t->pin_sets = calloc((size_t)n, sizeof(*t->pin_sets));
+    t->pin_owned = calloc((size_t)n, sizeof(*t->pin_owned));
+    if (!t->pin_sets || !t->pin_owned)
+        return df_set_error(err, -ENOMEM, "out of memory");
+    for (int w = 0; w < n; w++) {
+        hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(real, HWLOC_OBJ_CORE, pus[w]);
+        hwloc_const_bitmap_t whole = core && n <= t->n_cores ? core->cpuset : pus[w]->cpuset;
+        if (hwloc_bitmap_isincluded(whole, allowed)) {
+            t->pin_sets[w] = whole;
+            continue;
+        }
+        hwloc_bitmap_t set = hwloc_bitmap_dup(whole);
+        if (!set || hwloc_bitmap_and(set, set, allowed) < 0) {
+            hwloc_bitmap_free(set);
+            return df_set_error(err, -ENOMEM, "out of memory");
+        }
+        t->pin_sets[w] = t->pin_owned[w] = set;
+    }
+    t->pin_cpus = calloc((size_t)n, sizeof(*t->pin_cpus));
+    t->pin_bytes = calloc((size_t)n, sizeof(*t->pin_bytes));
+    if (!t->pin_cpus || !t->pin_bytes)
+        return df_set_error(err, -ENOMEM, "out of memory");
+    for (int w = 0; w < n; w++) {
+        const int last = hwloc_bitmap_last(t->pin_sets[w]);
+        if (last < 0)
+            continue; /* an empty set: left unpinned */
+        cpu_set_t *cs = CPU_ALLOC((size_t)last + 1);
+        if (!cs)
+            return df_set_error(err, -ENOMEM, "out of memory");
+        const size_t bytes = CPU_ALLOC_SIZE((size_t)last + 1);
+        CPU_ZERO_S(bytes, cs);
+        for (int c = hwloc_bitmap_first(t->pin_sets[w]); c >= 0;
+             c = hwloc_bitmap_next(t->pin_sets[w], c))
+            CPU_SET_S((size_t)c, bytes, cs);
+        t->pin_cpus[w] = cs;
+        t->pin_bytes[w] = bytes;
+    }
+    return 0;
 }
 
 int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err)
@@ -205,23 +330,12 @@ int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err)
             goto fail;
         }
     } else {
-        /* The process's affinity straight from the kernel: hwloc's
-         * get_proc_cpubind crashes when one of its allocations fails. */
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-            for (int c = 0; c < CPU_SETSIZE; c++)
-                if (CPU_ISSET(c, &set) && hwloc_bitmap_set(allowed, (unsigned)c) < 0) {
-                    ret = df_set_error(err, -ENOMEM, "out of memory");
-                    goto fail;
-                }
-            hwloc_bitmap_and(allowed, allowed, hwloc_topology_get_allowed_cpuset(real));
-        }
-        if (hwloc_bitmap_iszero(allowed) &&
-            hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(real)) < 0) {
-            ret = df_set_error(err, -ENOMEM, "out of memory");
+        /* The process's affinity straight from the kernel (hwloc's
+         * get_proc_cpubind crashes when one of its allocations fails), in
+         * a set sized for the machine's CPUs, not glibc's fixed 1024. */
+        ret = process_cpus(allowed, hwloc_topology_get_allowed_cpuset(real), err);
+        if (ret < 0)
             goto fail;
-        }
     }
 
     t->n_cores = hwloc_get_nbobjs_inside_cpuset_by_type(real, allowed, HWLOC_OBJ_CORE);
@@ -247,30 +361,10 @@ int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err)
     }
     place_workers(real, allowed, n, pus);
     if (cfg->pin) {
-        t->pin_sets = calloc((size_t)n, sizeof(cpu_set_t));
-        if (!t->pin_sets) {
+        ret = make_pin_sets(t, real, allowed, pus, err);
+        if (ret < 0) {
             free(pus);
-            ret = df_set_error(err, -ENOMEM, "out of memory");
             goto fail;
-        }
-        for (int w = 0; w < n; w++) {
-            hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(real, HWLOC_OBJ_CORE, pus[w]);
-            hwloc_bitmap_t set =
-                hwloc_bitmap_dup(core && n <= t->n_cores ? core->cpuset : pus[w]->cpuset);
-            if (!set || hwloc_bitmap_and(set, set, allowed) < 0) {
-                hwloc_bitmap_free(set);
-                free(pus);
-                ret = df_set_error(err, -ENOMEM, "out of memory");
-                goto fail;
-            }
-            /* A glibc set, so that pinning in the worker allocates nothing
-             * (hwloc_set_cpubind crashes when its allocation fails). */
-            cpu_set_t *cs = &((cpu_set_t *)t->pin_sets)[w];
-            CPU_ZERO(cs);
-            for (int c = hwloc_bitmap_first(set); c >= 0 && c < CPU_SETSIZE;
-                 c = hwloc_bitmap_next(set, c))
-                CPU_SET(c, cs);
-            hwloc_bitmap_free(set);
         }
     }
 
@@ -282,8 +376,8 @@ int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err)
             goto fail;
         t->synthetic = true;
         t->model_pu = model.model_pu;
-        t->levels = model.levels;
-        t->trcost = model.trcost;
+        t->keys = model.keys;
+        t->nearest = model.nearest;
         memcpy(t->level_cost, model.level_cost, sizeof(t->level_cost));
     } else {
         set_costs(t, cfg->cost_model, cfg->level_cost);
@@ -295,7 +389,7 @@ int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err)
         }
         for (int w = 0; w < n; w++)
             t->model_pu[w] = (int)pus[w]->logical_index;
-        ret = fill_matrices(t, real, pus, err);
+        ret = fill_keys_and_nearest(t, real, pus, err);
         free(pus);
         if (ret < 0)
             goto fail;
@@ -317,11 +411,20 @@ fail:
 
 void df_topo_fini(DfTopo *t)
 {
+    if (t->pin_owned)
+        for (int w = 0; w < t->n_workers; w++)
+            hwloc_bitmap_free(t->pin_owned[w]);
+    free(t->pin_owned);
     free(t->pin_sets);
+    if (t->pin_cpus)
+        for (int w = 0; w < t->n_workers; w++)
+            CPU_FREE(t->pin_cpus[w]);
+    free(t->pin_cpus);
+    free(t->pin_bytes);
     /* t->real is the shared process topology: kept. */
     free(t->model_pu);
-    free(t->levels);
-    free(t->trcost);
+    free(t->keys);
+    free(t->nearest);
     memset(t, 0, sizeof(*t));
 }
 
@@ -329,9 +432,14 @@ int df_topo_cpus(const DfTopo *t, cpu_set_t *out)
 {
     if (!t->pin_sets)
         return -ENOENT;
+    /* The public API's glibc set holds CPUs below CPU_SETSIZE only. */
     CPU_ZERO(out);
-    for (int w = 0; w < t->n_workers; w++)
-        CPU_OR(out, out, &((const cpu_set_t *)t->pin_sets)[w]);
+    for (int w = 0; w < t->n_workers; w++) {
+        hwloc_const_bitmap_t set = t->pin_sets[w];
+        for (int c = hwloc_bitmap_first(set); c >= 0 && c < CPU_SETSIZE;
+             c = hwloc_bitmap_next(set, c))
+            CPU_SET(c, out);
+    }
     return CPU_COUNT(out) > 0 ? 0 : -ENOENT;
 }
 
@@ -341,7 +449,6 @@ void df_topo_pin(const DfTopo *t, int w)
         return;
     /* Failure (e.g. a container forbids it) leaves the thread unpinned:
      * the costs stay a model, which is all the patent's scheme needs. */
-    const cpu_set_t *cs = &((const cpu_set_t *)t->pin_sets)[w];
-    if (CPU_COUNT(cs) > 0)
-        pthread_setaffinity_np(pthread_self(), sizeof(*cs), cs);
+    if (t->pin_cpus[w])
+        pthread_setaffinity_np(pthread_self(), t->pin_bytes[w], t->pin_cpus[w]);
 }

@@ -213,8 +213,14 @@ int df_sched_trace_collect(DfSched *s, DfTrace *out)
         df_trace_free(out);
         return -ENOMEM;
     }
-    memcpy(out->trcost, s->topo.trcost, nn * sizeof(uint32_t));
-    memcpy(out->levels, s->topo.levels, nn);
+    /* The trace keeps whole matrices (its file format); the scheduler
+     * itself has only the topology's keys. */
+    for (int a = 0; a < s->n_workers; a++)
+        for (int b = 0; b < s->n_workers; b++) {
+            const size_t i = (size_t)a * (size_t)s->n_workers + (size_t)b;
+            out->levels[i] = (uint8_t)df_topo_level(&s->topo, a, b);
+            out->trcost[i] = s->topo.level_cost[out->levels[i]];
+        }
     for (int i = 0; i < s->n_workers; i++) {
         DfTraceBuf *b = atomic_load_explicit(&s->workers[i].trace, memory_order_acquire);
         if (!b)

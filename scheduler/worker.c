@@ -4,9 +4,11 @@
  * parked worker; and a task's wait, which helps meanwhile (df_sched_wait).
  *
  * Parking is a Dekker (store-buffering) handshake in two phases, as in
- * Taskflow's notifier: a worker announces itself (parked_mask, n_parked),
- * fences, re-checks for work and only then sleeps; a producer publishes
- * work, fences, then reads n_parked.  The two seq_cst fences (DF_FENCE_SEQ_CST)
+ * Taskflow's notifier: a worker announces itself (its bit in the parked
+ * summary, n_parked), fences, re-checks for work (the has-work summary's
+ * root: one cache line, ready.c) and only then sleeps; a producer
+ * publishes the node, fences, sets its set's summary bit if clear (seq_cst
+ * RMWs), then reads n_parked (seq_cst).  The two seq_cst fences (DF_FENCE_SEQ_CST)
  * are what C11 needs to exclude the outcome where each side misses the
  * other's store; seq_cst RMWs alone do not order the relaxed loads after
  * them on AArch64 or POWER.  The futex word closes the last gap: the worker
@@ -46,10 +48,16 @@ uint64_t df_sched_current_node_id(const DfSched *s)
 
 static bool clear_parked(DfSched *s, int i)
 {
-    uint64_t bit = 1ull << (i & 63);
+    const uint64_t bit = 1ull << s->parked.bit_of[i];
     /* The RMW decides which of several wakers owns the wake-up of i. */
-    if (!(atomic_fetch_and_explicit(&s->parked_mask[i >> 6], ~bit, memory_order_seq_cst) & bit))
+    const uint64_t old = df_summary_clear_bit(&s->parked, i);
+    if (!(old & bit))
         return false;
+    /* The summary above the leaf only guides the choice of whom to wake
+     * (n_parked is the handshake's word), so a bit it had to restore needs
+     * no wake check here; nearest_parked covers the window. */
+    if (old == bit)
+        df_summary_clear_up(&s->parked, i);
     atomic_fetch_sub_explicit(&s->n_parked, 1, memory_order_seq_cst);
     return true;
 }
@@ -67,27 +75,68 @@ static void wake_worker(DfSched *s, int i)
         DF_WCTR_ADD(self, wakeups_sent, 1);
 }
 
-/* The parked worker nearest to `near` (least trCost from it), or -1. */
-static int nearest_parked(DfSched *s, int near)
+/* Of the bits of word wi, the child whose first worker is nearest to
+ * `near` (lowest bit on ties); at a leaf, the nearest worker itself. */
+static int nearest_bit(const DfSched *s, int wi, uint64_t bits, int near)
 {
-    const int nw = s->n_workers;
+    const DfSumWord *w = &s->parked.words[wi];
     int best = -1;
     uint32_t best_cost = UINT32_MAX;
-    for (int k = 0; k < s->mask_words; k++) {
-        uint64_t m = atomic_load_explicit(&s->parked_mask[k], memory_order_relaxed);
-        while (m) {
-            const int i = k * 64 + __builtin_ctzll(m);
-            m &= m - 1;
-            if (near < 0)
-                return i;
-            const uint32_t c = s->topo.trcost[(size_t)near * (size_t)nw + (size_t)i];
-            if (c < best_cost) {
-                best = i;
-                best_cost = c;
-            }
+    for (; bits; bits &= bits - 1) {
+        const int b = __builtin_ctzll(bits);
+        const int32_t kid = s->parked.kids[w->first + b];
+        const int rep = w->leaf ? kid : s->parked.words[kid].rep;
+        const uint32_t c = near < 0 ? 0 : df_topo_trcost(&s->topo, near, rep);
+        if (c < best_cost) {
+            best = b;
+            best_cost = c;
         }
     }
     return best;
+}
+
+/* The parked worker nearest to `near` (least trCost from it), or -1: the
+ * parked summary's words from near's leaf up to the first with a parked
+ * worker, then down its nearest branch.  At most 64 bits per word and one
+ * word per level.  A stale bit (a word that went to zero) is cleared on
+ * the way.  The words above the leaves may briefly miss a parked worker
+ * (summary.c); the leaves do not, and a parked worker counts in n_parked
+ * after its leaf bit is set, so while n_parked says someone is parked and
+ * the walk found nobody, the leaves are scanned (a rare race, O(N/64)). */
+static int nearest_parked(DfSched *s, int near)
+{
+    DfSummary *ps = &s->parked;
+    int wi = near >= 0 ? ps->leaf_of[near] : ps->root;
+    uint64_t skip = 0;
+    while (wi >= 0) {
+        uint64_t bits = df_summary_word(ps, wi) & ~skip;
+        int at = wi;
+        while (bits) {
+            const int b = nearest_bit(s, at, bits, near);
+            const int32_t kid = ps->kids[ps->words[at].first + b];
+            if (ps->words[at].leaf)
+                return kid;
+            const uint64_t below = df_summary_word(ps, kid);
+            if (!below) {
+                df_summary_clear_stale(ps, at, b);
+                bits &= ~(1ull << b);
+                continue;
+            }
+            at = kid;
+            bits = below;
+        }
+        skip = 1ull << ps->words[wi].parent_bit;
+        wi = ps->words[wi].parent;
+    }
+    if (atomic_load_explicit(&s->n_parked, memory_order_seq_cst) == 0)
+        return -1;
+    for (int k = 0; k < ps->n_words; k++)
+        if (ps->words[k].leaf) {
+            const uint64_t bits = df_summary_word(ps, k);
+            if (bits)
+                return ps->kids[ps->words[k].first + __builtin_ctzll(bits)];
+        }
+    return -1;
 }
 
 void df_wake(DfSched *s, int preferred, bool any)
@@ -116,10 +165,10 @@ void df_wake_near(DfSched *s, int preferred, bool any, int near)
     }
 }
 
-static bool should_stop_parking(DfSched *s, DfWorker *w, DfGroup *g)
+static bool should_stop_parking(DfSched *s, DfWorker *w, DfGroup *g, unsigned *lines)
 {
     return atomic_load_explicit(&s->stop, memory_order_relaxed) || (g && df_group_done(g)) ||
-           s->pops->has_work(s->policy, w->index);
+           s->pops->has_work(s->policy, w->index, lines);
 }
 
 static void park(DfSched *s, DfWorker *w, DfGroup *g)
@@ -132,15 +181,16 @@ static void park(DfSched *s, DfWorker *w, DfGroup *g)
         /* Pairs with the load of n_waiters in df_group_node_finished. */
         atomic_fetch_add_explicit(&g->n_waiters, 1, memory_order_seq_cst);
     }
-    atomic_fetch_or_explicit(&s->parked_mask[i >> 6], 1ull << (i & 63), memory_order_seq_cst);
+    df_summary_set(&s->parked, i);
     atomic_fetch_add_explicit(&s->n_parked, 1, memory_order_seq_cst);
     /* Phase two: the announcement above must be visible before the
-     * re-check below reads the ready sets and the group.  Pairs with the
-     * fence in make_ready / df_sched_requeued (after a push, before reading
-     * n_parked) and in df_group_node_finished (after pending reached 0,
+     * re-check below reads the has-work summary and the group.  Pairs
+     * with the fence after a push (df_ready_sets_mark, or make_ready's for
+     * shared-set policies) and in df_sched_requeued, each before n_parked
+     * is read, and in df_group_node_finished (after pending reached 0,
      * before reading n_waiters). */
     DF_FENCE_SEQ_CST();
-    if (should_stop_parking(s, w, g)) {
+    if (should_stop_parking(s, w, g, NULL)) {
         clear_parked(s, i);
     } else {
         DF_WCTR_ADD(w, parks, 1);
@@ -166,7 +216,7 @@ void df_worker_idle(DfWorker *w, DfGroup *g, bool nested)
     df_worker_set_state(w, nested ? DF_WS_WAITING : DF_WS_IDLE);
     if (nested && s->cfg.poll_us >= 0 && !df_ready_own_empty(s, w->index)) {
         DF_FENCE_SEQ_CST(); /* as in make_ready */
-        if (atomic_load_explicit(&s->n_parked, memory_order_relaxed) > 0)
+        if (atomic_load_explicit(&s->n_parked, memory_order_seq_cst) > 0)
             df_wake_near(s, -1, true, w->index);
     }
     const int64_t start = df_now_ns();
@@ -176,7 +226,11 @@ void df_worker_idle(DfWorker *w, DfGroup *g, bool nested)
         for (int k = 0; k < 32; k++)
             df_cpu_relax();
         atomic_store_explicit(&s->state[w->index].beat, df_now_ns(), memory_order_relaxed);
-        if (should_stop_parking(s, w, g))
+        unsigned lines = 0;
+        const bool stop = should_stop_parking(s, w, g, &lines);
+        DF_WCTR_ADD(w, idle_rounds, 1);
+        DF_WCTR_ADD(w, idle_lines, lines);
+        if (stop)
             break;
         round++;
         if (s->topo.oversubscribed && (round & 7) == 0)
@@ -201,9 +255,11 @@ void df_sched_requeued(void *ctx, int w)
     DfSched *s = ctx;
     if (s->cfg.poll_us < 0)
         return;
-    /* Pairs with the fence in park, like the one in make_ready. */
+    /* Pairs with the fence in park, like the one in make_ready (the
+     * caller's nodes, or its restored summary bit, are visible before
+     * n_parked is read). */
     DF_FENCE_SEQ_CST();
-    if (atomic_load_explicit(&s->n_parked, memory_order_relaxed) == 0)
+    if (atomic_load_explicit(&s->n_parked, memory_order_seq_cst) == 0)
         return;
     const bool spinning = atomic_load_explicit(&s->state[w].v, memory_order_relaxed) == DF_WS_IDLE;
     df_wake_near(s, w, !spinning, w);
@@ -218,10 +274,14 @@ static void make_ready(DfSched *s, DfWorker *self, DfNode *n, bool running)
         atomic_fetch_add_explicit(&s->external_submits, 1, memory_order_relaxed);
     if (s->cfg.poll_us < 0)
         return; /* poll mode: every idle worker is spinning */
-    /* Phase two of the producer's side: the push above must be visible
-     * before n_parked is read; pairs with the fence in park. */
-    DF_FENCE_SEQ_CST();
-    if (atomic_load_explicit(&s->n_parked, memory_order_relaxed) == 0)
+    /* Phase two of the producer's side: the push above (and its bit in the
+     * has-work summary) must be visible before n_parked is read; pairs
+     * with the fence in park.  Stealing policies fenced after the push
+     * already (df_ready_sets_mark) and then set the bit with seq_cst RMWs,
+     * which the seq_cst load below stays behind. */
+    if (!p.fenced)
+        DF_FENCE_SEQ_CST();
+    if (atomic_load_explicit(&s->n_parked, memory_order_seq_cst) == 0)
         return;
     if (p.worker < 0) {
         df_wake_near(s, -1, true, self ? self->index : -1);
@@ -253,15 +313,13 @@ void df_make_ready_running(DfSched *s, DfWorker *self, DfNode *n)
 void df_run_node(DfWorker *w, DfNode *n)
 {
     DfSched *s = w->sched;
-    const unsigned nw = (unsigned)s->n_workers;
-    const unsigned self = (unsigned)w->index;
     DfTask t = {.sched = s, .node = n, .worker = w->index};
 
     for (unsigned i = 0; i < n->n_inputs; i++) {
         const DfInput *in = df_node_input_c(n, i);
         if (in->worker < 0 || in->bytes == 0)
             continue;
-        DfLevel l = (DfLevel)s->topo.levels[(unsigned)in->worker * nw + self];
+        const DfLevel l = df_topo_level(&s->topo, in->worker, w->index);
         DF_WCTR_ADD(w, bytes_level[l], in->bytes);
         if (l == DF_LEVEL_SELF)
             DF_WCTR_ADD(w, bytes_local, in->bytes);
@@ -341,7 +399,7 @@ void df_workers_stop(DfSched *s)
 {
     atomic_store_explicit(&s->stop, true, memory_order_seq_cst);
     for (int i = 0; i < s->n_workers; i++) {
-        if (s->parked_mask) /* NULL when creation failed early */
+        if (s->parked.words) /* NULL when creation failed early */
             clear_parked(s, i);
         atomic_fetch_add_explicit(&s->workers[i].park_word, 1, memory_order_seq_cst);
         df_futex_wake(&s->workers[i].park_word, 1);

@@ -3,6 +3,7 @@
 #include "dftest.h"
 #include "sched_internal.h"
 
+#include <hwloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@ static DfNode *fake_node(int n_inputs, const int *workers, const uint64_t *bytes
 
 static DfPolicyEnv env_of(const DfTopo *t)
 {
-    return (DfPolicyEnv){.n_workers = t->n_workers, .trcost = t->trcost, .levels = t->levels};
+    return (DfPolicyEnv){.n_workers = t->n_workers, .topo = t};
 }
 
 /* Patent fig. 10(B): c reads a and b.  a ran on thread 0 producing 300
@@ -74,24 +75,23 @@ DF_TEST(Cost, HierarchyLevels)
     DF_ASSERT_EQ_INT(t.n_workers, 32);
     DF_EXPECT_EQ_INT(t.n_pus, 32);
     DF_EXPECT_EQ_INT(t.n_cores, 16);
-    const uint8_t *L = t.levels;
-    DF_EXPECT_EQ_INT(L[0 * 32 + 0], DF_LEVEL_SELF);
-    DF_EXPECT_EQ_INT(L[0 * 32 + 1], DF_LEVEL_PU);
-    DF_EXPECT_EQ_INT(L[0 * 32 + 2], DF_LEVEL_L3);
-    DF_EXPECT_EQ_INT(L[0 * 32 + 7], DF_LEVEL_L3);
-    DF_EXPECT_EQ_INT(L[0 * 32 + 8], DF_LEVEL_NUMA);
-    DF_EXPECT_EQ_INT(L[0 * 32 + 15], DF_LEVEL_NUMA);
-    DF_EXPECT_EQ_INT(L[0 * 32 + 16], DF_LEVEL_MACHINE);
-    DF_EXPECT_EQ_INT(L[17 * 32 + 16], DF_LEVEL_PU);
-    DF_EXPECT_EQ_INT(t.trcost[0 * 32 + 1], 1);
-    DF_EXPECT_EQ_INT(t.trcost[0 * 32 + 5], 4);
-    DF_EXPECT_EQ_INT(t.trcost[0 * 32 + 9], 8);
-    DF_EXPECT_EQ_INT(t.trcost[0 * 32 + 31], 16);
+    DF_EXPECT_EQ_INT(df_topo_level(&t, 0, 0), DF_LEVEL_SELF);
+    DF_EXPECT_EQ_INT(df_topo_level(&t, 0, 1), DF_LEVEL_PU);
+    DF_EXPECT_EQ_INT(df_topo_level(&t, 0, 2), DF_LEVEL_L3);
+    DF_EXPECT_EQ_INT(df_topo_level(&t, 0, 7), DF_LEVEL_L3);
+    DF_EXPECT_EQ_INT(df_topo_level(&t, 0, 8), DF_LEVEL_NUMA);
+    DF_EXPECT_EQ_INT(df_topo_level(&t, 0, 15), DF_LEVEL_NUMA);
+    DF_EXPECT_EQ_INT(df_topo_level(&t, 0, 16), DF_LEVEL_MACHINE);
+    DF_EXPECT_EQ_INT(df_topo_level(&t, 17, 16), DF_LEVEL_PU);
+    DF_EXPECT_EQ_INT(df_topo_trcost(&t, 0, 1), 1);
+    DF_EXPECT_EQ_INT(df_topo_trcost(&t, 0, 5), 4);
+    DF_EXPECT_EQ_INT(df_topo_trcost(&t, 0, 9), 8);
+    DF_EXPECT_EQ_INT(df_topo_trcost(&t, 0, 31), 16);
     /* The matrix is symmetric and zero only on the diagonal. */
     for (int a = 0; a < 32; a++)
         for (int b = 0; b < 32; b++) {
-            DF_EXPECT(t.trcost[a * 32 + b] == t.trcost[b * 32 + a]);
-            DF_EXPECT((t.trcost[a * 32 + b] == 0) == (a == b));
+            DF_EXPECT(df_topo_trcost(&t, a, b) == df_topo_trcost(&t, b, a));
+            DF_EXPECT((df_topo_trcost(&t, a, b) == 0) == (a == b));
         }
 
     /* Hand-computed formula (1): c reads 1000 B from w1 (SMT), 200 B from w9
@@ -123,10 +123,101 @@ DF_TEST(Cost, OneWorkerPerCore)
     for (int a = 0; a < 16; a++)
         for (int b = 0; b < 16; b++)
             if (a != b)
-                DF_EXPECT(t.levels[a * 16 + b] >= DF_LEVEL_L3);
-    DF_EXPECT_EQ_INT(t.levels[0 * 16 + 4], DF_LEVEL_NUMA);
-    DF_EXPECT_EQ_INT(t.levels[0 * 16 + 8], DF_LEVEL_MACHINE);
+                DF_EXPECT(df_topo_level(&t, a, b) >= DF_LEVEL_L3);
+    DF_EXPECT_EQ_INT(df_topo_level(&t, 0, 4), DF_LEVEL_NUMA);
+    DF_EXPECT_EQ_INT(df_topo_level(&t, 0, 8), DF_LEVEL_MACHINE);
     df_topo_fini(&t);
+}
+
+/* The level of two PUs as hwloc's tree says it (the rule the scheduler
+ * applied to every pair when it kept n x n tables). */
+static DfLevel hwloc_level(hwloc_topology_t topo, hwloc_obj_t a, hwloc_obj_t b)
+{
+    if (a == b)
+        return DF_LEVEL_PU;
+    hwloc_obj_t ca = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, a);
+    hwloc_obj_t cb = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, b);
+    if (ca && ca == cb)
+        return DF_LEVEL_PU;
+    hwloc_obj_t anc = hwloc_get_common_ancestor_obj(topo, a, b);
+    if (anc->type == HWLOC_OBJ_L1CACHE || anc->type == HWLOC_OBJ_L2CACHE)
+        return DF_LEVEL_L2;
+    if (anc->type == HWLOC_OBJ_L3CACHE || anc->type == HWLOC_OBJ_L4CACHE ||
+        anc->type == HWLOC_OBJ_L5CACHE)
+        return DF_LEVEL_L3;
+    hwloc_obj_t pa = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, a);
+    hwloc_obj_t pb = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, b);
+    hwloc_obj_t na =
+        hwloc_get_next_obj_covering_cpuset_by_type(topo, a->cpuset, HWLOC_OBJ_NUMANODE, NULL);
+    hwloc_obj_t nb =
+        hwloc_get_next_obj_covering_cpuset_by_type(topo, b->cpuset, HWLOC_OBJ_NUMANODE, NULL);
+    return pa == pb && na == nb ? DF_LEVEL_NUMA : DF_LEVEL_MACHINE;
+}
+
+/* Levels from the per-worker domain keys equal hwloc's answer for every
+ * pair, on hierarchies with and without L2, L4, NUMA nodes and SMT, one
+ * worker per PU and oversubscribed. */
+DF_TEST(Cost, KeysMatchHwlocForEveryPair)
+{
+    static const struct {
+        const char *topo;
+        int n;
+    } cases[] = {
+        {"package:2 l3:2 core:4 pu:2", 32},
+        {"package:2 l3:2 core:4 pu:2", 16},
+        {"package:2 numa:2 l3:1 l2:2 core:2 pu:2", 32},
+        {"package:2 l4:1 l3:2 l2:1 core:2 pu:1", 8},
+        {"package:2 core:2 pu:2", 8},
+        {"package:2 core:2 pu:2", 20},
+        {"core:4 pu:1", 4},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        DfTopo t;
+        DF_ASSERT_EQ_INT(df_topo_model(&t, cases[c].topo, cases[c].n, DF_COST_HIER, NULL, NULL), 0);
+        hwloc_topology_t h;
+        DF_ASSERT_EQ_INT(hwloc_topology_init(&h), 0);
+        DF_ASSERT_EQ_INT(hwloc_topology_set_synthetic(h, cases[c].topo), 0);
+        DF_ASSERT_EQ_INT(hwloc_topology_load(h), 0);
+        int mismatches = 0;
+        for (int a = 0; a < t.n_workers; a++)
+            for (int b = 0; b < t.n_workers; b++) {
+                hwloc_obj_t pa = hwloc_get_obj_by_type(h, HWLOC_OBJ_PU, (unsigned)t.model_pu[a]);
+                hwloc_obj_t pb = hwloc_get_obj_by_type(h, HWLOC_OBJ_PU, (unsigned)t.model_pu[b]);
+                const DfLevel want = a == b ? DF_LEVEL_SELF : hwloc_level(h, pa, pb);
+                mismatches += df_topo_level(&t, a, b) != want;
+                mismatches += df_topo_trcost(&t, a, b) != t.level_cost[want];
+            }
+        DF_EXPECT_MSG(mismatches == 0, "%s, %d workers: %d mismatches", cases[c].topo, cases[c].n,
+                      mismatches);
+        hwloc_topology_destroy(h);
+        df_topo_fini(&t);
+    }
+}
+
+/* The nearest other worker is the first of a victim order sorted by
+ * trCost, then by steps from w + 1 on: checked against a full sort. */
+DF_TEST(Cost, NearestOtherIsFirstByCostThenDistance)
+{
+    static const uint32_t flat_l3[DF_N_LEVELS] = {0, 5, 5, 1, 5, 5};
+    const uint32_t *weights[] = {NULL, flat_l3};
+    for (int k = 0; k < 2; k++)
+        for (int model = 0; model < 2; model++) {
+            DfTopo t;
+            DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 24,
+                                           model ? DF_COST_FLAT : DF_COST_HIER, weights[k], NULL),
+                             0);
+            const int n = t.n_workers;
+            for (int w = 0; w < n; w++) {
+                int best = -1;
+                for (int d = 1; d < n; d++) {
+                    const int v = (w + d) % n;
+                    if (best < 0 || df_topo_trcost(&t, v, w) < df_topo_trcost(&t, best, w))
+                        best = v;
+                }
+                DF_EXPECT_EQ_INT(t.nearest[w], best);
+            }
+            df_topo_fini(&t);
+        }
 }
 
 DF_TEST(Cost, FlatIsZeroOne)
@@ -136,7 +227,7 @@ DF_TEST(Cost, FlatIsZeroOne)
                      0);
     for (int a = 0; a < 32; a++)
         for (int b = 0; b < 32; b++)
-            DF_EXPECT_EQ_INT(t.trcost[a * 32 + b], a == b ? 0 : 1);
+            DF_EXPECT_EQ_INT(df_topo_trcost(&t, a, b), a == b ? 0 : 1);
     df_topo_fini(&t);
 }
 
@@ -145,9 +236,9 @@ DF_TEST(Cost, LevelOverrides)
     DfTopo t;
     const uint32_t w[DF_N_LEVELS] = {0, 3, 0, 7, 0, 100};
     DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:1 core:2 pu:2", 8, DF_COST_HIER, w, NULL), 0);
-    DF_EXPECT_EQ_INT(t.trcost[0 * 8 + 1], 3);   /* SMT: overridden */
-    DF_EXPECT_EQ_INT(t.trcost[0 * 8 + 2], 7);   /* L3: overridden */
-    DF_EXPECT_EQ_INT(t.trcost[0 * 8 + 4], 100); /* other package */
+    DF_EXPECT_EQ_INT(df_topo_trcost(&t, 0, 1), 3);   /* SMT: overridden */
+    DF_EXPECT_EQ_INT(df_topo_trcost(&t, 0, 2), 7);   /* L3: overridden */
+    DF_EXPECT_EQ_INT(df_topo_trcost(&t, 0, 4), 100); /* other package */
     df_topo_fini(&t);
 }
 
@@ -190,6 +281,15 @@ DF_TEST(CostLocal, RegistersAtProducer)
     df_topo_fini(&t);
 }
 
+/* A thief's pop, given its grace: with env.state NULL every owner counts
+ * as busy, so a node is taken on the second poll that sees it at the
+ * head (the first one only remembers it). */
+static DfNode *pop_after_grace(DfPolicy *p, int w)
+{
+    DfNode *n = df_policy_cost_local.pop(p, w, NULL);
+    return n ? n : df_policy_cost_local.pop(p, w, NULL);
+}
+
 /* fig. 14: with an empty own set, steal from the thread of least trCost
  * first.  Nodes sit in the sets of w31 (other package), w9 (other L3) and
  * w1 (SMT sibling); worker 0 must take them in that order of nearness. */
@@ -207,17 +307,17 @@ DF_TEST(CostLocal, StealOrderFollowsTrCost)
         n[i] = fake_node(0, NULL, NULL);
         df_policy_cost_local.push(p, owners[i], n[i]);
     }
+    DF_EXPECT(df_policy_cost_local.pop(p, 0, NULL) == NULL); /* grace */
     DF_EXPECT(df_policy_cost_local.pop(p, 0, NULL) == n[2]);
-    DF_EXPECT(df_policy_cost_local.pop(p, 0, NULL) == n[1]);
-    DF_EXPECT(df_policy_cost_local.pop(p, 0, NULL) == n[0]);
-    DF_EXPECT(df_policy_cost_local.pop(p, 0, NULL) == NULL);
+    DF_EXPECT(pop_after_grace(p, 0) == n[1]);
+    DF_EXPECT(pop_after_grace(p, 0) == n[0]);
+    DF_EXPECT(pop_after_grace(p, 0) == NULL);
     for (int i = 0; i < 3; i++)
         DF_EXPECT(n[i]->flags & DF_NF_STOLEN);
-    /* The whole victim order of worker 0 is sorted by trCost. */
-    DfCostLocal *cl = (DfCostLocal *)p;
-    for (int k = 1; k < 31; k++)
-        DF_EXPECT(t.trcost[cl->order[k - 1] * 32] <= t.trcost[cl->order[k] * 32]);
-    DF_EXPECT_EQ_INT(cl->order[0], 1);
+    /* Worker 0's nearest other is its SMT sibling. */
+    DF_EXPECT_EQ_INT(t.nearest[0], 1);
+    DF_EXPECT_EQ_INT(t.nearest[1], 0);
+    DF_EXPECT_EQ_INT(t.nearest[31], 30);
     df_policy_cost_local.destroy(p);
     for (int i = 0; i < 3; i++)
         free(n[i]);

@@ -19,8 +19,7 @@ static int fake_init(Fake *f)
 {
     if (df_topo_model(&f->topo, "core:2 pu:1", 2, DF_COST_FLAT, NULL, NULL) < 0)
         return -1;
-    f->env = (DfPolicyEnv){
-        .n_workers = 2, .trcost = f->topo.trcost, .levels = f->topo.levels, .explore_rate = 0.0};
+    f->env = (DfPolicyEnv){.n_workers = 2, .topo = &f->topo, .explore_rate = 0.0};
     if (df_policy_learned.create(&f->env, &f->p) < 0)
         return -1;
     f->p->ops = &df_policy_learned;
@@ -62,7 +61,7 @@ DF_TEST(Learned, ConvergesInTenSamples)
     DF_ASSERT_EQ_INT(df_policy_learned_model(f.p, &m), 0);
     DF_EXPECT_MSG(m.size_scale[1] > 1600 * 0.85 && m.size_scale[1] < 1600 * 1.15,
                   "scale %.1f, expected about 1600", m.size_scale[1]);
-    const int lev = f.topo.levels[0 * 2 + 1];
+    const int lev = df_topo_level(&f.topo, 0, 1);
     DF_EXPECT_MSG(m.ns_per_byte[lev] > 40 * 0.85 && m.ns_per_byte[lev] < 40 * 1.15,
                   "measured %.2f ns/B at level %s, expected about 40", m.ns_per_byte[lev],
                   df_level_name((DfLevel)lev));

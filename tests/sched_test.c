@@ -551,10 +551,10 @@ DF_TEST(SchedConfig, SyntheticTopologyOnRealWorkers)
     DfSched *s;
     DfError err;
     DF_ASSERT_MSG(df_sched_new(&cfg, &s, &err) == 0, "%s", err.msg);
-    const uint8_t *L = df_sched_levels(s);
-    DF_EXPECT_EQ_INT(L[0 * 8 + 1], DF_LEVEL_PU);
-    DF_EXPECT_EQ_INT(L[0 * 8 + 2], DF_LEVEL_NUMA);
-    DF_EXPECT_EQ_INT(L[0 * 8 + 4], DF_LEVEL_MACHINE);
+    DF_EXPECT_EQ_INT(df_sched_level(s, 0, 1), DF_LEVEL_PU);
+    DF_EXPECT_EQ_INT(df_sched_level(s, 0, 2), DF_LEVEL_NUMA);
+    DF_EXPECT_EQ_INT(df_sched_level(s, 0, 4), DF_LEVEL_MACHINE);
+    DF_EXPECT_EQ_INT(df_sched_trcost(s, 4, 0), 16);
     Dag d;
     run_random_dag(s, 20000, 7, &d);
     DF_EXPECT_EQ_INT(dag_check(&d), 0);

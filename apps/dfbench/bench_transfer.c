@@ -136,11 +136,11 @@ static int find_pairs(const DfCpuMap *m, DfXferPair *pairs, char *err, size_t le
         snprintf(err, len, "cannot read the topology: %.200s", e.msg);
         return -1;
     }
-    const uint8_t *levels = df_sched_levels(s);
+
     int n_pairs = 0;
     for (int l = DF_LEVEL_SELF + 1; l < DF_N_LEVELS; l++)
         for (int j = 1; j < n; j++)
-            if (levels[j] == l) {
+            if (df_sched_level(s, 0, j) == (DfLevel)l) {
                 pairs[n_pairs++] = (DfXferPair){.level = l,
                                                 .worker = j,
                                                 .cpu_reader = df_cpu_map_cpu(m, 0, n),

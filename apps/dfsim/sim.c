@@ -428,7 +428,7 @@ static void start_node(Sim *s, int w, DfNode *n)
         const DfInput *in = df_node_input_c(n, k);
         if (in->worker < 0 || in->bytes == 0)
             continue;
-        int lev = s->topo.levels[(size_t)in->worker * (size_t)s->nw + (size_t)w];
+        const int lev = df_topo_level(&s->topo, in->worker, w);
         s->res->bytes_level[lev] += in->bytes;
         transfer += (double)in->bytes * s->cfg->ns_per_byte[lev];
     }
@@ -636,8 +636,7 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         s.w[v].status = W_PARKED;
     }
     DfPolicyEnv env = {.n_workers = s.nw,
-                       .trcost = s.topo.trcost,
-                       .levels = s.topo.levels,
+                       .topo = &s.topo,
                        .now = sim_clock,
                        .clock_ctx = &s,
                        .seed = cfg->seed,

@@ -1,0 +1,250 @@
+/* Idle, steal and park at many workers: what a poll costs must not grow
+ * with the number of workers (counted, not timed), and no work is lost to
+ * the has-work summary that makes it so. */
+#include "dftest.h"
+#include "sched_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BIG_TOPO "package:4 l3:2 core:16 pu:8" /* 1024 PUs */
+
+/* A detached node without inputs (white box: no scheduler needed). */
+static DfNode *bare_node(int64_t deadline)
+{
+    DfNode *n = calloc(1, sizeof(DfNode));
+    n->deadline = deadline;
+    n->placed = -1;
+    return n;
+}
+
+typedef struct Policy {
+    DfTopo topo;
+    DfPolicy *p;
+    const DfPolicyOps *ops;
+} Policy;
+
+static void policy_open(Policy *x, const DfPolicyOps *ops, int n_workers)
+{
+    /* Setup failures abort the process: these helpers return values. */
+    if (df_topo_model(&x->topo, BIG_TOPO, n_workers, DF_COST_HIER, NULL, NULL) < 0)
+        abort();
+    DfPolicyEnv env = {.n_workers = n_workers, .topo = &x->topo, .seed = 7};
+    x->ops = ops;
+    if (ops->create(&env, &x->p) < 0)
+        abort();
+    x->p->ops = ops;
+}
+
+static void policy_close(Policy *x)
+{
+    x->ops->destroy(x->p);
+    df_topo_fini(&x->topo);
+}
+
+/* Lines per steal of cost-local's worker 0, with `n_nodes` nodes spread
+ * over the other workers; every node is found (none lost), and each within
+ * a bounded number of polls. */
+static double steal_lines(int n_workers, int n_nodes, int *max_polls)
+{
+    Policy x;
+    policy_open(&x, &df_policy_cost_local, n_workers);
+    DfNode **nodes = calloc((size_t)n_nodes, sizeof(*nodes));
+    uint64_t rng = 12345;
+    for (int i = 0; i < n_nodes; i++) {
+        nodes[i] = bare_node(DF_NO_DEADLINE);
+        const int owner = 1 + (int)(df_rand_next(&rng) % (uint64_t)(n_workers - 1));
+        x.ops->push(x.p, owner, nodes[i]);
+    }
+    DfCostLocal *cl = (DfCostLocal *)x.p;
+    int got = 0, polls = 0, since = 0;
+    *max_polls = 0;
+    while (got < n_nodes && polls < 100 * n_nodes) {
+        DfNode *n = x.ops->pop(x.p, 0, NULL);
+        polls++;
+        since++;
+        if (n) {
+            /* Pushed from worker 1.. (a node without inputs may go round
+             * robin, to 0 too): anything not placed on 0 was stolen. */
+            DF_EXPECT(n->placed == 0 || (n->flags & DF_NF_STOLEN));
+            got++;
+            if (since > *max_polls)
+                *max_polls = since;
+            since = 0;
+        }
+    }
+    DF_EXPECT_EQ_INT(got, n_nodes);
+    DF_EXPECT(x.ops->pop(x.p, 0, NULL) == NULL);
+    DF_EXPECT(!x.ops->has_work(x.p, 0, NULL));
+    const double per_poll =
+        (double)atomic_load_explicit(&cl->thief[0].lines, memory_order_relaxed) / polls;
+    for (int i = 0; i < n_nodes; i++)
+        free(nodes[i]);
+    free(nodes);
+    policy_close(&x);
+    return per_poll;
+}
+
+/* A steal reads the same bounded number of lines at 16 and 1024 workers,
+ * and finds work placed on any worker (two polls: the grace). */
+DF_TEST(SchedIdle, StealIsBoundedAndFindsWorkAnywhere)
+{
+    /* Sticky victim (1 word) + up to 3 levels + one word per level of
+     * each of 3 descents, + 3 victim sets. */
+    const double bound = 1 + 3 + 3 * 3 + 3 * DF_READY_PROBE_LINES;
+    int polls16, polls1024;
+    const double l16 = steal_lines(16, 200, &polls16);
+    const double l1024 = steal_lines(1024, 200, &polls1024);
+    printf("steal: %.2f lines per poll at 16 workers, %.2f at 1024 (bound %.0f); "
+           "at most %d and %d polls per node\n",
+           l16, l1024, bound, polls16, polls1024);
+    DF_EXPECT(l16 <= bound);
+    DF_EXPECT(l1024 <= bound);
+    DF_EXPECT(polls16 <= 2);
+    DF_EXPECT(polls1024 <= 2);
+}
+
+/* The locality-blind policy finds every node too (random walks down the
+ * summary), and its summary says "nothing" once they are all taken. */
+DF_TEST(SchedIdle, StealPolicyFindsEveryNode)
+{
+    Policy x;
+    policy_open(&x, &df_policy_steal, 1024);
+    enum { N = 300 };
+    DfNode *nodes[N];
+    uint64_t rng = 99;
+    for (int i = 0; i < N; i++) {
+        nodes[i] = bare_node(DF_NO_DEADLINE);
+        x.ops->push(x.p, 1 + (int)(df_rand_next(&rng) % 1023), nodes[i]);
+    }
+    DF_EXPECT(x.ops->has_work(x.p, 0, NULL));
+    int got = 0, polls = 0;
+    while (got < N && polls < 50 * N) {
+        got += x.ops->pop(x.p, 5, NULL) != NULL;
+        polls++;
+    }
+    DF_EXPECT_EQ_INT(got, N);
+    DF_EXPECT(!x.ops->has_work(x.p, 5, NULL));
+    for (int i = 0; i < N; i++)
+        free(nodes[i]);
+    policy_close(&x);
+}
+
+/* Among the candidates it looks at, a thief takes the most urgent node:
+ * two victims in its own L3, the later one pushed with the earlier
+ * deadline. */
+DF_TEST(SchedIdle, StealPrefersTheMostUrgentCandidate)
+{
+    Policy x;
+    policy_open(&x, &df_policy_cost_local, 16);
+    DfNode *late = bare_node(2000000000000), *soon = bare_node(1000000000000);
+    x.ops->push(x.p, 1, late);
+    x.ops->push(x.p, 2, soon);
+    /* One L3 of 16 workers: both are candidates on every poll. */
+    DfNode *first = NULL;
+    for (int k = 0; k < 8 && !first; k++)
+        first = x.ops->pop(x.p, 0, NULL);
+    DF_EXPECT(first == soon);
+    free(late);
+    free(soon);
+    policy_close(&x);
+}
+
+static int64_t sum_parks(DfSched *s, DfStats *st)
+{
+    df_sched_stats(s, st);
+    const int64_t parks = (int64_t)st->total.parks;
+    return parks;
+}
+
+static void noop(DfTask *t, void *arg)
+{
+    atomic_fetch_add((_Atomic int *)arg, 1);
+}
+
+/* Idle workers of a scheduler on the synthetic 1024-PU machine: per idle
+ * poll each reads a bounded number of shared lines, the same bound at 16
+ * and at 1024 workers; all of them park with every set empty, and work
+ * submitted afterwards still runs (a parked worker is woken). */
+static double idle_lines(int n_workers, const char *policy)
+{
+    DfSchedConfig cfg;
+    df_sched_config_init(&cfg);
+    cfg.n_workers = n_workers;
+    cfg.topology = BIG_TOPO;
+    cfg.policy = policy;
+    cfg.pin = false;
+    cfg.stack_size = 256 << 10;
+    DfSched *s;
+    DfError err;
+    const int ret = df_sched_new(&cfg, &s, &err);
+    DF_EXPECT_MSG(ret == 0, "%s", err.msg);
+    if (ret < 0)
+        return 1e9;
+    DfStats st;
+    const int64_t t_end = df_now_ns() + 60000000000ll;
+    /* Every worker parks once: nothing is queued anywhere. */
+    while (sum_parks(s, &st) < n_workers && df_now_ns() < t_end) {
+        df_stats_free(&st);
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    DF_EXPECT_MSG(st.total.parks >= (uint64_t)n_workers, "%llu of %d workers parked",
+                  (unsigned long long)st.total.parks, n_workers);
+    const double per_round =
+        st.total.idle_rounds ? (double)st.total.idle_lines / (double)st.total.idle_rounds : 0;
+    DF_EXPECT(st.total.idle_rounds > 0);
+    df_stats_free(&st);
+    /* Work from outside: a parked worker is woken and runs it. */
+    _Atomic int ran = 0;
+    DfGroup *g = df_group_new(s, DF_NO_DEADLINE);
+    for (int i = 0; i < 64; i++)
+        df_spawn(s, noop, (void *)&ran, g);
+    df_sched_wait(s, g);
+    df_group_release(g);
+    DF_EXPECT_EQ_INT(atomic_load(&ran), 64);
+    df_sched_unref(s);
+    return per_round;
+}
+
+DF_TEST(SchedIdle, IdlePollReadsBoundedLinesAtAnyWorkerCount)
+{
+    const double bound = 2; /* the has-work summary's root, whatever N */
+    const char *const policies[] = {"cost-local", "steal"};
+    for (int k = 0; k < 2; k++) {
+        const double at16 = idle_lines(16, policies[k]);
+        const double at1024 = idle_lines(1024, policies[k]);
+        printf("%s: %.2f shared lines per idle poll at 16 workers, %.2f at 1024 (bound %.0f)\n",
+               policies[k], at16, at1024, bound);
+        DF_EXPECT(at16 <= bound);
+        DF_EXPECT(at1024 <= bound);
+    }
+}
+
+/* A bit left set over an empty word (a setter that lost the race with a
+ * clearer, summary.c) keeps has_work true only until the next steal walks
+ * past it, wherever it is: in another domain, or above the thief's own
+ * leaf, which no descent of the thief's would meet. */
+DF_TEST(SchedIdle, StaleSummaryBitsAreCleared)
+{
+    Policy x;
+    policy_open(&x, &df_policy_cost_local, 1024);
+    DfCostLocal *cl = (DfCostLocal *)x.p;
+    DfSummary *sum = &cl->rs.work;
+    DF_ASSERT(sum->depth >= 2);
+    const int victims[] = {700, 0};
+    for (int k = 0; k < 2; k++) {
+        /* Worker v's leaf flagged in its parent, with the leaf empty. */
+        const int leaf = sum->leaf_of[victims[k]];
+        const int parent = sum->words[leaf].parent;
+        df_summary_set(sum, victims[k]);
+        atomic_store(&sum->words[leaf].bits, 0);
+        DF_EXPECT(df_summary_word(sum, parent) != 0);
+        DF_EXPECT(x.ops->has_work(x.p, 0, NULL));
+        DF_EXPECT(x.ops->pop(x.p, 0, NULL) == NULL);
+        DF_EXPECT(x.ops->pop(x.p, 0, NULL) == NULL);
+        DF_EXPECT_MSG(!x.ops->has_work(x.p, 0, NULL), "stale bit above worker %d", victims[k]);
+    }
+    policy_close(&x);
+}
