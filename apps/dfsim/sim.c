@@ -243,13 +243,12 @@ static void poll_costs(Sim *s)
 {
     const SimConfig *c = s->cfg;
     for (int w = 0; w < s->nw; w++) {
-        const uint8_t *row = s->topo.levels + (size_t)w * (size_t)s->nw;
         double ns = 0;
         int lines = 0;
         if (c->idle_model == SIM_IDLE_SCAN) {
             for (int v = 0; v < s->nw; v++)
                 if (v != w) {
-                    ns += SIM_IDLE_LINES_PER_SET * c->line_ns[row[v]];
+                    ns += SIM_IDLE_LINES_PER_SET * c->line_ns[df_topo_level(&s->topo, w, v)];
                     lines += SIM_IDLE_LINES_PER_SET;
                 }
         } else if (c->idle_model == SIM_IDLE_SUMMARY) {
@@ -257,8 +256,9 @@ static void poll_costs(Sim *s)
             int nearest = DF_N_LEVELS;
             for (int v = 0; v < s->nw; v++)
                 if (v != w) {
-                    present[row[v]] = true;
-                    nearest = row[v] < nearest ? row[v] : nearest;
+                    const int l = (int)df_topo_level(&s->topo, w, v);
+                    present[l] = true;
+                    nearest = l < nearest ? l : nearest;
                 }
             for (int l = 0; l < DF_N_LEVELS; l++)
                 if (present[l]) {
