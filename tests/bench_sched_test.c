@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const cases[] = {"empty", "fanout", "chain", "frames"};
+static const char *const cases[] = {"empty", "fanout", "chain", "frames", "metg"};
+/* The cases the peers run too. */
+static const char *const peer_cases[] = {"empty", "fanout", "chain", "metg"};
 
 /* The peers meson found (DFBENCH_PEERS, e.g. "omp,tbb" or "none"). */
 static const char *built_peers(void)
@@ -31,6 +33,55 @@ static bool is_null_or_absent(JsonObject *o, const char *name)
 {
     JsonNode *n = json_object_get_member(o, name);
     return !n || JSON_NODE_HOLDS_NULL(n);
+}
+
+/* A sample's METG is a grain the search tried: 64 ns times a power of
+ * two, up to the maximum (null: no grain reached the efficiency); the
+ * median of the samples lies between the extremes. */
+static void check_grain(JsonObject *r, const char *name, const char *key)
+{
+    JsonNode *n = json_object_get_member(r, name);
+    DF_ASSERT_MSG(n, "%s: %s missing", key, name);
+    const double lo = (double)json_object_get_int_member(r, "metg_min_grain_ns");
+    const double hi = (double)json_object_get_int_member(r, "metg_max_grain_ns");
+    DF_EXPECT_MSG(lo == 64 && hi >= lo, "%s: grains %g..%g", key, lo, hi);
+    if (!JSON_NODE_HOLDS_NULL(n)) {
+        DF_ASSERT_MSG(has_number(r, name), "%s: %s is neither a number nor null", key, name);
+        const double g = json_object_get_double_member(r, name);
+        DF_EXPECT_MSG(g >= lo && g <= hi, "%s: %s %g outside the search", key, name, g);
+    }
+    if (strcmp(name, "metg_ns") != 0)
+        return;
+    JsonArray *samples = json_object_get_array_member(r, "metg_ns_samples");
+    DF_ASSERT_MSG(samples, "%s: metg_ns_samples missing", key);
+    for (guint i = 0; i < json_array_get_length(samples); i++) {
+        JsonNode *e = json_array_get_element(samples, i);
+        if (JSON_NODE_HOLDS_NULL(e))
+            continue;
+        const double g = json_node_get_double(e);
+        bool on_grid = false;
+        for (double x = lo; x <= hi; x *= 2)
+            on_grid |= x == g;
+        DF_EXPECT_MSG(on_grid, "%s: sample %g is not a grain of the search", key, g);
+    }
+}
+
+static void check_metg(JsonObject *r, const char *key)
+{
+    DF_EXPECT_MSG(has_number(r, "metg_target_efficiency") &&
+                      json_object_get_double_member(r, "metg_target_efficiency") == 0.5,
+                  "%s: metg_target_efficiency", key);
+    check_grain(r, "metg_ns", key);
+    check_grain(r, "metg_cpu_ns", key);
+    JsonArray *samples = json_object_get_array_member(r, "metg_ns_samples");
+    DF_EXPECT_MSG(samples && json_array_get_length(samples) ==
+                                 (guint)json_object_get_int_member(r, "samples"),
+                  "%s: metg_ns_samples", key);
+    /* Where METG was reached, the efficiency at it is at least the target. */
+    if (has_number(r, "metg_ns"))
+        DF_EXPECT_MSG(has_number(r, "metg_efficiency") &&
+                          json_object_get_double_member(r, "metg_efficiency") >= 0.5,
+                      "%s: metg_efficiency below the target at METG", key);
 }
 
 /* Checks one entry of "results"; adds "impl|case|workers" to `seen`. */
@@ -70,7 +121,8 @@ static void check_result(JsonObject *r, GHashTable *seen, int repeat)
                   json_object_get_string_member_with_default(r, "error", "?"));
 
     const bool dfsched = g_str_has_prefix(impl, "dfsched/");
-    const bool has_bytes = strcmp(cs, "empty") != 0; /* empty tasks read nothing */
+    /* empty and metg tasks read nothing */
+    const bool has_bytes = strcmp(cs, "empty") != 0 && strcmp(cs, "metg") != 0;
     if (dfsched && has_bytes) {
         DF_EXPECT_MSG(has_number(r, "local_byte_share"), "%s: local_byte_share missing", key);
         double share = json_object_get_double_member(r, "local_byte_share");
@@ -82,6 +134,8 @@ static void check_result(JsonObject *r, GHashTable *seen, int repeat)
         DF_EXPECT_MSG(is_null_or_absent(r, "local_byte_share"),
                       "%s: local_byte_share where nothing is measured", key);
     }
+    if (strcmp(cs, "metg") == 0)
+        check_metg(r, key);
     if (strcmp(cs, "frames") == 0) {
         DF_EXPECT_MSG(has_number(r, "frames_per_s") &&
                           json_object_get_double_member(r, "frames_per_s") > 0,
@@ -150,8 +204,8 @@ DF_TEST(BenchSched, QuickRunWritesTheDocumentedJson)
         const char *peer_impl[] = {strstr(peers, "omp") ? "openmp" : NULL,
                                    strstr(peers, "tbb") ? "tbb" : NULL};
         for (size_t p = 0; p < G_N_ELEMENTS(peer_impl); p++)
-            for (size_t c = 0; peer_impl[p] && c < 3; c++) {
-                char *key = g_strdup_printf("%s|%s|%d", peer_impl[p], cases[c], w);
+            for (size_t c = 0; peer_impl[p] && c < G_N_ELEMENTS(peer_cases); c++) {
+                char *key = g_strdup_printf("%s|%s|%d", peer_impl[p], peer_cases[c], w);
                 DF_EXPECT_MSG(g_hash_table_contains(seen, key), "%s missing", key);
                 g_free(key);
             }
@@ -231,6 +285,53 @@ DF_TEST(BenchSched, BadOptionsAreUsageErrors)
     for (size_t i = 0; run.out && i < G_N_ELEMENTS(options); i++)
         DF_EXPECT_MSG(strstr(run.out, options[i]), "--help does not mention %s", options[i]);
     df_run_clear(&run);
+}
+
+/* The metg case alone, quickly: a METG (or null) per runtime, in the table
+ * and the JSON, from a geometric search. */
+DF_TEST(BenchSched, MetgReportsEveryRuntime)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    gchar *json_path = NULL;
+    int fd = g_file_open_tmp("dfbench-metg-XXXXXX.json", &json_path, NULL);
+    DF_ASSERT(fd >= 0);
+    close(fd);
+    const char *peers = built_peers();
+    const char *argv[] = {dfbench,   "sched", "--case",  "metg",   "--policy",  "cost-local",
+                          "--peers", peers,   "--quick", "--tasks", "2000",     "--repeat",
+                          "1",       "--workers", "2",   "--json", json_path,   NULL};
+    DfRun run = df_test_run(argv, NULL);
+    JsonParser *parser = json_parser_new();
+    GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench exited with %d:\n%s\n%s", run.status,
+                  run.out ? run.out : "", run.err ? run.err : "");
+    DF_EXPECT_MSG(strstr(run.out, "METG ns"), "the table has no METG column");
+    DF_ASSERT(json_parser_load_from_file(parser, json_path, NULL));
+    JsonObject *top = json_node_get_object(json_parser_get_root(parser));
+    JsonObject *ro = json_object_get_object_member(top, "run");
+    DF_EXPECT(ro && json_object_get_int_member(ro, "metg_work_ns") > 0);
+    JsonArray *results = json_object_get_array_member(top, "results");
+    DF_ASSERT(results);
+    for (guint i = 0; i < json_array_get_length(results); i++)
+        check_result(json_array_get_object_element(results, i), seen, 1);
+    const char *impls[] = {"dfsched/cost-local", strstr(peers, "omp") ? "openmp" : NULL,
+                           strstr(peers, "tbb") ? "tbb" : NULL};
+    for (size_t i = 0; i < G_N_ELEMENTS(impls); i++) {
+        if (!impls[i])
+            continue;
+        char *key = g_strdup_printf("%s|metg|2", impls[i]);
+        DF_EXPECT_MSG(g_hash_table_contains(seen, key), "%s missing", key);
+        g_free(key);
+    }
+    DF_EXPECT_EQ_INT(json_array_get_length(results), 1 + (strstr(peers, "omp") != NULL) +
+                                                         (strstr(peers, "tbb") != NULL));
+    g_hash_table_destroy(seen);
+    g_object_unref(parser);
+    df_run_clear(&run);
+    unlink(json_path);
+    g_free(json_path);
 }
 
 /* Parking mode runs too, and says so in its JSON. */

@@ -81,10 +81,46 @@ static void omp_chain(OmpRun *r)
     r->tasks = m;
 }
 
+/* metg's step: called inside `single`, so the region's other threads are
+ * at its barrier and run the tasks; the spawning thread helps in the
+ * taskwait. */
+static int64_t omp_metg_step(void *ctx, int64_t grain, uint64_t tasks)
+{
+    (void)ctx;
+    const int64_t t0 = df_now_ns();
+    for (uint64_t i = 0; i < tasks; i++) {
+#pragma omp task firstprivate(grain)
+        df_bench_spin_ns(grain);
+    }
+#pragma omp taskwait
+    return df_now_ns() - t0;
+}
+
+static int omp_metg(const DfCaseParams *p, const int *cpus, int n, DfCaseResult *out)
+{
+    DfAffinity saved;
+    df_affinity_save(&saved);
+    int ret = 0, got_threads = 0;
+#pragma omp parallel num_threads(n) shared(ret, got_threads)
+    {
+        df_pin_self(cpus[omp_get_thread_num() % n]);
+#pragma omp barrier
+#pragma omp single
+        {
+            got_threads = omp_get_num_threads();
+            ret = df_bench_metg_search(p, n, omp_metg_step, NULL, out);
+        }
+    }
+    df_affinity_restore(&saved);
+    return got_threads != n ? -EAGAIN : ret;
+}
+
 int df_peer_omp_run(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n,
                     DfCaseResult *out)
 {
     df_case_result_init(out);
+    if (c == DF_CASE_METG)
+        return omp_metg(p, cpus, n, out);
     if (c != DF_CASE_EMPTY && c != DF_CASE_FANOUT && c != DF_CASE_CHAIN)
         return -ENOTSUP;
     OmpRun r = {.p = p};

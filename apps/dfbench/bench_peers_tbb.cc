@@ -116,6 +116,40 @@ void tbb_chain(Run &r)
     r.tasks = m;
 }
 
+// metg's step: the arena's caller spawns into a task_group and waits
+// (helping), as in empty.
+// No exception may unwind through the C search loop that calls it.
+int64_t tbb_metg_step(void *, int64_t grain, uint64_t tasks)
+{
+    try {
+        tbb::task_group tg;
+        const int64_t t0 = df_now_ns();
+        for (uint64_t i = 0; i < tasks; i++)
+            tg.run([grain] { df_bench_spin_ns(grain); });
+        tg.wait();
+        return df_now_ns() - t0;
+    } catch (const std::bad_alloc &) {
+        return -ENOMEM;
+    } catch (...) {
+        return -EIO;
+    }
+}
+
+int run_metg(const DfCaseParams *p, const int *cpus, int n, DfCaseResult *out)
+{
+    const int hw = tbb::info::default_concurrency();
+    tbb::global_control allow(tbb::global_control::max_allowed_parallelism, std::max(n, hw));
+    tbb::task_arena arena(n);
+    arena.initialize();
+    Pinner pinner(arena, cpus, n);
+    DfAffinity saved;
+    df_affinity_save(&saved);
+    int ret = 0;
+    arena.execute([&] { ret = df_bench_metg_search(p, n, tbb_metg_step, nullptr, out); });
+    df_affinity_restore(&saved);
+    return ret;
+}
+
 int run_case(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n, DfCaseResult *out)
 {
     Run r;
@@ -175,11 +209,11 @@ extern "C" int df_peer_tbb_run(DfBenchCase c, const DfCaseParams *p, const int *
                                DfCaseResult *out)
 {
     df_case_result_init(out);
-    if (c != DF_CASE_EMPTY && c != DF_CASE_FANOUT && c != DF_CASE_CHAIN)
+    if (c != DF_CASE_EMPTY && c != DF_CASE_FANOUT && c != DF_CASE_CHAIN && c != DF_CASE_METG)
         return -ENOTSUP;
     // No C++ exception may cross into the C driver.
     try {
-        return run_case(c, p, cpus, n, out);
+        return c == DF_CASE_METG ? run_metg(p, cpus, n, out) : run_case(c, p, cpus, n, out);
     } catch (const std::bad_alloc &) {
         return -ENOMEM;
     } catch (...) {

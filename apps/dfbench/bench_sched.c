@@ -29,6 +29,9 @@
 #define QUICK_FRAMES   40
 #define DEFAULT_REPEAT 5
 #define DEFAULT_WIDTH  16
+/* metg: body work per grain tried (all its tasks together). */
+#define DEFAULT_METG_WORK_NS 10000000
+#define QUICK_METG_WORK_NS   1000000
 #define MAX_WORKERS    4096
 #define PROG           "dfbench sched"
 
@@ -66,7 +69,7 @@ static bool parse_cases(DfBench *b, GError **err)
             if (c < 0) {
                 g_set_error(
                     err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "bad --case: unknown case \"%s\" (one of: empty, fanout, chain, frames)",
+                    "bad --case: unknown case \"%s\" (one of: empty, fanout, chain, frames, metg)",
                     parts[i]);
                 g_strfreev(parts);
                 return false;
@@ -189,10 +192,10 @@ static int parse_options(DfBench *b, int argc, char **argv)
          "LIST"},
         {"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy, policy_help, "LIST"},
         {"case", 'c', 0, G_OPTION_ARG_STRING, &o->cases,
-         "Cases: empty, fanout, chain, frames (default: all)", "LIST"},
+         "Cases: empty, fanout, chain, frames, metg (default: all)", "LIST"},
         {"peers", 0, 0, G_OPTION_ARG_STRING, &o->peers,
          "Peers in the same run: omp (libgomp tasks), tbb (oneTBB); default: both (those this "
-         "build has); none to skip. Peers run empty, fanout and chain",
+         "build has); none to skip. Peers run empty, fanout, chain and metg",
          "LIST"},
         {"tasks", 'n', 0, G_OPTION_ARG_INT64, &o->tasks,
          "Tasks per timed run of empty and chain, graph nodes per run of fanout (default 100000, "
@@ -242,7 +245,10 @@ static int parse_options(DfBench *b, int argc, char **argv)
             "          and a 16 KiB halo of band b+1; 4 frames in flight.  Reports "
             "local_byte_share\n"
             "          (share of predecessor bytes consumed on the worker that produced them),\n"
-            "          frames/s and GB/s (bytes written + read); dfsched only",
+            "          frames/s and GB/s (bytes written + read); dfsched only\n"
+            "  metg    METG(50 %): the smallest task body (a spin of g ns; g = 64 ns doubling to\n"
+            "          1 ms) at which the workers keep 50 % efficiency, efficiency = tasks x g /\n"
+            "          (workers x wall); tasks spawned by one task that waits, as in empty",
         .description =
             "\"N workers\" means the first N cores of the process's CPU set (one PU per core):\n"
             "dfsched gets that CPU list, OpenMP threads and oneTBB arena threads pin themselves "
@@ -319,6 +325,7 @@ static int parse_options(DfBench *b, int argc, char **argv)
         .batch = (uint64_t)o->batch,
         .frames = o->frames,
         .warmups = 1,
+        .metg_work_ns = o->quick ? QUICK_METG_WORK_NS : DEFAULT_METG_WORK_NS,
     };
 out:
     g_clear_error(&err);
@@ -348,6 +355,9 @@ static void configs_init(DfBench *b)
                 cf->stolen = g_new(double, (gsize)b->o.repeat);
                 cf->fps = g_new(double, (gsize)b->o.repeat);
                 cf->gbps = g_new(double, (gsize)b->o.repeat);
+                cf->metg = g_new(double, (gsize)b->o.repeat);
+                cf->metg_eff = g_new(double, (gsize)b->o.repeat);
+                cf->metg_cpu = g_new(double, (gsize)b->o.repeat);
                 if (b->o.trace_overhead && b->impls[i].policy) {
                     cf->ns_on = g_new(double, (gsize)b->o.repeat);
                     cf->fps_on = g_new(double, (gsize)b->o.repeat);
@@ -369,6 +379,9 @@ static void configs_free(DfBench *b)
         g_free(cf->stolen);
         g_free(cf->fps);
         g_free(cf->gbps);
+        g_free(cf->metg);
+        g_free(cf->metg_eff);
+        g_free(cf->metg_cpu);
         g_free(cf->ns_on);
         g_free(cf->fps_on);
         g_free(cf->error);
@@ -382,6 +395,7 @@ static void record(DfBenchConfig *cf, const DfCaseResult *r, int ret, const char
     int i = cf->n++;
     if (ret < 0) {
         cf->ns[i] = cf->cpu[i] = cf->share[i] = cf->stolen[i] = cf->fps[i] = cf->gbps[i] = NAN;
+        cf->metg[i] = cf->metg_eff[i] = cf->metg_cpu[i] = NAN;
         cf->failures++;
         if (!cf->error)
             cf->error = g_strdup(why ? why : g_strerror(-ret));
@@ -393,6 +407,9 @@ static void record(DfBenchConfig *cf, const DfCaseResult *r, int ret, const char
     cf->stolen[i] = r->stolen_share;
     cf->fps[i] = r->frames_per_s;
     cf->gbps[i] = r->gb_per_s;
+    cf->metg[i] = r->metg_ns;
+    cf->metg_eff[i] = r->metg_efficiency;
+    cf->metg_cpu[i] = r->metg_cpu_ns;
     cf->tasks = r->tasks;
     cf->errors += r->errors;
 }

@@ -12,7 +12,7 @@
 /* --------------------------------------------------------------- output */
 
 typedef struct DfBenchRow {
-    DfSummary ns, cpu, share, stolen, fps, gbps;
+    DfSummary ns, cpu, share, stolen, fps, gbps, metg, metg_eff, metg_cpu;
 } DfBenchRow;
 
 static DfBenchRow summarize(const DfBenchConfig *cf)
@@ -24,6 +24,9 @@ static DfBenchRow summarize(const DfBenchConfig *cf)
         .stolen = df_summarize(cf->stolen, cf->n),
         .fps = df_summarize(cf->fps, cf->n),
         .gbps = df_summarize(cf->gbps, cf->n),
+        .metg = df_summarize(cf->metg, cf->n),
+        .metg_eff = df_summarize(cf->metg_eff, cf->n),
+        .metg_cpu = df_summarize(cf->metg_cpu, cf->n),
     };
 }
 
@@ -74,10 +77,10 @@ void df_bench_sched_print_header(const DfBench *b)
 
 void df_bench_sched_print_table(DfBench *b)
 {
-    static const char *const headers[] = {"case",     "workers", "impl", "ns/task", "min",
-                                          "max",      "cpu ns",  "n",    "local",   "stolen",
-                                          "frames/s", "GB/s",    "note"};
-    DfTable *t = df_table_new(13, headers, "lrlrrrrrrrrrl");
+    static const char *const headers[] = {"case",     "workers", "impl",    "ns/task", "min",
+                                          "max",      "cpu ns",  "n",       "local",   "stolen",
+                                          "frames/s", "GB/s",    "METG ns", "cpu",     "note"};
+    DfTable *t = df_table_new(15, headers, "lrlrrrrrrrrrrrl");
     for (int k = 0; k < b->n_cases; k++) {
         if (k)
             df_table_rule(t);
@@ -88,7 +91,7 @@ void df_bench_sched_print_table(DfBench *b)
                     continue;
                 DfBenchRow r = summarize(cf);
                 char workers[16], med[32], mn[32], mx[32], cpu[32], n[16], share[16], stolen[16],
-                    fps[32], gbps[32], note[256];
+                    fps[32], gbps[32], metg[32], metg_cpu[32], note[256];
                 snprintf(workers, sizeof(workers), "%d", cf->workers);
                 df_fmt_num(med, sizeof(med), r.ns.median, 1);
                 df_fmt_num(mn, sizeof(mn), r.ns.min, 1);
@@ -99,6 +102,12 @@ void df_bench_sched_print_table(DfBench *b)
                 df_fmt_num(stolen, sizeof(stolen), r.stolen.median, 3);
                 df_fmt_num(fps, sizeof(fps), r.fps.median, 0);
                 df_fmt_num(gbps, sizeof(gbps), r.gbps.median, 2);
+                df_fmt_num(metg, sizeof(metg), r.metg.median, 0);
+                df_fmt_num(metg_cpu, sizeof(metg_cpu), r.metg_cpu.median, 0);
+                if (cf->c == DF_CASE_METG && isnan(r.metg.median))
+                    snprintf(metg, sizeof(metg), "> %d", DF_METG_MAX_NS);
+                if (cf->c == DF_CASE_METG && isnan(r.metg_cpu.median))
+                    snprintf(metg_cpu, sizeof(metg_cpu), "> %d", DF_METG_MAX_NS);
                 note_of(cf, note, sizeof(note));
                 const char *cells[] = {df_case_name(cf->c),
                                        workers,
@@ -112,6 +121,8 @@ void df_bench_sched_print_table(DfBench *b)
                                        stolen,
                                        fps,
                                        gbps,
+                                       metg,
+                                       metg_cpu,
                                        note};
                 df_table_row(t, cells);
             }
@@ -121,7 +132,10 @@ void df_bench_sched_print_table(DfBench *b)
     printf("ns/task: wall time, median of the samples (min, max beside it); cpu ns: process CPU "
            "time per task (all threads, spinning included; not inflated by other users of the "
            "machine)\nlocal: local_byte_share; stolen: share of tasks run from another worker's "
-           "set (dfsched)\n");
+           "set (dfsched)\nMETG ns: metg case, median of the samples: smallest body (64 ns "
+           "doubling) at which the workers keep 50 %% efficiency; its ns/task is the wall per task "
+           "at that body; cpu: the same with the process's CPU time for workers x wall (not "
+           "inflated by other users of the machine)\n");
 }
 
 /* ---------------------------------------------------------------- goals */
@@ -283,6 +297,18 @@ static void json_result(JsonBuilder *jb, const DfBenchConfig *cf)
         json_summary(jb, "frames_per_s", &r.fps, true);
         json_summary(jb, "gb_per_s", &r.gbps, true);
     }
+    if (cf->c == DF_CASE_METG) {
+        /* null where no grain up to max_grain_ns reached the efficiency */
+        json_summary(jb, "metg_ns", &r.metg, true);
+        df_json_double_array(jb, "metg_ns_samples", cf->metg, cf->n);
+        df_json_double(jb, "metg_efficiency", r.metg_eff.median);
+        json_summary(jb, "metg_cpu_ns", &r.metg_cpu, true);
+        df_json_double(jb, "metg_target_efficiency", DF_METG_EFFICIENCY);
+        json_builder_set_member_name(jb, "metg_min_grain_ns");
+        json_builder_add_int_value(jb, DF_METG_MIN_NS);
+        json_builder_set_member_name(jb, "metg_max_grain_ns");
+        json_builder_add_int_value(jb, DF_METG_MAX_NS);
+    }
     json_builder_set_member_name(jb, "errors");
     json_builder_add_int_value(jb, (gint64)cf->errors);
     json_builder_set_member_name(jb, "failures");
@@ -326,6 +352,8 @@ bool df_bench_sched_write_json(DfBench *b, GArray *goals)
     json_builder_add_int_value(jb, DF_FRAME_HALO_BYTES);
     json_builder_set_member_name(jb, "frames_in_flight");
     json_builder_add_int_value(jb, DF_FRAME_IN_FLIGHT);
+    json_builder_set_member_name(jb, "metg_work_ns");
+    json_builder_add_int_value(jb, b->params.metg_work_ns);
     json_builder_set_member_name(jb, "quick");
     json_builder_add_boolean_value(jb, b->o.quick);
     df_json_double(jb, "duration_s", (double)(b->end_ns - b->start_ns) / 1e9);
@@ -413,6 +441,7 @@ bool df_bench_sched_write_csv(DfBench *b)
                                           "stolen_share",
                                           "frames_per_s",
                                           "gb_per_s",
+                                          "metg_ns",
                                           "errors",
                                           "failures",
                                           "error"};
@@ -430,7 +459,7 @@ bool df_bench_sched_write_csv(DfBench *b)
                 if (!cf->impl)
                     continue;
                 DfBenchRow r = summarize(cf);
-                char f[13][40];
+                char f[14][40];
                 snprintf(f[0], sizeof(f[0]), "%d", cf->workers);
                 snprintf(f[1], sizeof(f[1]), "%llu", (unsigned long long)cf->tasks);
                 snprintf(f[2], sizeof(f[2]), "%d", cf->n);
@@ -438,15 +467,15 @@ bool df_bench_sched_write_csv(DfBench *b)
                 snprintf(f[4], sizeof(f[4]), "%.3f", r.ns.min);
                 snprintf(f[5], sizeof(f[5]), "%.3f", r.ns.max);
                 /* Empty cells, not "nan", where nothing was measured. */
-                const double opt[5] = {r.cpu.median, r.share.median, r.stolen.median, r.fps.median,
-                                       r.gbps.median};
-                for (int j = 0; j < 5; j++)
+                const double opt[6] = {r.cpu.median,  r.share.median, r.stolen.median,
+                                       r.fps.median,  r.gbps.median,  r.metg.median};
+                for (int j = 0; j < 6; j++)
                     if (isnan(opt[j]))
                         f[6 + j][0] = '\0';
                     else
                         snprintf(f[6 + j], sizeof(f[6 + j]), "%.4f", opt[j]);
-                snprintf(f[11], sizeof(f[11]), "%llu", (unsigned long long)cf->errors);
-                snprintf(f[12], sizeof(f[12]), "%d", cf->failures);
+                snprintf(f[12], sizeof(f[12]), "%llu", (unsigned long long)cf->errors);
+                snprintf(f[13], sizeof(f[13]), "%d", cf->failures);
                 const char *cells[N_COLS] = {cf->impl->name, df_case_name(cf->c),
                                              f[0],           cf->oversubscribed ? "true" : "false",
                                              f[1],           f[2],
@@ -455,7 +484,7 @@ bool df_bench_sched_write_csv(DfBench *b)
                                              f[7],           f[8],
                                              f[9],           f[10],
                                              f[11],          f[12],
-                                             cf->error};
+                                             f[13],          cf->error};
                 df_csv_row(&csv, cells);
             }
     ret = df_csv_close(&csv);

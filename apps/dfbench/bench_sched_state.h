@@ -19,7 +19,8 @@ typedef struct DfBenchPeer {
     void (*describe)(char *buf, size_t len);
 } DfBenchPeer;
 
-#define DF_BENCH_PEER_CASES ((1u << DF_CASE_EMPTY) | (1u << DF_CASE_FANOUT) | (1u << DF_CASE_CHAIN))
+#define DF_BENCH_PEER_CASES                                                                        \
+    ((1u << DF_CASE_EMPTY) | (1u << DF_CASE_FANOUT) | (1u << DF_CASE_CHAIN) | (1u << DF_CASE_METG))
 #define DF_BENCH_ALL_CASES ((1u << DF_N_CASES) - 1)
 
 typedef struct DfBenchImpl {
@@ -38,6 +39,7 @@ typedef struct DfBenchConfig {
     bool oversubscribed;
     int n;              /* samples taken (failed ones included, as NAN) */
     double *ns, *cpu, *share, *stolen, *fps, *gbps; /* per sample */
+    double *metg, *metg_eff, *metg_cpu; /* per sample, metg case (NAN: not reached) */
     uint64_t tasks;
     uint64_t errors;    /* results that did not check out */
     int failures;       /* samples that could not run */

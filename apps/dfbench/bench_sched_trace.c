@@ -33,6 +33,14 @@ size_t df_bench_sched_trace_capacity(const DfBench *b)
         case DF_CASE_FRAMES:
             per_run += (size_t)p->frames * (2 * DF_FRAME_BANDS + 4) + 64;
             break;
+        case DF_CASE_METG: {
+            int max_workers = 1;
+            for (int w = 0; w < b->n_workers; w++)
+                max_workers = b->workers[w] > max_workers ? b->workers[w] : max_workers;
+            /* Its warm-ups are steps of the search: counted in it. */
+            per_run += (size_t)df_bench_metg_max_tasks(p, max_workers) / (size_t)(p->warmups + 1) + 64;
+            break;
+        }
         default:
             break;
         }

@@ -19,7 +19,8 @@
  * scheduler, not false sharing between its bodies. */
 #define SLOT_STRIDE (64 / sizeof(uint64_t))
 
-static const char *const case_names[DF_N_CASES] = {"empty", "fanout", "chain", "frames"};
+static const char *const case_names[DF_N_CASES] = {"empty", "fanout", "chain", "frames",
+                                                    "metg"};
 
 const char *df_case_name(DfBenchCase c)
 {
@@ -46,6 +47,119 @@ void df_case_result_init(DfCaseResult *r)
     memset(r, 0, sizeof(*r));
     r->ns_per_task = r->cpu_ns_per_task = r->local_share = r->stolen_share = NAN;
     r->frames_per_s = r->gb_per_s = NAN;
+    r->metg_ns = r->metg_efficiency = r->metg_cpu_ns = NAN;
+}
+
+/* ----------------------------------------------------------------- metg */
+
+void df_bench_spin_ns(int64_t ns)
+{
+    const int64_t end = df_now_ns() + ns;
+    while (df_now_ns() < end)
+        ;
+}
+
+/* Tasks per grain: the work budget, at least a few per worker (so that
+ * every worker has some), at most --tasks (the smallest grains). */
+static uint64_t metg_tasks(const DfCaseParams *p, int workers, int64_t grain)
+{
+    const int64_t budget = p->metg_work_ns > 0 ? p->metg_work_ns : 10000000;
+    uint64_t n = (uint64_t)(budget / grain);
+    const uint64_t floor = 8 * (uint64_t)workers;
+    if (n > p->tasks)
+        n = p->tasks;
+    return n < floor ? floor : n;
+}
+
+uint64_t df_bench_metg_max_tasks(const DfCaseParams *p, int workers)
+{
+    uint64_t n = (uint64_t)p->warmups * (metg_tasks(p, workers, DF_METG_MIN_NS) + 2);
+    for (int64_t g = DF_METG_MIN_NS; g <= DF_METG_MAX_NS; g *= 2)
+        n += metg_tasks(p, workers, g) + 2;
+    return n;
+}
+
+int df_bench_metg_search(const DfCaseParams *p, int workers, DfMetgStepFn step, void *ctx,
+                         DfCaseResult *out)
+{
+    for (int w = 0; w < p->warmups; w++) {
+        const int64_t r = step(ctx, DF_METG_MIN_NS, metg_tasks(p, workers, DF_METG_MIN_NS));
+        if (r < 0)
+            return (int)r;
+    }
+    uint64_t total = 0;
+    int64_t wall_total = 0;
+    const int64_t c0 = df_bench_cpu_ns();
+    for (int64_t g = DF_METG_MIN_NS; g <= DF_METG_MAX_NS; g *= 2) {
+        const uint64_t n = metg_tasks(p, workers, g);
+        const int64_t cpu0 = df_bench_cpu_ns();
+        const int64_t wall = step(ctx, g, n);
+        const int64_t cpu = df_bench_cpu_ns() - cpu0;
+        if (wall < 0)
+            return (int)wall;
+        if (isnan(out->metg_cpu_ns) && cpu > 0 &&
+            (double)n * (double)g / (double)cpu >= DF_METG_EFFICIENCY)
+            out->metg_cpu_ns = (double)g;
+        total += n;
+        wall_total += wall;
+        out->metg_steps++;
+        out->ns_per_task = wall > 0 ? (double)wall / (double)n : NAN;
+        const double eff = wall > 0 ? (double)n * (double)g / ((double)workers * (double)wall) : 0;
+        if (eff >= DF_METG_EFFICIENCY) {
+            out->metg_ns = (double)g;
+            out->metg_efficiency = eff;
+            break;
+        }
+    }
+    out->tasks = total;
+    out->elapsed_ns = wall_total;
+    out->cpu_ns_per_task = total ? (double)(df_bench_cpu_ns() - c0) / (double)total : NAN;
+    return 0;
+}
+
+/* dfsched's step: a root task spawns the tasks into a group and waits
+ * (helping), timed inside the root like the peers' spawning task. */
+typedef struct MetgRoot {
+    int64_t grain;
+    uint64_t tasks;
+    int64_t wall;
+    int ret;
+} MetgRoot;
+
+static void metg_body(DfTask *t, void *arg)
+{
+    (void)t;
+    df_bench_spin_ns(*(const int64_t *)arg);
+}
+
+static void metg_root(DfTask *t, void *arg)
+{
+    MetgRoot *m = arg;
+    DfSched *s = df_task_sched(t);
+    DfGroup *g = df_group_new(s, 0);
+    if (!g) {
+        m->ret = -ENOMEM;
+        return;
+    }
+    const int64_t t0 = df_now_ns();
+    for (uint64_t i = 0; i < m->tasks; i++)
+        df_spawn(s, metg_body, &m->grain, g);
+    df_sched_wait(s, g);
+    m->wall = df_now_ns() - t0;
+    df_group_release(g);
+}
+
+static int64_t dfsched_metg_step(void *ctx, int64_t grain, uint64_t tasks)
+{
+    DfSched *s = ctx;
+    MetgRoot m = {.grain = grain, .tasks = tasks};
+    DfGroup *g = df_group_new(s, 0);
+    if (!g)
+        return -ENOMEM;
+    df_spawn(s, metg_root, &m, g);
+    df_sched_wait(s, g);
+    df_group_release(g);
+    return m.ret < 0 ? m.ret : m.wall;
 }
 
 typedef struct Root {
@@ -477,6 +591,8 @@ static int run_once(DfSched *s, Root *r)
 int df_bench_dfsched_run(DfSched *s, DfBenchCase c, const DfCaseParams *p, DfCaseResult *out)
 {
     df_case_result_init(out);
+    if (c == DF_CASE_METG)
+        return df_bench_metg_search(p, df_sched_n_workers(s), dfsched_metg_step, s, out);
     Root r = {.c = c, .p = p};
     DfStats st = {0};
     int ret = prepare(&r);
