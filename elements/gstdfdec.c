@@ -194,10 +194,11 @@ struct _GstDfDec {
     AVPacket *pkt;
     AVFrame *frame;
     enum AVCodecID codec_id;
-    gboolean drained;  /* the decoder was drained and needs a flush before more data */
-    gboolean qos_cut;  /* frames were cancelled by QoS since the last output */
-    gboolean admitted; /* the stream passed admission: never refused later (until stop) */
-    gboolean refused;  /* admission refused the stream: every frame fails (until stop) */
+    gboolean drained;       /* the decoder was drained and needs a flush before more data */
+    gboolean delay_bounded; /* max-frame-delay (given, or 0 for live) bounds the latency */
+    gboolean qos_cut;       /* frames were cancelled by QoS since the last output */
+    gboolean admitted;      /* the stream passed admission: never refused later (until stop) */
+    gboolean refused;       /* admission refused the stream: every frame fails (until stop) */
     int out_format, out_width, out_height, out_interlaced;
     AVRational out_sar;
     gint64 latency_frames;
@@ -705,6 +706,7 @@ static gboolean gst_df_dec_open_decoder(GstDfDec *self)
         cfg.max_delay_frames = max_frame_delay;
     else if (self->upstream_live && cfg.threading != DF_THREADING_FRAME)
         cfg.max_delay_frames = 0;
+    self->delay_bounded = cfg.max_delay_frames >= 0;
     cfg.filter = filter;
     cfg.log_level = AV_LOG_WARNING;
     cfg.alloc.opaque = self;
@@ -1032,6 +1034,7 @@ static GstFlowReturn gst_df_dec_post_errors(GstDfDec *self)
 typedef enum {
     GST_DF_DEC_RECEIVE_ALL,     /* until every packet sent is decoded */
     GST_DF_DEC_RECEIVE_IN_TIME, /* while more are in flight than the latency reported */
+    GST_DF_DEC_RECEIVE_READY,   /* no waiting */
 } GstDfDecReceive;
 
 /* Receive and push frames.  Stream lock held; released while waiting. */
@@ -1039,11 +1042,16 @@ static GstFlowReturn gst_df_dec_receive(GstDfDec *self, GstDfDecReceive until, g
 {
     GstFlowReturn flow = GST_FLOW_OK;
     for (;;) {
-        GST_VIDEO_DECODER_STREAM_UNLOCK(self);
-        const int ret = until == GST_DF_DEC_RECEIVE_ALL
-                            ? df_decoder_receive_frame(self->dec, self->frame)
-                            : df_decoder_receive_frame_in_time(self->dec, self->frame);
-        GST_VIDEO_DECODER_STREAM_LOCK(self);
+        int ret;
+        if (until == GST_DF_DEC_RECEIVE_READY) {
+            ret = df_decoder_try_receive_frame(self->dec, self->frame);
+        } else {
+            GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+            ret = until == GST_DF_DEC_RECEIVE_ALL
+                      ? df_decoder_receive_frame(self->dec, self->frame)
+                      : df_decoder_receive_frame_in_time(self->dec, self->frame);
+            GST_VIDEO_DECODER_STREAM_LOCK(self);
+        }
         GstFlowReturn eflow = gst_df_dec_post_errors(self);
         if (ret == AVERROR(EAGAIN))
             return eflow;
@@ -1345,10 +1353,14 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
             self->qos_cut = TRUE;
         }
     }
-    /* Push what is ready, and wait for what would otherwise be held longer
-     * than the latency reported: the next packet may be a frame period
-     * away (a live source), and only the streaming thread pushes. */
-    flow = gst_df_dec_receive(self, GST_DF_DEC_RECEIVE_IN_TIME, NULL);
+    /* Push what is ready.  Under a latency budget (live pipelines) also
+     * wait for what would otherwise be held longer than the latency
+     * reported: the next packet may be a frame period away, and only the
+     * streaming thread pushes.  Without one, waiting here would only put a
+     * futex sleep and wake on every frame's path: the next packet comes
+     * as soon as upstream has parsed it, and nobody reads the latency. */
+    flow = gst_df_dec_receive(
+        self, self->delay_bounded ? GST_DF_DEC_RECEIVE_IN_TIME : GST_DF_DEC_RECEIVE_READY, NULL);
     if (flow == GST_FLOW_OK && !self->admitted)
         flow = gst_df_dec_admit(self);
 done:
