@@ -102,6 +102,9 @@ double df_rt_k_star(const DfRt *rt, int workers);
  * pipelines per worker count, admission=refuse then none; prints a table
  * per worker count. */
 void df_rt_overload(DfRt *rt, DfProgress *prog);
+/* K pipelines of DECODER into SINK, paced at --fps (bench_realtime_run.c). */
+void df_rt_run_pipelines(const DfRt *rt, int workers, const char *decoder, const char *sink, int k,
+                         DfGstResult *res);
 
 /* The output (bench_realtime_out.c).  The writers return false with the
  * error said. */

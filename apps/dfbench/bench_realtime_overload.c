@@ -38,26 +38,7 @@ static void run_one(const DfRt *rt, int workers, int k, const char *admission, D
              admission);
     char sink[128];
     snprintf(sink, sizeof(sink), "%s qos=true max-lateness=-1", rt->sink);
-    const AVRational cr = rt->clip.frame_rate.num > 0 ? rt->clip.frame_rate : (AVRational){25, 1};
-    DfGstRun *runs = g_new0(DfGstRun, (gsize)k);
-    for (int i = 0; i < k; i++)
-        runs[i] = (DfGstRun){
-            .path = rt->clip.path,
-            .decoder = dec,
-            .sink = sink,
-            .map = &rt->map,
-            .cpus = workers,
-            .sync = true,
-            .rate = rt->o.fps / av_q2d(cr),
-            .duration_s = rt->o.duration,
-            .budget_ns = (int64_t)((double)rt->budget_frames * 1e9 / rt->o.fps),
-        };
-    DfAffinity saved;
-    df_affinity_save(&saved);
-    df_bench_confine(&rt->map, workers);
-    df_gst_run(runs, k, res);
-    df_affinity_restore(&saved);
-    g_free(runs);
+    df_rt_run_pipelines(rt, workers, dec, sink, k, res);
 }
 
 static void print_runs(const DfRt *rt, int workers, int k, double kstar, const OverloadRun *runs,

@@ -318,6 +318,33 @@ cleanup:
         df_sched_unref(s);
 }
 
+/* K pipelines filesrc ! parsebin ! DECODER ! SINK sync=true, played at
+ * --fps for --duration on the first `workers` cores; res has k entries. */
+void df_rt_run_pipelines(const DfRt *rt, int workers, const char *decoder, const char *sink, int k,
+                         DfGstResult *res)
+{
+    const AVRational cr = rt->clip.frame_rate.num > 0 ? rt->clip.frame_rate : (AVRational){25, 1};
+    DfGstRun *runs = g_new0(DfGstRun, (gsize)k);
+    for (int i = 0; i < k; i++)
+        runs[i] = (DfGstRun){
+            .path = rt->clip.path,
+            .decoder = decoder,
+            .sink = sink,
+            .map = &rt->map,
+            .cpus = workers,
+            .sync = true,
+            .rate = rt->o.fps / av_q2d(cr),
+            .duration_s = rt->o.duration,
+            .budget_ns = (int64_t)((double)rt->budget_frames * 1e9 / rt->o.fps),
+        };
+    DfAffinity saved;
+    df_affinity_save(&saved);
+    df_bench_confine(&rt->map, workers);
+    df_gst_run(runs, k, res);
+    df_affinity_restore(&saved);
+    g_free(runs);
+}
+
 /* K pipelines of avdec_* (policy NULL) or of dfdec with that policy. */
 static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, DfRtTrial *tr)
 {
@@ -332,28 +359,11 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
                  avcodec_get_name(rt->clip.par->codec_id));
         return;
     }
-    const AVRational cr = rt->clip.frame_rate.num > 0 ? rt->clip.frame_rate : (AVRational){25, 1};
     char sink[128];
     snprintf(sink, sizeof(sink), "%s qos=false max-lateness=-1", rt->sink);
-    DfGstRun *runs = g_new0(DfGstRun, (gsize)k);
     DfGstResult *res = g_new0(DfGstResult, (gsize)k);
-    for (int i = 0; i < k; i++)
-        runs[i] = (DfGstRun){
-            .path = rt->clip.path,
-            .decoder = name, /* avdec: default threads, as a player would have */
-            .sink = sink,
-            .map = &rt->map,
-            .cpus = workers,
-            .sync = true,
-            .rate = rt->o.fps / av_q2d(cr),
-            .duration_s = rt->o.duration,
-            .budget_ns = (int64_t)((double)rt->budget_frames * 1e9 / rt->o.fps),
-        };
-    DfAffinity saved;
-    df_affinity_save(&saved);
-    df_bench_confine(&rt->map, workers);
-    df_gst_run(runs, k, res);
-    df_affinity_restore(&saved);
+    /* avdec: default threads, as a player would have. */
+    df_rt_run_pipelines(rt, workers, name, sink, k, res);
     for (int i = 0; i < k; i++) {
         if (res[i].error[0] && !tr->error[0])
             snprintf(tr->error, sizeof(tr->error), "%s", res[i].error);
@@ -367,7 +377,8 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
             tr->lead_min_ms = res[i].lead_min_ms;
     }
     /* What the pipeline delivers for --duration (the clip may be shorter). */
-    const double clip_s = rt->clip.n_pkts / av_q2d(cr) / runs[0].rate;
+    /* (The pipelines play the clip at --fps.) */
+    const double clip_s = rt->clip.n_pkts / rt->o.fps;
     const double secs = rt->o.duration < clip_s ? rt->o.duration : clip_s;
     /* Less the prerolled first frame, which reaches the sink before the
      * clock runs and is not counted. */
@@ -377,7 +388,6 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
      * (more than one frame per stream) counts as frames that never came. */
     if (tr->frames + (uint64_t)k < tr->expected)
         tr->misses += tr->expected - tr->frames;
-    g_free(runs);
     g_free(res);
 }
 
