@@ -57,32 +57,28 @@ static void plan_frame(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCod
  * calls still give every worker a job (a codec whose ops say
  * thread_count_after_open opens with 2 whatever its count, decode_task.c):
  *
- * H.264 queues a picture's slices into thread_count slice contexts and
- * calls execute each time they are full, so thread_count = workers: calls
- * as wide as the workers can run at once (an 8-slice picture on 2 workers:
- * 4 calls of 2 jobs).  One call per picture (thread_count >= slices, 16 as
- * before) added 15 idle threads per stream; at 2 workers the 1080p 8-slice
- * decode was no slower with 2 (dfbench decode, loaded machine: 104 against
- * 93 fps, medians of 5).  A WPP row started beyond the workers' count just
- * blocks in pthread_cond_wait, so HEVC has the same rule.
- *
- * MPEG-2 is the exception (codec/mpeg12.c), and HEVC takes every worker
- * without the cap of 16 (codec/hevc.c): a codec's thread_count op
- * overrides this rule. */
-static int auto_thread_count(const DfCodecOps *ops, int n_workers, int height)
+ * A WPP row started beyond the workers' count just blocks in
+ * pthread_cond_wait, so the generic rule is thread_count = workers (at
+ * most 16).  A codec's thread_count op overrides it: H.264 takes the
+ * slices of a picture, one execute call per picture (codec/h264.c), MPEG-2
+ * its bands (codec/mpeg12.c), HEVC every worker without the cap
+ * (codec/hevc.c). */
+static int auto_thread_count(const DfCodecOps *ops, const DfProbe *probe, int n_workers,
+                             int height)
 {
     if (ops->thread_count)
-        return ops->thread_count(n_workers, height);
-    /* H.264, and the slices of any other codec */
+        return ops->thread_count(probe, n_workers, height);
     return n_workers < 2 ? 2 : n_workers > 16 ? 16 : n_workers;
 }
 
 static void plan_slice(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCodecParameters *par,
-                       const DfCodecOps *ops, int n_workers, const char *why)
+                       const DfCodecOps *ops, const DfProbe *probe, int n_workers,
+                       const char *why)
 {
     pl->mode = DF_THREADING_SLICE;
     pl->thread_count =
-        cfg->thread_count > 1 ? cfg->thread_count : auto_thread_count(ops, n_workers, par->height);
+        cfg->thread_count > 1 ? cfg->thread_count
+                              : auto_thread_count(ops, probe, n_workers, par->height);
     pl->thread_type = FF_THREAD_SLICE;
     snprintf(pl->reason, sizeof(pl->reason), "%s; slice jobs run as tasks (thread_count %d)", why,
              pl->thread_count);
@@ -112,7 +108,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
                      codec->name);
             return;
         }
-        plan_slice(pl, cfg, par, ops, n_workers, "requested");
+        plan_slice(pl, cfg, par, ops, probe, n_workers, "requested");
         return;
     case DF_THREADING_AUTO:
     default:
@@ -121,7 +117,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
     char why[128];
     if (ops->auto_slices) {
         if (ops->auto_slices(probe, why, sizeof(why)))
-            plan_slice(pl, cfg, par, ops, n_workers, why);
+            plan_slice(pl, cfg, par, ops, probe, n_workers, why);
         else
             plan_frame(pl, cfg, codec, n_workers, why);
         return;
@@ -130,7 +126,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
         snprintf(why, sizeof(why), "%s: slice structure not inspected", codec->name);
         plan_frame(pl, cfg, codec, n_workers, why);
     } else if (slices) {
-        plan_slice(pl, cfg, par, ops, n_workers, codec->name);
+        plan_slice(pl, cfg, par, ops, probe, n_workers, codec->name);
     } else {
         pl->mode = DF_THREADING_NONE;
         pl->thread_count = 1;

@@ -79,9 +79,9 @@ DF_TEST(FrameworkCodec, Mpeg12BandsFollowHeight)
 {
     const DfCodecOps *ops = df_codec_find(AV_CODEC_ID_MPEG2VIDEO);
     DF_ASSERT(ops->thread_count);
-    DF_EXPECT_EQ_INT(ops->thread_count(2, 368), 6);    /* 23 macroblock rows / 4 */
-    DF_EXPECT_EQ_INT(ops->thread_count(2, 1080), 16);  /* at most 16 ... */
-    DF_EXPECT_EQ_INT(ops->thread_count(16, 1080), 32); /* ... but 2 per worker, at most 32 */
-    DF_EXPECT_EQ_INT(ops->thread_count(16, 64), 4);    /* one per macroblock row */
+    DF_EXPECT_EQ_INT(ops->thread_count(NULL, 2, 368), 6);    /* 23 macroblock rows / 4 */
+    DF_EXPECT_EQ_INT(ops->thread_count(NULL, 2, 1080), 16);  /* at most 16 ... */
+    DF_EXPECT_EQ_INT(ops->thread_count(NULL, 16, 1080), 32); /* ... but 2 per worker, at most 32 */
+    DF_EXPECT_EQ_INT(ops->thread_count(NULL, 16, 64), 4);    /* one per macroblock row */
     DF_EXPECT(ops->packet_is_picture && ops->refs == DF_REFS_ANCHORS);
 }

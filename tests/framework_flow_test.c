@@ -308,9 +308,9 @@ DF_TEST(FrameworkFlow, FrameOpaqueIsSendingPacket)
 /* Slice jobs are scheduler tasks: counted per frame and per worker by the
  * decoder, and seen by the scheduler's trace as module "S".  The counts are
  * exact, the same with FFmpeg 5.1 and 7.1: one job per H.264 slice, HEVC
- * CTU row or MPEG-2 band; at 2 workers (thread_count 2) libavcodec calls
- * execute for each 2 H.264 slices, execute2 once per HEVC slice segment and
- * execute once per MPEG-2 picture. */
+ * CTU row or MPEG-2 band; at 2 workers libavcodec calls execute once per
+ * H.264 picture (thread_count = its slices, codec/h264.c), execute2 once
+ * per HEVC slice segment and execute once per MPEG-2 picture. */
 DF_TEST(FrameworkFlow, SliceJobsRunAsTasks)
 {
     DfSched *s = t_sched("cost-local", 2, -1);
@@ -319,8 +319,8 @@ DF_TEST(FrameworkFlow, SliceJobsRunAsTasks)
         const char *clip;
         int calls_per_frame, jobs_per_frame;
     } cases[] = {
-        {"h264_cabac_slices8.mkv", 4, 8},
-        {"h264_cavlc_slices4.mkv", 2, 4},
+        {"h264_cabac_slices8.mkv", 1, 8},
+        {"h264_cavlc_slices4.mkv", 1, 4},
         {"hevc_wpp8.mkv", 1, 12},       /* one per CTU row: 360 / 32 (x265 ultrafast) */
         {"hevc_wpp_slices.mkv", 4, 12}, /* one call per slice segment */
         {"mpeg2_prog.mkv", 1, 6},       /* row bands: 23 macroblock rows / 4 */

@@ -18,6 +18,7 @@ typedef struct DfProbe {
     int nal_length_size; /* 0: Annex-B */
     int vcl_seen;
     int multi_slice; /* H.264: a slice with first_mb_in_slice > 0 */
+    int slices;      /* H.264: slices seen by the probe (those of its first picture) */
     int pps_seen;    /* HEVC */
     int wpp, tiles;
     int packets;
@@ -48,7 +49,7 @@ typedef struct DfCodecOps {
 
     /* libavcodec thread_count in slice mode when the configuration leaves
      * it to us.  NULL: the generic rule (threading.c). */
-    int (*thread_count)(int n_workers, int height);
+    int (*thread_count)(const DfProbe *p, int n_workers, int height);
 
     /* The codec reads thread_count only after avcodec_open2 (when it sizes
      * its slice contexts), while libavcodec sizes its idle slice-thread pool

@@ -16,6 +16,7 @@ static void h264_nal(DfProbe *p, const uint8_t *nal, int len)
     if (df_bits_ue(&b, &first_mb) < 0)
         return;
     p->vcl_seen = 1;
+    p->slices++;
     if (first_mb > 0)
         p->multi_slice = 1;
 }
@@ -57,9 +58,23 @@ static bool h264_deblocks_in_d(const AVCodecContext *c)
     return c->skip_loop_filter < AVDISCARD_ALL && !(c->flags2 & AV_CODEC_FLAG2_FAST);
 }
 
+/* H.264 queues a picture's slices into thread_count slice contexts and
+ * calls execute each time they are full, and between two calls D runs the
+ * postponed deblocking alone.  So thread_count = the slices of a picture
+ * (at least the workers, at most 16): one call per picture.  With
+ * thread_count = workers an 8-slice 1080p picture on 2 workers ran as 4
+ * calls of 2 jobs at 0.90-0.94x single-threaded libavcodec; with 8, one
+ * call of 8 ran at 1.25-1.64x, with less CPU per frame (dfbench decode
+ * --thread-count, quiet machine, 2026-12-05).  The price: libavcodec's
+ * idle slice pool, thread_count - 1 threads per stream. */
+static int h264_thread_count(const DfProbe *p, int n_workers, int height)
+{
+    int n = p && p->slices > n_workers ? p->slices : n_workers;
+    return n < 2 ? 2 : n > 16 ? 16 : n;
+}
+
 static const enum AVCodecID ids[] = {AV_CODEC_ID_H264, AV_CODEC_ID_NONE};
 
-/* thread_count: the generic rule (threading.c) is H.264's. */
 const DfCodecOps df_codec_h264 = {
     .name = "H.264",
     .ids = ids,
@@ -67,6 +82,7 @@ const DfCodecOps df_codec_h264 = {
     .probe_nal = h264_nal,
     .probe_done = h264_done,
     .auto_slices = h264_auto_slices,
+    .thread_count = h264_thread_count,
     .refs = DF_REFS_LAST_TWO,
     .deblocks_in_d = h264_deblocks_in_d,
 };

@@ -93,7 +93,7 @@ static bool hevc_auto_slices(const DfProbe *p, char *why, size_t size)
 
 /* A WPP row started beyond the workers' count just blocks in
  * pthread_cond_wait (threading.c on the thread_count rule). */
-static int hevc_thread_count(int n_workers, int height)
+static int hevc_thread_count(const DfProbe *p, int n_workers, int height)
 {
     return n_workers > 2 ? n_workers : 2;
 }

@@ -23,7 +23,7 @@ static bool mpeg12_auto_slices(const DfProbe *p, char *why, size_t size)
  * libavcodec's mpegvideo keeps at most MAX_THREADS (32) slice contexts and
  * one per macroblock row, and warns when asked for more. */
 #define MPEG_MAX_SLICE_CONTEXTS 32
-static int mpeg12_thread_count(int n_workers, int height)
+static int mpeg12_thread_count(const DfProbe *p, int n_workers, int height)
 {
     const int mb_rows = height > 0 ? (height + 15) / 16 : 0;
     int n = (mb_rows + 3) / 4;
