@@ -153,8 +153,12 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
         if (ret < 0)
             goto fail;
     }
-    if (dec->cfg.threading == DF_THREADING_AUTO &&
-        !df_codec_probe_init(dec->codec_ops, &dec->probe, par)) {
+    /* An explicit slice mode probes too when it leaves the count to us: the
+     * codec's thread_count may depend on the stream (H.264's slices). */
+    const bool probe = dec->cfg.threading == DF_THREADING_AUTO ||
+                       (dec->cfg.threading == DF_THREADING_SLICE && dec->cfg.thread_count <= 1 &&
+                        dec->codec_ops->thread_count);
+    if (probe && !df_codec_probe_init(dec->codec_ops, &dec->probe, par)) {
         ret = df_check_codec(dec, err);
     } else {
         dec->decided = true;

@@ -245,7 +245,8 @@ DF_TEST(FrameworkThreading, FrameThreadsGetEveryWorkersCpus)
  * H.264 opens with a slice context per slice of a picture (codec/h264.c),
  * so the 8-slice clip adds 7; MPEG-2 opens with 2 and gets its band count
  * afterwards (thread_count_after_open in codec/mpeg12.c). */
-static void count_threads(DfSched *s, const char *clip, int want_per_decoder)
+static void count_threads(DfSched *s, const char *clip, DfThreading threading,
+                          int want_per_decoder)
 {
     enum { N = 4 };
     TClip c;
@@ -254,7 +255,7 @@ static void count_threads(DfSched *s, const char *clip, int want_per_decoder)
     AVFrame *f = av_frame_alloc();
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
-    cfg.threading = DF_THREADING_AUTO; /* the probe counts H.264's slices */
+    cfg.threading = threading; /* the probe counts H.264's slices */
     const int before = df_test_thread_count();
     for (int k = 0; k < N; k++) {
         DfError err;
@@ -285,11 +286,14 @@ DF_TEST(FrameworkThreading, ThreadsPerDecoder)
 {
     DfSched *s = t_sched("cost-local", 2, 20);
     DF_ASSERT(s);
-    count_threads(s, "h264_cabac_slices8.mkv", 7); /* thread_count 8: its slices */
-    count_threads(s, "h264_cavlc_slices4.mkv", 3); /* thread_count 4 */
-    count_threads(s, "hevc_wpp8.mkv", 1);          /* thread_count 2 */
-    count_threads(s, "mpeg2_prog.mkv", 1);         /* 6 bands, opened with 2 */
-    count_threads(s, "mpeg2_int.mkv", 1);          /* 9 bands (36 rows) */
+    const DfThreading a = DF_THREADING_AUTO;
+    count_threads(s, "h264_cabac_slices8.mkv", a, 7); /* thread_count 8: its slices */
+    count_threads(s, "h264_cavlc_slices4.mkv", a, 3); /* thread_count 4 */
+    /* An explicit slice mode without a count probes too. */
+    count_threads(s, "h264_cabac_slices8.mkv", DF_THREADING_SLICE, 7);
+    count_threads(s, "hevc_wpp8.mkv", a, 1);  /* thread_count 2 */
+    count_threads(s, "mpeg2_prog.mkv", a, 1); /* 6 bands, opened with 2 */
+    count_threads(s, "mpeg2_int.mkv", a, 1);  /* 9 bands (36 rows) */
     df_sched_unref(s);
 }
 
