@@ -1,11 +1,17 @@
 /* The policy registry: every policy behind one small vtable, chosen by
  * name, so that benchmarks and the simulator compare them in one run.  A
- * new policy is its own file plus one line here, appended (the dfdec
+ * new policy is its own file plus its line in each list here, appended (the dfdec
  * element's enum values are these indices). */
-#include "sched_internal.h"
+#include "policy.h"
 
 #include <pthread.h>
 #include <string.h>
+
+extern const DfPolicyOps df_policy_fifo;
+extern const DfPolicyOps df_policy_steal;
+extern const DfPolicyOps df_policy_cost;
+extern const DfPolicyOps df_policy_cost_local;
+extern const DfPolicyOps df_policy_learned;
 
 static const DfPolicyOps *const registry[] = {
     &df_policy_fifo, &df_policy_steal, &df_policy_cost, &df_policy_cost_local, &df_policy_learned,

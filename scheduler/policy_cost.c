@@ -4,7 +4,7 @@
  * the patent suggests.  The set is scanned from its oldest node over a
  * bounded window so that a large backlog does not make selection quadratic;
  * the exclusive section is the selection itself, as in the patent. */
-#include "sched_internal.h"
+#include "policy.h"
 
 #include <stdlib.h>
 
@@ -16,7 +16,7 @@ typedef struct CostP {
     DfPolicy base;
     bool cache;
     DF_ALIGNED DfSpin lock;
-    DfNode *head, *tail;
+    DfNodeList list;
     _Atomic int64_t count;
 } CostP;
 
@@ -44,18 +44,14 @@ static void cost_destroy(DfPolicy *p)
 static DfPlacement cost_push(DfPolicy *p, int self, DfNode *n)
 {
     CostP *c = (CostP *)p;
-    if (c->cache)
+    if (c->cache) {
+        uint64_t *cache = df_pnode_scratch(n);
         for (int i = 0; i < p->env.n_workers; i++)
-            n->cost_cache[i] = NOT_COMPUTED;
-    n->placed = -1;
-    n->next = NULL;
+            cache[i] = NOT_COMPUTED;
+    }
+    df_pnode_set_placed(n, -1);
     df_spin_lock(&c->lock);
-    n->prev = c->tail;
-    if (c->tail)
-        c->tail->next = n;
-    else
-        c->head = n;
-    c->tail = n;
+    df_nlist_append(&c->list, n);
     int64_t before = atomic_fetch_add_explicit(&c->count, 1, memory_order_relaxed);
     df_spin_unlock(&c->lock);
     return (DfPlacement){.worker = -1, .backlog = before > 0};
@@ -65,9 +61,10 @@ static uint64_t cached_cost(CostP *c, DfNode *n, int tid)
 {
     if (!c->cache)
         return df_cost(&c->base.env, n, tid);
-    if (n->cost_cache[tid] == NOT_COMPUTED)
-        n->cost_cache[tid] = df_cost(&c->base.env, n, tid);
-    return n->cost_cache[tid];
+    uint64_t *cache = df_pnode_scratch(n);
+    if (cache[tid] == NOT_COMPUTED)
+        cache[tid] = df_cost(&c->base.env, n, tid);
+    return cache[tid];
 }
 
 static DfNode *cost_pop(DfPolicy *p, int self, const DfWaitFilter *f)
@@ -79,24 +76,19 @@ static DfNode *cost_pop(DfPolicy *p, int self, const DfWaitFilter *f)
     DfNode *best = NULL;
     uint64_t best_cost = UINT64_MAX;
     int k = 0;
-    for (DfNode *n = c->head; n && (k < SCAN_WINDOW || (f && !best)); n = n->next, k++) {
-        if (!df_wait_accepts(f, n->group, n->deadline))
+    for (DfNode *n = df_nlist_first(&c->list); n && (k < SCAN_WINDOW || (f && !best));
+         n = df_nlist_next(n), k++) {
+        if (!df_pnode_accepts(f, n))
             continue;
         uint64_t cost = cached_cost(c, n, self);
-        if (!best || cost < best_cost || (cost == best_cost && n->deadline < best->deadline)) {
+        if (!best || cost < best_cost ||
+            (cost == best_cost && df_pnode_deadline(n) < df_pnode_deadline(best))) {
             best = n;
             best_cost = cost;
         }
     }
     if (best) {
-        if (best->prev)
-            best->prev->next = best->next;
-        else
-            c->head = best->next;
-        if (best->next)
-            best->next->prev = best->prev;
-        else
-            c->tail = best->prev;
+        df_nlist_remove(&c->list, best);
         atomic_fetch_sub_explicit(&c->count, 1, memory_order_relaxed);
     }
     df_spin_unlock(&c->lock);

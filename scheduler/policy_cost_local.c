@@ -5,7 +5,7 @@
  * has-work summary flags in its nearest domain with any, and one of the
  * next domain out, the most urgent node among them (fig. 14's least
  * trCost(m, tid) first, with bounded work per poll whatever N). */
-#include "sched_internal.h"
+#include "policy_cost_local.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,11 +47,12 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
     uint64_t best_cost = UINT64_MAX;
     if (self >= 0) {
         best = self;
-        best_cost = n->in_bytes ? cl->cost(cl, n, self) : 0;
+        best_cost = df_pnode_bytes(n) ? cl->cost(cl, n, self) : 0;
     }
     /* Only the producers' workers can beat the current one (fig. 13, S22). */
-    for (unsigned i = 0; i < n->n_inputs && best_cost > 0; i++) {
-        int w = df_node_input_c(n, i)->worker;
+    const unsigned n_in = df_pnode_n_inputs(n);
+    for (unsigned i = 0; i < n_in && best_cost > 0; i++) {
+        int w = df_pnode_input(n, i).worker;
         if (w < 0 || w == best)
             continue;
         uint64_t c = cl->cost(cl, n, w);
@@ -64,7 +65,7 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
      * home: keep it when the own set is empty, else spread it round robin,
      * so that the producers of a graph start out on all workers and their
      * consumers, placed by cost, need no thief. */
-    if (best < 0 || (best_cost == 0 && n->in_bytes == 0 && self >= 0 && cl->rs.n > 1 &&
+    if (best < 0 || (best_cost == 0 && df_pnode_bytes(n) == 0 && self >= 0 && cl->rs.n > 1 &&
                      !df_ready_empty(&cl->rs.sets[self])))
         best =
             (int)(atomic_fetch_add_explicit(&cl->rr, 1, memory_order_relaxed) % (uint32_t)cl->rs.n);
@@ -72,12 +73,12 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
      * nearest other worker, so that the other side of the choice keeps
      * being measured.  Decided once per node, not per poll of a thief. */
     if (self >= 0 && cl->rs.n > 1 && df_cost_local_explore_now(cl, self)) {
-        best = cl->base.env.topo->nearest[best];
-        n->flags |= DF_NF_EXPLORED;
+        best = df_env_nearest(&cl->base.env, best);
+        df_pnode_mark(n, DF_NF_EXPLORED);
     }
     DfReady *r = &cl->rs.sets[best];
     bool backlog = !df_ready_empty(r);
-    n->placed = best;
+    df_pnode_set_placed(n, best);
     if (best == self)
         df_ready_push(r, n);
     else
@@ -120,18 +121,18 @@ static DfNode *steal_from(DfCostLocal *cl, int v, bool explore, const DfWaitFilt
     else if (df_ready_empty(&cl->rs.sets[v]))
         seen_empty(cl, v); /* took the last one: thieves need not look */
     if (n)
-        n->flags |= DF_NF_STOLEN | (explore ? DF_NF_EXPLORED : 0);
+        df_pnode_mark(n, DF_NF_STOLEN | (explore ? DF_NF_EXPLORED : 0));
     return n;
 }
 
 /* Victim a is nearer to `self` than b: less trCost, then fewer steps
  * from self + 1 on (equally near neighbours spread the load). */
-static bool nearer(const DfTopo *t, int self, int a, int b)
+static bool nearer(const DfPolicyEnv *env, int self, int a, int b)
 {
-    const uint32_t ca = df_topo_trcost(t, a, self), cb = df_topo_trcost(t, b, self);
+    const uint32_t ca = df_env_trcost(env, a, self), cb = df_env_trcost(env, b, self);
     if (ca != cb)
         return ca < cb;
-    const int n = t->n_workers;
+    const int n = env->n_workers;
     return (a - self + n) % n < (b - self + n) % n;
 }
 
@@ -203,7 +204,6 @@ DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore, const DfWai
     if (cl->rs.n < 2)
         return NULL;
     DfThief *th = &cl->thief[self];
-    const DfTopo *topo = cl->base.env.topo;
     int cand[STEAL_MAX];
     unsigned lines = 0;
     const int nc = candidates(cl, self, cand, &lines);
@@ -225,7 +225,7 @@ DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore, const DfWai
             continue;
         eligible[ne++] = v;
         const int64_t dl = df_ready_urgency(r);
-        if (best < 0 || dl < best_dl || (dl == best_dl && nearer(topo, self, v, best))) {
+        if (best < 0 || dl < best_dl || (dl == best_dl && nearer(&cl->base.env, self, v, best))) {
             best = v;
             best_dl = dl;
         }

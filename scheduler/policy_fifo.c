@@ -1,14 +1,14 @@
 /* fifo: one shared queue, first come first served — the baseline thread
  * pool.  A spinlock guards it: that is what a baseline pool does, and it
  * is the contention the other policies are measured against. */
-#include "sched_internal.h"
+#include "policy.h"
 
 #include <stdlib.h>
 
 typedef struct Fifo {
     DfPolicy base;
     DF_ALIGNED DfSpin lock;
-    DfNode *head, *tail;
+    DfNodeList list;
     _Atomic int64_t count;
 } Fifo;
 
@@ -36,14 +36,9 @@ static void fifo_destroy(DfPolicy *p)
 static DfPlacement fifo_push(DfPolicy *p, int self, DfNode *n)
 {
     Fifo *f = (Fifo *)p;
-    n->next = NULL;
-    n->placed = -1;
+    df_pnode_set_placed(n, -1);
     df_spin_lock(&f->lock);
-    if (f->tail)
-        f->tail->next = n;
-    else
-        f->head = n;
-    f->tail = n;
+    df_nlist_append(&f->list, n);
     int64_t before = atomic_fetch_add_explicit(&f->count, 1, memory_order_relaxed);
     df_spin_unlock(&f->lock);
     return (DfPlacement){.worker = -1, .backlog = before > 0};
@@ -57,18 +52,11 @@ static DfNode *fifo_pop(DfPolicy *p, int self, const DfWaitFilter *wf)
     df_spin_lock(&f->lock);
     /* A waiting task skips what it may not run (a scan under the lock: a
      * baseline pool's cost, paid only inside waits). */
-    DfNode *n = f->head, *prev = NULL;
-    while (n && !df_wait_accepts(wf, n->group, n->deadline)) {
-        prev = n;
-        n = n->next;
-    }
+    DfNode *n = df_nlist_first(&f->list);
+    while (n && !df_pnode_accepts(wf, n))
+        n = df_nlist_next(n);
     if (n) {
-        if (prev)
-            prev->next = n->next;
-        else
-            f->head = n->next;
-        if (f->tail == n)
-            f->tail = prev;
+        df_nlist_remove(&f->list, n);
         atomic_fetch_sub_explicit(&f->count, 1, memory_order_relaxed);
     }
     df_spin_unlock(&f->lock);

@@ -17,7 +17,8 @@
  * To keep both sides measured, a worker that has work of its own sometimes
  * takes a node from another worker's set on purpose (explore_rate).
  */
-#include "sched_internal.h"
+#include "policy_cost_local.h"
+#include "policy_learned.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -73,14 +74,15 @@ static uint64_t learned_cost(DfCostLocal *cl, const DfNode *c, int tid)
 {
     Learned *l = (Learned *)cl;
     double sum = 0;
-    for (unsigned i = 0; i < c->n_inputs; i++) {
-        const DfInput *in = df_node_input_c(c, i);
-        if (in->worker < 0 || in->bytes == 0)
+    const unsigned n_in = df_pnode_n_inputs(c);
+    for (unsigned i = 0; i < n_in; i++) {
+        const DfPInput in = df_pnode_input(c, i);
+        if (in.worker < 0 || in.bytes == 0)
             continue;
-        double size = (double)in->bytes;
-        if (in->module >= 0 && in->module < DF_LEARN_MAX_MODULES)
-            size *= load_double(&l->scale_bits[in->module]);
-        sum += size * df_topo_trcost(cl->base.env.topo, in->worker, tid);
+        double size = (double)in.bytes;
+        if (in.module >= 0 && in.module < DF_LEARN_MAX_MODULES)
+            size *= load_double(&l->scale_bits[in.module]);
+        sum += size * df_env_trcost(&cl->base.env, in.worker, tid);
     }
     return sum < 1.8e19 ? (uint64_t)(sum + 0.5) : UINT64_MAX;
 }
@@ -151,8 +153,9 @@ static void recompute(Learned *l, int p)
 static void learned_done(DfPolicy *pol, int self, const DfNode *n, int64_t exec_ns)
 {
     Learned *l = (Learned *)pol;
-    const int c = n->module;
-    if (c < 0 || c >= DF_LEARN_MAX_MODULES || exec_ns <= 0 || n->n_inputs == 0)
+    const int c = df_pnode_module(n);
+    const unsigned n_in = df_pnode_n_inputs(n);
+    if (c < 0 || c >= DF_LEARN_MAX_MODULES || exec_ns <= 0 || n_in == 0)
         return;
     uint32_t ns = exec_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)exec_ns;
     /* One sample per producer module this run read from: its level is the
@@ -160,26 +163,25 @@ static void learned_done(DfPolicy *pol, int self, const DfNode *n, int64_t exec_
     int seen_p[8], seen_level[8];
     uint64_t seen_bytes[8];
     int n_seen = 0;
-    for (unsigned i = 0; i < n->n_inputs; i++) {
-        const DfInput *in = df_node_input_c(n, i);
-        if (in->worker < 0 || in->bytes == 0 || in->module < 0 ||
-            in->module >= DF_LEARN_MAX_MODULES)
+    for (unsigned i = 0; i < n_in; i++) {
+        const DfPInput in = df_pnode_input(n, i);
+        if (in.worker < 0 || in.bytes == 0 || in.module < 0 || in.module >= DF_LEARN_MAX_MODULES)
             continue;
-        int lev = df_topo_level(pol->env.topo, in->worker, self);
+        int lev = df_env_level(&pol->env, in.worker, self);
         int k = 0;
-        while (k < n_seen && seen_p[k] != in->module)
+        while (k < n_seen && seen_p[k] != in.module)
             k++;
         if (k == n_seen) {
             if (n_seen == 8)
                 continue;
-            seen_p[k] = in->module;
+            seen_p[k] = in.module;
             seen_level[k] = lev;
             seen_bytes[k] = 0;
             n_seen++;
         }
         if (lev > seen_level[k])
             seen_level[k] = lev;
-        seen_bytes[k] += in->bytes;
+        seen_bytes[k] += in.bytes;
     }
     /* A run that read every one of several producers from afar pays all
      * their transfers at once: charged to each producer's remote window,
@@ -231,7 +233,8 @@ static int learned_create(const DfPolicyEnv *env, DfPolicy **out)
     }
     l->cl.cost = learned_cost;
     /* Any pair of workers at a level has that level's weight. */
-    memcpy(l->level_weight, env->topo->level_cost, sizeof(l->level_weight));
+    for (int lev = 0; lev < DF_N_LEVELS; lev++)
+        l->level_weight[lev] = df_env_level_cost(env, (DfLevel)lev);
     l->cl.explore = learned_explore;
     for (int m = 0; m < DF_LEARN_MAX_MODULES; m++)
         store_double(&l->scale_bits[m], 1.0);
@@ -246,6 +249,9 @@ static void learned_destroy(DfPolicy *p)
     free(l->win);
     free(l);
 }
+
+/* Defined below; the model accessor checks that a policy is this one. */
+extern const DfPolicyOps df_policy_learned;
 
 int df_policy_learned_model(DfPolicy *p, DfLearnedModel *out)
 {
@@ -279,7 +285,7 @@ int df_policy_learned_model(DfPolicy *p, DfLearnedModel *out)
 /* The public accessor (dfsched.h): the model plus the nodes explored. */
 int df_sched_learned_model(DfSched *s, DfLearnedModel *out)
 {
-    const int ret = df_policy_learned_model(s->policy, out);
+    const int ret = df_policy_learned_model(df_sched_policy(s), out);
     if (ret < 0)
         return ret;
     out->explored = df_sched_explored(s);

@@ -13,7 +13,7 @@
  *           runs with its bytes on the same / another worker);
  *   table "ns_per_byte", one row per level measured (label: level name);
  *   every input's policy_bytes: its bytes times its producer's scale. */
-#include "sched_internal.h"
+#include "policy_learned.h"
 
 #include <errno.h>
 #include <stdlib.h>

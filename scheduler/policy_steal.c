@@ -1,7 +1,7 @@
 /* steal: per-worker deques with random work stealing, locality-blind — the
  * Cilk/TBB/Taskflow baseline.  The owner runs its newest node first (work
  * first), thieves take the oldest from a random victim. */
-#include "sched_internal.h"
+#include "policy.h"
 
 #include <stdlib.h>
 
@@ -60,7 +60,7 @@ static DfPlacement steal_push(DfPolicy *p, int self, DfNode *n)
             : (int)(atomic_fetch_add_explicit(&s->rr, 1, memory_order_relaxed) % (uint32_t)s->rs.n);
     DfReady *r = &s->rs.sets[target];
     bool backlog = !df_ready_empty(r);
-    n->placed = target;
+    df_pnode_set_placed(n, target);
     if (target == self)
         df_ready_push(r, n);
     else
@@ -128,7 +128,7 @@ static DfNode *steal_pop(DfPolicy *p, int self, const DfWaitFilter *f)
     if (restored && s->base.env.requeued)
         s->base.env.requeued(s->base.env.wake_ctx, self);
     if (n)
-        n->flags |= DF_NF_STOLEN;
+        df_pnode_mark(n, DF_NF_STOLEN);
     return n;
 }
 

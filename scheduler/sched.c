@@ -229,6 +229,11 @@ int df_sched_n_workers(const DfSched *s)
     return s->n_workers;
 }
 
+DfPolicy *df_sched_policy(DfSched *s)
+{
+    return s->policy;
+}
+
 const char *df_sched_policy_name(const DfSched *s)
 {
     return s->policy_name;

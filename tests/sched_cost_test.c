@@ -7,6 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A policy's ops, through the registry as the scheduler finds them. */
+static const DfPolicyOps *ops_of(const char *name)
+{
+    const DfPolicyOps *ops = df_policy_find(name);
+    if (!ops)
+        abort();
+    return ops;
+}
+
 /* A detached node with given inputs (white box: no scheduler needed). */
 static DfNode *fake_node(int n_inputs, const int *workers, const uint64_t *bytes)
 {
@@ -259,23 +268,23 @@ DF_TEST(CostLocal, RegistersAtProducer)
     DF_ASSERT_EQ_INT(df_topo_model(&t, "core:4 pu:1", 4, DF_COST_FLAT, NULL, NULL), 0);
     DfPolicyEnv env = env_of(&t);
     DfPolicy *p;
-    DF_ASSERT_EQ_INT(df_policy_cost_local.create(&env, &p), 0);
+    DF_ASSERT_EQ_INT(ops_of("cost-local")->create(&env, &p), 0);
     const int w[] = {2, 1};
     const uint64_t b[] = {1000, 10};
     DfNode *c = fake_node(2, w, b);
-    DfPlacement pl = df_policy_cost_local.push(p, 0, c);
+    DfPlacement pl = ops_of("cost-local")->push(p, 0, c);
     DF_EXPECT_EQ_INT(pl.worker, 2);
     DF_EXPECT_EQ_INT(c->placed, 2);
     /* Worker 2 finds it in its own set, not stolen. */
-    DfNode *got = df_policy_cost_local.pop(p, 2, NULL);
+    DfNode *got = ops_of("cost-local")->pop(p, 2, NULL);
     DF_EXPECT(got == c);
     DF_EXPECT(!(c->flags & DF_NF_STOLEN));
     /* A node without inputs stays with the worker that made it ready. */
     DfNode *d = fake_node(0, NULL, NULL);
-    pl = df_policy_cost_local.push(p, 3, d);
+    pl = ops_of("cost-local")->push(p, 3, d);
     DF_EXPECT_EQ_INT(pl.worker, 3);
-    DF_EXPECT(df_policy_cost_local.pop(p, 3, NULL) == d);
-    df_policy_cost_local.destroy(p);
+    DF_EXPECT(ops_of("cost-local")->pop(p, 3, NULL) == d);
+    ops_of("cost-local")->destroy(p);
     free(c);
     free(d);
     df_topo_fini(&t);
@@ -286,8 +295,8 @@ DF_TEST(CostLocal, RegistersAtProducer)
  * head (the first one only remembers it). */
 static DfNode *pop_after_grace(DfPolicy *p, int w)
 {
-    DfNode *n = df_policy_cost_local.pop(p, w, NULL);
-    return n ? n : df_policy_cost_local.pop(p, w, NULL);
+    DfNode *n = ops_of("cost-local")->pop(p, w, NULL);
+    return n ? n : ops_of("cost-local")->pop(p, w, NULL);
 }
 
 /* fig. 14: with an empty own set, steal from the thread of least trCost
@@ -300,15 +309,15 @@ DF_TEST(CostLocal, StealOrderFollowsTrCost)
                      0);
     DfPolicyEnv env = env_of(&t);
     DfPolicy *p;
-    DF_ASSERT_EQ_INT(df_policy_cost_local.create(&env, &p), 0);
+    DF_ASSERT_EQ_INT(ops_of("cost-local")->create(&env, &p), 0);
     const int owners[] = {31, 9, 1};
     DfNode *n[3];
     for (int i = 0; i < 3; i++) {
         n[i] = fake_node(0, NULL, NULL);
-        df_policy_cost_local.push(p, owners[i], n[i]);
+        ops_of("cost-local")->push(p, owners[i], n[i]);
     }
-    DF_EXPECT(df_policy_cost_local.pop(p, 0, NULL) == NULL); /* grace */
-    DF_EXPECT(df_policy_cost_local.pop(p, 0, NULL) == n[2]);
+    DF_EXPECT(ops_of("cost-local")->pop(p, 0, NULL) == NULL); /* grace */
+    DF_EXPECT(ops_of("cost-local")->pop(p, 0, NULL) == n[2]);
     DF_EXPECT(pop_after_grace(p, 0) == n[1]);
     DF_EXPECT(pop_after_grace(p, 0) == n[0]);
     DF_EXPECT(pop_after_grace(p, 0) == NULL);
@@ -318,7 +327,7 @@ DF_TEST(CostLocal, StealOrderFollowsTrCost)
     DF_EXPECT_EQ_INT(t.nearest[0], 1);
     DF_EXPECT_EQ_INT(t.nearest[1], 0);
     DF_EXPECT_EQ_INT(t.nearest[31], 30);
-    df_policy_cost_local.destroy(p);
+    ops_of("cost-local")->destroy(p);
     for (int i = 0; i < 3; i++)
         free(n[i]);
     df_topo_fini(&t);
@@ -332,7 +341,7 @@ DF_TEST(CostShared, LeastCostThenDeadline)
     DF_ASSERT_EQ_INT(df_topo_model(&t, "core:3 pu:1", 3, DF_COST_FLAT, NULL, NULL), 0);
     DfPolicyEnv env = env_of(&t);
     DfPolicy *p;
-    DF_ASSERT_EQ_INT(df_policy_cost.create(&env, &p), 0);
+    DF_ASSERT_EQ_INT(ops_of("cost")->create(&env, &p), 0);
     const int wa[] = {1}, wb[] = {0}, wc[] = {0};
     const uint64_t big[] = {500}, small[] = {50};
     DfNode *a = fake_node(1, wa, big);   /* data on worker 1 */
@@ -340,17 +349,17 @@ DF_TEST(CostShared, LeastCostThenDeadline)
     DfNode *c = fake_node(1, wc, small); /* data on worker 0, early deadline */
     b->deadline = 2000;
     c->deadline = 1000;
-    df_policy_cost.push(p, -1, a);
-    df_policy_cost.push(p, -1, b);
-    df_policy_cost.push(p, -1, c);
+    ops_of("cost")->push(p, -1, a);
+    ops_of("cost")->push(p, -1, b);
+    ops_of("cost")->push(p, -1, c);
     /* Worker 0: b and c cost 0, a costs 500; c has the earlier deadline. */
-    DF_EXPECT(df_policy_cost.pop(p, 0, NULL) == c);
+    DF_EXPECT(ops_of("cost")->pop(p, 0, NULL) == c);
     DF_EXPECT_EQ_INT(a->cost_cache[0], 500);
     /* Worker 1: a costs 0. */
-    DF_EXPECT(df_policy_cost.pop(p, 1, NULL) == a);
-    DF_EXPECT(df_policy_cost.pop(p, 2, NULL) == b);
-    DF_EXPECT(df_policy_cost.pop(p, 2, NULL) == NULL);
-    df_policy_cost.destroy(p);
+    DF_EXPECT(ops_of("cost")->pop(p, 1, NULL) == a);
+    DF_EXPECT(ops_of("cost")->pop(p, 2, NULL) == b);
+    DF_EXPECT(ops_of("cost")->pop(p, 2, NULL) == NULL);
+    ops_of("cost")->destroy(p);
     free(a);
     free(b);
     free(c);

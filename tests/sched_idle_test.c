@@ -2,6 +2,7 @@
  * with the number of workers (counted, not timed), and no work is lost to
  * the has-work summary that makes it so. */
 #include "dftest.h"
+#include "policy_cost_local.h"
 #include "sched_internal.h"
 
 #include <stdlib.h>
@@ -9,6 +10,15 @@
 #include <time.h>
 
 #define BIG_TOPO "package:4 l3:2 core:16 pu:8" /* 1024 PUs */
+
+/* A policy's ops, through the registry as the scheduler finds them. */
+static const DfPolicyOps *ops_of(const char *name)
+{
+    const DfPolicyOps *ops = df_policy_find(name);
+    if (!ops)
+        abort();
+    return ops;
+}
 
 /* A detached node without inputs (white box: no scheduler needed). */
 static DfNode *bare_node(int64_t deadline)
@@ -49,7 +59,7 @@ static void policy_close(Policy *x)
 static double steal_lines(int n_workers, int n_nodes, int *max_polls)
 {
     Policy x;
-    policy_open(&x, &df_policy_cost_local, n_workers);
+    policy_open(&x, ops_of("cost-local"), n_workers);
     DfNode **nodes = calloc((size_t)n_nodes, sizeof(*nodes));
     uint64_t rng = 12345;
     for (int i = 0; i < n_nodes; i++) {
@@ -110,7 +120,7 @@ DF_TEST(SchedIdle, StealIsBoundedAndFindsWorkAnywhere)
 DF_TEST(SchedIdle, StealPolicyFindsEveryNode)
 {
     Policy x;
-    policy_open(&x, &df_policy_steal, 1024);
+    policy_open(&x, ops_of("steal"), 1024);
     enum { N = 300 };
     DfNode *nodes[N];
     uint64_t rng = 99;
@@ -137,7 +147,7 @@ DF_TEST(SchedIdle, StealPolicyFindsEveryNode)
 DF_TEST(SchedIdle, StealPrefersTheMostUrgentCandidate)
 {
     Policy x;
-    policy_open(&x, &df_policy_cost_local, 16);
+    policy_open(&x, ops_of("cost-local"), 16);
     DfNode *late = bare_node(2000000000000), *soon = bare_node(1000000000000);
     x.ops->push(x.p, 1, late);
     x.ops->push(x.p, 2, soon);
@@ -229,7 +239,7 @@ DF_TEST(SchedIdle, IdlePollReadsBoundedLinesAtAnyWorkerCount)
 DF_TEST(SchedIdle, StaleSummaryBitsAreCleared)
 {
     Policy x;
-    policy_open(&x, &df_policy_cost_local, 1024);
+    policy_open(&x, ops_of("cost-local"), 1024);
     DfCostLocal *cl = (DfCostLocal *)x.p;
     DfSummary *sum = &cl->rs.work;
     DF_ASSERT(sum->depth >= 2);

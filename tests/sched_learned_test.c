@@ -1,5 +1,6 @@
 /* The learned policy: size(n) corrected from measured time differences. */
 #include "dftest.h"
+#include "policy_learned.h"
 #include "sched_internal.h"
 #include "sched_util.h"
 
@@ -8,6 +9,12 @@
 #include <string.h>
 
 /* ----------------------------------------------- white box: the model */
+
+/* Through the registry, as the scheduler finds it. */
+static const DfPolicyOps *learned_ops(void)
+{
+    return df_policy_find("learned");
+}
 
 typedef struct Fake {
     DfTopo topo;
@@ -20,15 +27,15 @@ static int fake_init(Fake *f)
     if (df_topo_model(&f->topo, "core:2 pu:1", 2, DF_COST_FLAT, NULL, NULL) < 0)
         return -1;
     f->env = (DfPolicyEnv){.n_workers = 2, .topo = &f->topo, .explore_rate = 0.0};
-    if (df_policy_learned.create(&f->env, &f->p) < 0)
+    if (learned_ops()->create(&f->env, &f->p) < 0)
         return -1;
-    f->p->ops = &df_policy_learned;
+    f->p->ops = learned_ops();
     return 0;
 }
 
 static void fake_fini(Fake *f)
 {
-    df_policy_learned.destroy(f->p);
+    learned_ops()->destroy(f->p);
     df_topo_fini(&f->topo);
 }
 
@@ -41,7 +48,7 @@ static void feed(Fake *f, int self, int producer, uint64_t bytes, int64_t ns)
     n.module = 3;
     n.n_inputs = 1;
     n.in[0] = (DfInput){.bytes = bytes, .worker = producer, .module = 1};
-    df_policy_learned.done(f->p, self, &n, ns);
+    learned_ops()->done(f->p, self, &n, ns);
 }
 
 /* Local runs take 10 us, remote ones 50 us, for a declared 1000 bytes:
@@ -122,7 +129,7 @@ static void feed2(Fake *f, int self, int w1, int w2, int64_t ns)
     n.n_inputs = 2;
     n.in[0] = (DfInput){.bytes = 1 << 20, .worker = w1, .module = 1};
     n.in[1] = (DfInput){.bytes = 1024, .worker = w2, .module = 2};
-    df_policy_learned.done(f->p, self, &n, ns);
+    learned_ops()->done(f->p, self, &n, ns);
 }
 
 /* The mis-declared edge below, white box, as a loaded machine runs it:

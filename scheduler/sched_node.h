@@ -1,0 +1,84 @@
+/* The node's layout (the core's).  Policies include it only through
+ * policy.h, for the inline accessors there that read it; they do not name
+ * its fields (tests/check_policy_seam.sh). */
+#ifndef DF_SCHED_NODE_H
+#define DF_SCHED_NODE_H
+
+#include "dfsched.h"
+#include "sched_base.h"
+
+#include <stdatomic.h>
+
+/* ------------------------------------------------------------------ nodes */
+
+#define DF_INLINE_INPUTS 4
+#define DF_BLOCK_INPUTS  4
+
+typedef struct DfInput {
+    uint64_t bytes;
+    uint64_t pred_id;
+    int32_t worker; /* producer's worker, -1 until it finished / outside */
+    int32_t module;
+} DfInput;
+
+typedef struct DfInputBlock {
+    struct DfInputBlock *next;
+    DfInput in[DF_BLOCK_INPUTS];
+} DfInputBlock;
+
+typedef struct DfEdge {
+    struct DfEdge *next;
+    DfNode *succ;
+    uint32_t slot;
+} DfEdge;
+
+/* Sentinel for a finished node's successor list. */
+#define DF_EDGES_CLOSED ((DfEdge *)(uintptr_t)1)
+
+enum {
+    DF_NF_SKIPPED = 1 << 0,
+    DF_NF_STOLEN = 1 << 1,
+    DF_NF_EXPLORED = 1 << 2,
+    DF_NF_SUBMITTED = 1 << 3,
+    DF_NF_DISCARD = 1 << 4,
+    DF_NF_SPAWNED = 1 << 5, /* df_spawn: no handle, so no edge can be added */
+};
+
+struct DfNode {
+    _Atomic int32_t pending; /* unmet dependencies + holds (+1 until submit) */
+    _Atomic uint32_t refs;
+    _Atomic(DfEdge *) succ; /* successors, or DF_EDGES_CLOSED */
+    _Atomic uint8_t pred_cancelled;
+    uint8_t flags;
+    uint16_t n_inputs;
+    int32_t module;
+    int32_t index;
+    int32_t worker; /* who ran it; published by the succ exchange */
+    int32_t placed; /* worker whose ready set received it (-1 shared) */
+    DfTaskFn fn;
+    DfTaskFn cancel;
+    void *arg;
+    DfGroup *group;
+    DfSched *sched;
+    int64_t deadline;
+    uint64_t id;
+    uint64_t out_size;
+    uint64_t in_bytes; /* sum of input bytes */
+    uintptr_t aux[2];  /* for internal users (jobs) */
+    DfNode *next;      /* ready-set links */
+    DfNode *prev;
+    int64_t ready_ns;       /* when it became ready (tracing) */
+    int64_t created_ns;     /* when it was created (tracing) */
+    uint64_t parent_id;     /* node running on the creating worker, 0 if none */
+    uint64_t start_pred_id; /* ordered jobs: released by the start of this node */
+    DfLoad *load;           /* stream account (load.c), or NULL */
+    DfInputBlock *more;
+    DfInput in[DF_INLINE_INPUTS];
+    uint64_t cost_cache[]; /* policy scratch (cost policy: one per worker) */
+};
+
+/* Input slot `i` of a node. */
+DfInput *df_node_input(DfNode *node, unsigned i);
+const DfInput *df_node_input_c(const DfNode *node, unsigned i);
+
+#endif /* DF_SCHED_NODE_H */
