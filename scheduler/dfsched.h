@@ -208,6 +208,14 @@ DF_SCHED_API void df_group_release(DfGroup *group);
  * blocks. */
 DF_SCHED_API void df_sched_wait(DfSched *sched, DfGroup *group);
 
+/* As df_sched_wait(), but a thread that is not a worker gives up at
+ * `until_ns` (CLOCK_MONOTONIC, df_now_ns(); INT64_MAX: never): true when the
+ * group is done, false at the time limit.  It sleeps on a futex meanwhile,
+ * so a paced thread that must also act at a given time (send its next
+ * packet) needs no polling.  On a worker it helps until the group is done,
+ * as df_sched_wait(), and returns true. */
+DF_SCHED_API bool df_sched_wait_until(DfSched *sched, DfGroup *group, int64_t until_ns);
+
 /* True once the group is sealed and every node of it has finished. */
 DF_SCHED_API bool df_group_done(const DfGroup *group);
 

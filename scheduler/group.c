@@ -115,10 +115,13 @@ void df_wake_group_waiters(DfGroup *g)
     df_futex_wake(&g->done_seq, INT_MAX);
 }
 
-/* A thread that is not a worker cannot help: it sleeps until done. */
-void df_group_wait_outside(DfGroup *g)
+/* A thread that is not a worker cannot help: it sleeps until done, or
+ * until `until_ns` (INT64_MAX: no limit).  True when done. */
+bool df_group_wait_outside_until(DfGroup *g, int64_t until_ns)
 {
     while (!df_group_done(g)) {
+        if (until_ns != INT64_MAX && df_now_ns() >= until_ns)
+            return false;
         /* Phase one: announce; pairs with the load of n_waiters in
          * df_group_node_finished. */
         atomic_fetch_add_explicit(&g->n_waiters, 1, memory_order_seq_cst);
@@ -127,8 +130,13 @@ void df_group_wait_outside(DfGroup *g)
         uint32_t seq = atomic_load_explicit(&g->done_seq, memory_order_seq_cst);
         /* Phase two: pairs with the fence in df_group_node_finished. */
         DF_FENCE_SEQ_CST();
-        if (!df_group_done(g))
-            df_futex_wait(&g->done_seq, seq);
+        if (!df_group_done(g)) {
+            if (until_ns == INT64_MAX)
+                df_futex_wait(&g->done_seq, seq);
+            else
+                df_futex_wait_until(&g->done_seq, seq, until_ns);
+        }
         atomic_fetch_sub_explicit(&g->n_waiters, 1, memory_order_seq_cst);
     }
+    return true;
 }

@@ -276,7 +276,7 @@ bool df_ready_own_empty(DfSched *s, int w);
 /* Wake workers parked while waiting on `g`, and outside waiters. */
 void df_wake_group_waiters(DfGroup *g);
 /* A thread that is not a worker waits for `g` to be done: it sleeps. */
-void df_group_wait_outside(DfGroup *g);
+bool df_group_wait_outside_until(DfGroup *g, int64_t until_ns);
 
 /* CPU time of the calling thread (a system call, unlike df_now_ns()); 0
  * if unavailable.  Only when tracing. */
@@ -290,6 +290,7 @@ void df_trace_fini(DfSched *s);
 
 /* Futex wrappers. */
 void df_futex_wait(_Atomic uint32_t *addr, uint32_t expected);
+void df_futex_wait_until(_Atomic uint32_t *addr, uint32_t expected, int64_t until_ns);
 void df_futex_wake(_Atomic uint32_t *addr, int n);
 
 #endif /* DF_SCHED_INTERNAL_H */

@@ -448,7 +448,7 @@ void df_sched_wait(DfSched *s, DfGroup *g)
     df_group_seal(g);
     DfWorker *w = df_current_worker(s);
     if (!w) {
-        df_group_wait_outside(g);
+        df_group_wait_outside_until(g, INT64_MAX);
         return;
     }
     /* Help while waiting, but only with the nodes of the group, and nodes
@@ -499,4 +499,20 @@ void df_sched_wait(DfSched *s, DfGroup *g)
     w->current = waiter;
     if (traced)
         df_trace_record_wait(w, g, t0, df_now_ns());
+}
+
+bool df_sched_wait_until(DfSched *s, DfGroup *g, int64_t until_ns)
+{
+    if (!g)
+        return true;
+    df_group_seal(g);
+    if (df_group_done(g))
+        return true;
+    /* A worker helps instead of sleeping, and a node it runs cannot be cut
+     * short: it waits the whole way, as df_sched_wait(). */
+    if (df_current_worker(s)) {
+        df_sched_wait(s, g);
+        return true;
+    }
+    return df_group_wait_outside_until(g, until_ns);
 }

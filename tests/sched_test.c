@@ -453,6 +453,32 @@ DF_TEST(SchedNode, HoldFromAnotherThread)
     df_sched_unref(s);
 }
 
+/* A thread outside the scheduler waits for a group with a time limit: a
+ * held node cannot finish, so the wait gives up, and not before the limit;
+ * once the node may run, the wait returns done. */
+DF_TEST(SchedWait, WaitUntilGivesUpAtTheLimit)
+{
+    DfSched *s = df_test_sched("cost-local", 2, 10);
+    DF_ASSERT(s);
+    int w = -1;
+    DfGroup *g = df_group_new(s, 0);
+    DfNode *a = df_node_new(s, &(DfNodeDesc){.fn = note_worker, .arg = &w, .group = g});
+    df_node_hold(a);
+    df_node_submit(a);
+    const int64_t until = df_now_ns() + 3000000;
+    DF_EXPECT(!df_sched_wait_until(s, g, until));
+    DF_EXPECT(df_now_ns() >= until);
+    DF_EXPECT(!df_sched_wait_until(s, g, 0)); /* a limit in the past: no wait */
+    DF_EXPECT(w < 0);
+    df_node_unhold(a);
+    DF_EXPECT(df_sched_wait_until(s, g, df_now_ns() + 60 * (int64_t)1000000000));
+    DF_EXPECT(w >= 0);
+    DF_EXPECT(df_sched_wait_until(s, g, 0)); /* done: true whatever the limit */
+    df_node_release(a);
+    df_group_release(g);
+    df_sched_unref(s);
+}
+
 DF_TEST(SchedNode, DiscardRunsCancelNotBody)
 {
     DfSched *s = df_test_sched("fifo", 1, 10);
