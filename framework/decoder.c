@@ -241,14 +241,14 @@ int df_decoder_receive_frame(DfDecoder *dec, AVFrame *frame)
 {
     if (!dec || !frame)
         return AVERROR(EINVAL);
-    return df_slot_take(dec, frame, 0);
+    return df_slot_take(dec, frame, 0, INT64_MAX);
 }
 
 int df_decoder_try_receive_frame(DfDecoder *dec, AVFrame *frame)
 {
     if (!dec || !frame)
         return AVERROR(EINVAL);
-    return df_slot_take(dec, frame, INT_MAX);
+    return df_slot_take(dec, frame, INT_MAX, INT64_MAX);
 }
 
 int df_decoder_receive_frame_in_time(DfDecoder *dec, AVFrame *frame)
@@ -257,7 +257,14 @@ int df_decoder_receive_frame_in_time(DfDecoder *dec, AVFrame *frame)
         return AVERROR(EINVAL);
     /* max_in_flight - 1 packets are what df_decoder_latency_frames() counts
      * beyond the codec's own delay. */
-    return df_slot_take(dec, frame, dec->cfg.max_in_flight - 1);
+    return df_slot_take(dec, frame, dec->cfg.max_in_flight - 1, INT64_MAX);
+}
+
+int df_decoder_receive_frame_until(DfDecoder *dec, AVFrame *frame, int64_t until_ns)
+{
+    if (!dec || !frame)
+        return AVERROR(EINVAL);
+    return df_slot_take(dec, frame, 0, until_ns);
 }
 
 static void cancel_all(DfDecoder *dec)

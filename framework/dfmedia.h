@@ -174,6 +174,13 @@ DF_MEDIA_API int df_decoder_try_receive_frame(DfDecoder *dec, AVFrame *frame);
  * frames, each packet's frame comes out before the call returns. */
 DF_MEDIA_API int df_decoder_receive_frame_in_time(DfDecoder *dec, AVFrame *frame);
 
+/* Like df_decoder_receive_frame() but waits at most until `until_ns`
+ * (CLOCK_MONOTONIC, df_now_ns()), then AVERROR(EAGAIN).  For a paced
+ * caller that must send its next packet at a given time: it sleeps until
+ * the oldest frame is done or that time comes, whichever is first, instead
+ * of polling. */
+DF_MEDIA_API int df_decoder_receive_frame_until(DfDecoder *dec, AVFrame *frame, int64_t until_ns);
+
 /* Drop every queued packet and pending frame, reset the codec and rebuild
  * the filter graph (seek).  Waits for the decoder's running tasks. */
 DF_MEDIA_API void df_decoder_flush(DfDecoder *dec);

@@ -180,7 +180,7 @@ int df_slot_enqueue(DfDecoder *dec, const AVPacket *pkt);
  * when `wait`, else AVERROR(EAGAIN). */
 /* The next frame out; waits for the oldest packet while more than `keep`
  * packets are in flight (0: until none is, INT_MAX: never). */
-int df_slot_take(DfDecoder *dec, AVFrame *frame, int keep);
+int df_slot_take(DfDecoder *dec, AVFrame *frame, int keep, int64_t until_ns);
 /* Free the oldest slots that are done and hold no frame to take. */
 void df_slot_reclaim(DfDecoder *dec);
 /* Cancel every queued slot, wait for its tasks and free it. */

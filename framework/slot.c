@@ -209,7 +209,7 @@ static void move_errors(DfDecoder *dec, DfMediaSlot *s)
     s->n_errors = s->lost_errors = 0;
 }
 
-int df_slot_take(DfDecoder *dec, AVFrame *frame, int keep)
+int df_slot_take(DfDecoder *dec, AVFrame *frame, int keep, int64_t until_ns)
 {
     av_frame_unref(frame);
     for (;;) {
@@ -219,7 +219,8 @@ int df_slot_take(DfDecoder *dec, AVFrame *frame, int keep)
         if (!df_group_done(s->group)) {
             if (dec->n_slots <= keep)
                 return AVERROR(EAGAIN);
-            df_sched_wait(dec->sched, s->group);
+            if (!df_sched_wait_until(dec->sched, s->group, until_ns))
+                return AVERROR(EAGAIN);
             continue;
         }
         move_errors(dec, s);

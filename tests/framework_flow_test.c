@@ -214,6 +214,53 @@ static void flush_case(DfSched *s, const char *clip, const char *filter)
     t_clip_free(&c);
 }
 
+/* A paced caller: packets sent at their times, frames taken with
+ * receive_frame_until() up to the next packet's time.  Every frame comes
+ * out, bit-exact and in order, whether the limit expires or not. */
+DF_TEST(FrameworkFlow, ReceiveUntilTheNextPacket)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    TClip c;
+    TSums ref = {0}, got = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
+    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    DfDecoder *dec = new_dec(s, &c, NULL);
+    DF_ASSERT(dec);
+    AVFrame *f = av_frame_alloc();
+    /* Nothing in flight: EAGAIN at once, whatever the limit. */
+    DF_EXPECT_EQ_INT(df_decoder_receive_frame_until(dec, f, INT64_MAX), AVERROR(EAGAIN));
+    const int64_t period = 20000; /* 20 us a packet: shorter than a decode */
+    const int64_t t0 = df_now_ns();
+    int ret = 0, expired = 0;
+    for (int i = 0; i < c.n_pkts && ret >= 0; i++) {
+        const int64_t next = t0 + (int64_t)(i + 1) * period;
+        while ((ret = df_decoder_send_packet(dec, c.pkts[i])) == AVERROR(EAGAIN))
+            if ((ret = df_decoder_receive_frame_until(dec, f, INT64_MAX)) == 0)
+                t_sums_add(&got, f);
+        while (ret >= 0 && (ret = df_decoder_receive_frame_until(dec, f, next)) == 0)
+            t_sums_add(&got, f);
+        if (ret == AVERROR(EAGAIN)) {
+            expired += df_now_ns() >= next;
+            ret = 0;
+        }
+    }
+    DF_EXPECT_EQ_INT(ret, 0);
+    DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, NULL), 0);
+    while ((ret = df_decoder_receive_frame_until(dec, f, INT64_MAX)) == 0)
+        t_sums_add(&got, f);
+    DF_EXPECT_EQ_INT(ret, AVERROR_EOF);
+    char msg[256];
+    DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s", msg);
+    DF_EXPECT_MSG(expired > 0, "no limit expired in %d packets", c.n_pkts);
+    av_frame_free(&f);
+    df_decoder_free(&dec);
+    t_sums_free(&ref);
+    t_sums_free(&got);
+    t_clip_free(&c);
+    df_sched_unref(s);
+}
+
 DF_TEST(FrameworkFlow, FlushMidStreamAndContinue)
 {
     const char *const *pol = df_policy_names();
