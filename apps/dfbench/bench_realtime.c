@@ -4,8 +4,10 @@
  * dfmedia: K decoders of the same clip in one process share one scheduler
  * of N workers (the first N cores).  Each stream has a thread (confined to
  * the same CPUs) that sends packet k at start + k/fps and takes frames as
- * soon as they are ready (polling every millisecond at most, so arrival
- * times are exact to about 1 ms).  Stream j's clock starts j/K of a frame
+ * soon as they are ready: between two packets it sleeps in
+ * df_decoder_receive_frame_until() until a frame is done or the next
+ * packet is due, so arrival times are exact and K threads do not poll the
+ * workers' cores.  Stream j's clock starts j/K of a frame
  * period after stream 0's, as the phases of K independent sources spread;
  * with one common phase every stream's packet would arrive at the same
  * instant, and K decodes queue behind each other every period.  The i-th

@@ -15,7 +15,6 @@
 
 #define MAX_WORKERS         1024
 #define DEFAULT_MAX_STREAMS 64
-#define POLL_NS             1000000 /* longest sleep between frame polls */
 #define T1_SAMPLES          2       /* T(1): one before the trials, one after */
 
 typedef struct DfRtOpts {

@@ -151,17 +151,19 @@ static void *stream_main(void *arg)
             df_decoder_send_packet(st->dec, NULL);
             draining = true;
         }
-        int ret;
-        while ((ret = df_decoder_try_receive_frame(st->dec, f)) == 0)
-            take_frame(st, df_now_ns());
         if (draining) {
-            while ((ret = df_decoder_receive_frame(st->dec, f)) == 0)
+            while (df_decoder_receive_frame(st->dec, f) == 0)
                 take_frame(st, df_now_ns());
             break;
         }
+        /* Frames as they are done until the next packet is due, asleep on
+         * the decoder meanwhile (an application's thread would not poll:
+         * K threads waking every millisecond take the workers' cores). */
         const int64_t next = st->start_ns + (int64_t)((double)k * 1e9 / fps);
-        const int64_t t = df_now_ns();
-        sleep_until(next < t + POLL_NS ? next : t + POLL_NS);
+        while (df_decoder_receive_frame_until(st->dec, f, next) == 0)
+            take_frame(st, df_now_ns());
+        /* EAGAIN: the packet is due, or nothing was in flight. */
+        sleep_until(next);
     }
 cleanup:
     av_packet_free(&pkt);
