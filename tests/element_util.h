@@ -41,6 +41,10 @@ GstHarness *e_harness(const TClip *clip, const char *const *props);
 GstFlowReturn e_push_range(GstHarness *h, const TClip *clip, int from, int to, TSums *out,
                            int *bad_ts);
 
+/* How many frames of `got` (a subset of `ref`, as when frames are dropped)
+ * are not the reference's frame of the same pts, or come out of order. */
+int e_count_inexact_by_pts(const TSums *ref, const TSums *got);
+
 /* Compare ignoring pts (streams without timestamps). */
 int e_compare_md5(const TSums *ref, const TSums *got, char *msg, size_t len);
 

@@ -82,6 +82,26 @@ DF_TEST(FrameworkLoad, SkipNonrefKeepsOutputExactMpeg2)
     skip_nonref_exact("mpeg2_prog.mkv");
 }
 
+/* Send every packet of `c` and the flush, taking a frame into `f` whenever
+ * the decoder is full, then take the rest up to EOF; the frames are not
+ * looked at.  0, or the first send or receive that failed. */
+static int decode_to_eof(DfDecoder *dec, const TClip *c, AVFrame *f)
+{
+    int ret;
+    for (int i = 0; i < c->n_pkts; i++) {
+        while ((ret = df_decoder_send_packet(dec, c->pkts[i])) == AVERROR(EAGAIN))
+            if ((ret = df_decoder_receive_frame(dec, f)) != 0 && ret != AVERROR(EAGAIN))
+                return ret;
+        if (ret != 0)
+            return ret;
+    }
+    if ((ret = df_decoder_send_packet(dec, NULL)) != 0)
+        return ret;
+    while (df_decoder_receive_frame(dec, f) == 0)
+        ;
+    return 0;
+}
+
 /* The account counts every packet's work as a frame, at the caller's rate. */
 DF_TEST(FrameworkLoad, DecoderLoadIsMeasured)
 {
@@ -101,15 +121,7 @@ DF_TEST(FrameworkLoad, DecoderLoadIsMeasured)
     DF_EXPECT(ld.frames == 0 && ld.cores == 0.0);
     DF_EXPECT(ld.sched.capacity == 2.0 && ld.sched.n_pending >= 1);
     AVFrame *f = av_frame_alloc();
-    int ret;
-    for (int i = 0; i < c.n_pkts; i++) {
-        while ((ret = df_decoder_send_packet(dec, c.pkts[i])) == AVERROR(EAGAIN))
-            DF_ASSERT((ret = df_decoder_receive_frame(dec, f)) == 0 || ret == AVERROR(EAGAIN));
-        DF_ASSERT_EQ_INT(ret, 0);
-    }
-    DF_ASSERT_EQ_INT(df_decoder_send_packet(dec, NULL), 0);
-    while (df_decoder_receive_frame(dec, f) == 0)
-        ;
+    DF_ASSERT_EQ_INT(decode_to_eof(dec, &c, f), 0);
     df_decoder_load(dec, &ld);
     DF_EXPECT_EQ_INT(ld.frames, c.n_pkts);
     DF_EXPECT(ld.fps == 24.0);
@@ -140,15 +152,7 @@ DF_TEST(FrameworkLoad, RateFromTheBitstream)
     DfError err = {0};
     DF_ASSERT_MSG(df_decoder_new(s, c.par, c.tb, NULL, &dec, &err) == 0, "%s", err.msg);
     AVFrame *f = av_frame_alloc();
-    int ret;
-    for (int i = 0; i < c.n_pkts; i++) {
-        while ((ret = df_decoder_send_packet(dec, c.pkts[i])) == AVERROR(EAGAIN))
-            DF_ASSERT((ret = df_decoder_receive_frame(dec, f)) == 0 || ret == AVERROR(EAGAIN));
-        DF_ASSERT_EQ_INT(ret, 0);
-    }
-    DF_ASSERT_EQ_INT(df_decoder_send_packet(dec, NULL), 0);
-    while (df_decoder_receive_frame(dec, f) == 0)
-        ;
+    DF_ASSERT_EQ_INT(decode_to_eof(dec, &c, f), 0);
     DfDecoderLoad ld;
     df_decoder_load(dec, &ld);
     DF_EXPECT_MSG(ld.fps > 0.0, "no rate from the bitstream (%.3f)", ld.fps);

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -135,7 +136,10 @@ int64_t tbb_metg_step(void *, int64_t grain, uint64_t tasks)
     }
 }
 
-int run_metg(const DfCaseParams *p, const int *cpus, int n, DfCaseResult *out)
+// Runs fn in an arena of n slots whose threads are pinned to cpus (slot i
+// -> cpus[i]), n allowed to exceed the machine; the caller's affinity is
+// what it was before.
+template <typename Fn> void with_pinned_arena(int n, const int *cpus, Fn &&fn)
 {
     const int hw = tbb::info::default_concurrency();
     tbb::global_control allow(tbb::global_control::max_allowed_parallelism, std::max(n, hw));
@@ -144,9 +148,16 @@ int run_metg(const DfCaseParams *p, const int *cpus, int n, DfCaseResult *out)
     Pinner pinner(arena, cpus, n);
     DfAffinity saved;
     df_affinity_save(&saved);
-    int ret = 0;
-    arena.execute([&] { ret = df_bench_metg_search(p, n, tbb_metg_step, nullptr, out); });
+    arena.execute(std::forward<Fn>(fn));
+    // The calling thread took slot 0 of the arena and was pinned there.
     df_affinity_restore(&saved);
+}
+
+int run_metg(const DfCaseParams *p, const int *cpus, int n, DfCaseResult *out)
+{
+    int ret = 0;
+    with_pinned_arena(n, cpus,
+                      [&] { ret = df_bench_metg_search(p, n, tbb_metg_step, nullptr, out); });
     return ret;
 }
 
@@ -156,15 +167,8 @@ int run_case(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n, DfCas
     r.p = p;
     const size_t n_slots = c == DF_CASE_CHAIN ? size_t(p->tasks) + 1 : size_t(p->width + 1) * kSlotStride;
     r.slots.assign(n_slots, 0);
-    const int hw = tbb::info::default_concurrency();
-    tbb::global_control allow(tbb::global_control::max_allowed_parallelism, std::max(n, hw));
-    tbb::task_arena arena(n);
-    arena.initialize();
-    Pinner pinner(arena, cpus, n);
-    DfAffinity saved;
-    df_affinity_save(&saved);
     int64_t t0 = 0, t1 = 0, c0 = 0, c1 = 0;
-    arena.execute([&] {
+    with_pinned_arena(n, cpus, [&] {
         for (int w = 0; w <= p->warmups; w++) {
             const bool timed = w == p->warmups;
             std::fill(r.slots.begin(), r.slots.end(), 0);
@@ -190,8 +194,6 @@ int run_case(DfBenchCase c, const DfCaseParams *p, const int *cpus, int n, DfCas
             }
         }
     });
-    // The calling thread took slot 0 of the arena and was pinned there.
-    df_affinity_restore(&saved);
     if (c == DF_CASE_CHAIN)
         for (uint64_t i = 0; i <= p->tasks; i++)
             r.errors += r.slots[i] != i;
