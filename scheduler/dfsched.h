@@ -124,6 +124,8 @@ typedef struct DfSchedConfig {
     size_t stack_size;                /* worker stack bytes; 0: 8 MiB */
     uint64_t seed;                    /* for random victims and exploration; 0: fixed default */
     double explore_rate;              /* exploring policies: share of dispatches stolen on purpose */
+    bool eager_jobs; /* df_jobs_run always makes nodes (a trace then has every job);
+                      * default false: lazy splitting (df_jobs_run) */
 } DfSchedConfig;
 
 /* Fill `cfg` with the defaults documented above. */
@@ -396,7 +398,12 @@ typedef struct DfJobs {
 } DfJobs;
 
 /* Run a batch and return when every job has finished.  From a worker, the
- * caller helps; from another thread it blocks.  Re-entrant.  Returns 0. */
+ * caller helps; from another thread it blocks.  Re-entrant.  Returns 0.
+ * Lazy splitting: with at least as many streams (df_load_new accounts) as
+ * workers, on a worker whose policy has other nodes queued (so no worker
+ * is idle for long), the jobs run inline in index order, without nodes,
+ * unless DfSchedConfig.eager_jobs; workers[] then names the caller and
+ * node_ids[] are 0, as for a batch of one job. */
 DF_SCHED_API int df_jobs_run(DfSched *sched, const DfJobs *jobs);
 
 /* ----------------------------------------------------- load per stream */
@@ -481,6 +488,7 @@ typedef struct DfWorkerStats {
     uint64_t slab_chunks;              /* slab chunks allocated (cold path) */
     uint64_t max_wait_depth;           /* deepest nesting of df_sched_wait() */
     uint64_t wait_fallbacks;           /* nodes a wait ran although its filter refused them */
+    uint64_t jobs_inline;              /* df_jobs_run batches run inline (lazy splitting) */
     uint64_t idle_rounds;              /* polls for work while idle (spinning) */
     uint64_t idle_lines;               /* shared cache lines those polls read */
 } DfWorkerStats;

@@ -38,18 +38,44 @@ static void job_cancel(DfTask *t, void *arg)
     job_body(t, arg);
 }
 
+/* Lazy splitting (Cilk's work-first rule; oneTBB splits ranges only when
+ * a thief asks): a batch becomes nodes only when a worker may be free to
+ * run some.  While other nodes are queued no worker stays idle (one that
+ * is takes those), so nodes would only add their own cost, a wait for
+ * the last stolen job (the waiter idles: it refuses later work) and the
+ * rows' cache lines on another core.  Only with at least as many streams
+ * (load accounts) as workers: whole frames can then fill the workers,
+ * where a single stream's queue holds only its small band nodes, and
+ * its jobs are its parallelism. */
+static bool run_here(DfSched *s, int n)
+{
+    if (n == 1)
+        return true; /* no parallelism to gain */
+    if (s->cfg.eager_jobs ||
+        atomic_load_explicit(&s->n_streams, memory_order_relaxed) < s->n_workers)
+        return false;
+    DfWorker *w = df_current_worker(s);
+    if (!w || !s->pops->has_work(s->policy, w->index, NULL))
+        return false;
+    DF_WCTR_ADD(w, jobs_inline, 1);
+    return true;
+}
+
 int df_jobs_run(DfSched *s, const DfJobs *jobs)
 {
     const int n = jobs->n_jobs;
     if (n <= 0)
         return 0;
-    if (n == 1) {
-        /* One job: no parallelism to gain, run it here. */
-        jobs->fn(jobs->ctx, 0, 0);
-        if (jobs->workers)
-            jobs->workers[0] = df_sched_current_worker(s);
-        if (jobs->node_ids)
-            jobs->node_ids[0] = 0;
+    if (run_here(s, n)) {
+        const int self = df_sched_current_worker(s);
+        /* In order: a WPP row finds its predecessors finished. */
+        for (int j = 0; j < n; j++) {
+            jobs->fn(jobs->ctx, j, jobs->n_slots > 0 ? j % jobs->n_slots : 0);
+            if (jobs->workers)
+                jobs->workers[j] = self;
+            if (jobs->node_ids)
+                jobs->node_ids[j] = 0;
+        }
         return 0;
     }
     DfGroup *g = df_group_new(s, jobs->deadline);

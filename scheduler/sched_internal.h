@@ -166,6 +166,7 @@ typedef struct DfCounters {
     _Atomic uint64_t bytes_local, bytes_level[DF_N_LEVELS];
     _Atomic uint64_t max_wait_depth;
     _Atomic uint64_t wait_fallbacks; /* waits that ran a node their filter refused */
+    _Atomic uint64_t jobs_inline;    /* batches df_jobs_run ran without nodes */
     _Atomic uint64_t idle_rounds, idle_lines; /* polls while idle, shared lines they read */
 } DfCounters;
 
@@ -211,6 +212,9 @@ struct DfSched {
     _Atomic bool tracing;
     _Atomic bool stop;
     _Atomic int started;
+    /* Load accounts (streams) registered: a hint for lazy splitting
+     * (jobs.c), relaxed both ways, no ordering hangs on it. */
+    _Atomic int n_streams;
     DF_ALIGNED _Atomic int n_parked; /* the park handshake's word */
     DfSummary parked;         /* bit per parked worker, to wake the nearest */
     DF_ALIGNED _Atomic uint64_t next_node_id;

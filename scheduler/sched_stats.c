@@ -23,6 +23,7 @@ static void snapshot(const DfWorker *wc, DfWorkerStats *o)
         o->bytes_level[l] = LOAD(w, bytes_level[l]);
     o->max_wait_depth = LOAD(w, max_wait_depth);
     o->wait_fallbacks = LOAD(w, wait_fallbacks);
+    o->jobs_inline = LOAD(w, jobs_inline);
     o->idle_rounds = LOAD(w, idle_rounds);
     o->idle_lines = LOAD(w, idle_lines);
     o->slab_chunks = 0; /* filled from the caches by the caller */
@@ -43,6 +44,7 @@ static void add(DfWorkerStats *t, const DfWorkerStats *o)
         t->bytes_level[l] += o->bytes_level[l];
     t->slab_chunks += o->slab_chunks;
     t->wait_fallbacks += o->wait_fallbacks;
+    t->jobs_inline += o->jobs_inline;
     t->idle_rounds += o->idle_rounds;
     t->idle_lines += o->idle_lines;
     if (o->max_wait_depth > t->max_wait_depth)

@@ -34,8 +34,14 @@ const char *const t_clips[] = {
 
 DfSched *t_sched(const char *policy, int n, int poll_us)
 {
+    return t_sched_jobs(policy, n, poll_us, false);
+}
+
+DfSched *t_sched_jobs(const char *policy, int n, int poll_us, bool eager_jobs)
+{
     DfSchedConfig cfg;
     df_sched_config_init(&cfg);
+    cfg.eager_jobs = eager_jobs;
     cfg.policy = policy;
     cfg.n_workers = n;
     cfg.poll_us = poll_us;

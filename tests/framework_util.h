@@ -63,5 +63,8 @@ int t_df_decode(DfSched *s, const TClip *clip, const DfDecoderConfig *cfg, TSums
 
 /* A scheduler or NULL (failure reported to the test). */
 DfSched *t_sched(const char *policy, int n_workers, int poll_us);
+/* The same with DfSchedConfig.eager_jobs: every slice job a node, as the
+ * tests of the job nodes themselves (and traces for dfsim) need. */
+DfSched *t_sched_jobs(const char *policy, int n_workers, int poll_us, bool eager_jobs);
 
 #endif

@@ -675,7 +675,7 @@ static SimGraph *wpp_graph(int workers)
     SimGraph *g = NULL;
     if (t_clip_load("hevc_wpp8.mkv", &clip) < 0)
         return NULL;
-    DfSched *s = t_sched("cost-local", workers, 0);
+    DfSched *s = t_sched_jobs("cost-local", workers, 0, true); /* every row a node */
     DfTrace t = {0};
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);

@@ -111,6 +111,8 @@ static int new_sched(const DfDecBench *b, const char *policy, int workers, size_
     if (b->o.poll_us >= -1)
         sc.poll_us = b->o.poll_us;
     sc.trace_capacity = trace_capacity;
+    /* A traced run is dfsim's input: every job a node, whatever the load. */
+    sc.eager_jobs = trace_capacity > 0;
     return df_sched_new(&sc, out, err);
 }
 
