@@ -22,6 +22,7 @@ typedef struct DfRtOpts {
     double fps, duration;
     int latency_frames, max_streams, poll_us, trace_streams;
     gboolean deadlines; /* FALSE: --no-deadlines */
+    gboolean eager_jobs; /* --eager-jobs */
     gboolean overload;  /* --overload: dfdec past capacity, admission on and off */
     double overload_factor;
 } DfRtOpts;
@@ -39,7 +40,7 @@ typedef struct DfRtTrial {
     /* dfmedia: the scheduler's counters over the paced part (dfsched
      * stats, all workers); has_sched false for pipelines. */
     bool has_sched;
-    uint64_t tasks, stolen, parks, wakeups, max_wait_depth;
+    uint64_t tasks, stolen, parks, wakeups, max_wait_depth, jobs_inline;
     double idle_ms;
     char error[256];
 } DfRtTrial;

@@ -120,7 +120,8 @@ static void json_trial(JsonBuilder *jb, const DfRtTrial *t)
                  {"stolen", t->stolen},
                  {"parks", t->parks},
                  {"wakeups", t->wakeups},
-                 {"max_wait_depth", t->max_wait_depth}};
+                 {"max_wait_depth", t->max_wait_depth},
+                 {"jobs_inline", t->jobs_inline}};
         for (size_t i = 0; i < G_N_ELEMENTS(c); i++) {
             json_builder_set_member_name(jb, c[i].name);
             json_builder_add_int_value(jb, (gint64)c[i].v);
@@ -167,6 +168,8 @@ bool df_rt_write_json(const DfRt *rt)
     json_builder_add_int_value(jb, rt->o.max_streams);
     json_builder_set_member_name(jb, "deadlines");
     json_builder_add_boolean_value(jb, rt->o.deadlines);
+    json_builder_set_member_name(jb, "eager_jobs");
+    json_builder_add_boolean_value(jb, rt->o.eager_jobs);
     /* The pipelines' sink (null: no pipeline ran). */
     json_builder_set_member_name(jb, "sink");
     if (rt->avdec || rt->dfdec)

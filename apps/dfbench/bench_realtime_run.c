@@ -208,6 +208,7 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
     sc.n_workers = workers;
     sc.policy = policy;
     sc.cpuset = cpus;
+    sc.eager_jobs = rt->o.eager_jobs;
     if (rt->o.poll_us >= -1)
         sc.poll_us = rt->o.poll_us;
     DfSched *s = NULL;
@@ -278,6 +279,7 @@ cleanup:
         tr->stolen = ss.total.tasks_stolen;
         tr->parks = ss.total.parks;
         tr->wakeups = ss.total.wakeups_sent;
+        tr->jobs_inline = ss.total.jobs_inline;
         tr->idle_ms = (double)ss.total.idle_ns / 1e6;
         for (int w = 0; w < ss.n_workers; w++)
             if (ss.workers[w].max_wait_depth > tr->max_wait_depth)
