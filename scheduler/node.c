@@ -297,7 +297,7 @@ void df_node_complete(DfWorker *w, DfNode *n)
         DfGroup *g = n->group;
         df_slab_free(n, w->cache);
         if (g)
-            df_group_node_finished(g);
+            df_worker_node_done(w, g);
         return;
     }
     DfEdge *e = atomic_exchange_explicit(&n->succ, DF_EDGES_CLOSED, memory_order_acq_rel);
@@ -341,7 +341,7 @@ void df_node_complete(DfWorker *w, DfNode *n)
             df_make_ready(s, w, batch[i]);
     }
     if (n->group)
-        df_group_node_finished(n->group);
+        df_worker_node_done(w, n->group);
     df_node_unref(n, w->cache);
 }
 

@@ -129,6 +129,7 @@ struct DfGroup {
 
 void df_group_node_added(DfGroup *g);
 void df_group_node_finished(DfGroup *g);
+void df_group_nodes_finished(DfGroup *g, int64_t k);
 
 /* Free a trace's policy section (trace_policy.c). */
 void df_trace_policy_free(DfTracePolicy *p);
@@ -192,6 +193,8 @@ typedef struct DfWorker {
     DfNode *current;                /* node whose body runs now (innermost) */
     int64_t load_nested_ns;         /* load.c: time of timed bodies run (owner only) */
     uint32_t load_open;             /* load.c: timed bodies on the stack (owner only) */
+    DfGroup *done_group;            /* finished nodes of it not yet counted (group.c) */
+    int64_t done_count;
 } DfWorker;
 
 #define DF_MAX_MODULES 256
@@ -272,6 +275,12 @@ void df_workers_stop(DfSched *s);
 void df_sched_requeued(void *ctx, int w);
 /* Nodes wait in worker w's own set. */
 bool df_ready_own_empty(DfSched *s, int w);
+
+/* Completions counted late (group.c): w finished a node of g; count what
+ * w holds back; g is done as far as w can tell (flushing if so). */
+void df_worker_node_done(DfWorker *w, DfGroup *g);
+void df_worker_flush_done(DfWorker *w);
+bool df_group_done_by(const DfGroup *g, DfWorker *w);
 
 /* Wake workers parked while waiting on `g`, and outside waiters. */
 void df_wake_group_waiters(DfGroup *g);

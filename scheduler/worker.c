@@ -314,6 +314,10 @@ void df_run_node(DfWorker *w, DfNode *n)
 {
     DfSched *s = w->sched;
     DfTask t = {.sched = s, .node = n, .worker = w->index};
+    /* Completions held back for another group are counted before this
+     * body runs (it may run long); see df_worker_node_done. */
+    if (n->group != w->done_group)
+        df_worker_flush_done(w);
 
     for (unsigned i = 0; i < n->n_inputs; i++) {
         const DfInput *in = df_node_input_c(n, i);
@@ -387,9 +391,11 @@ void *df_worker_main(void *arg)
             df_worker_set_state(w, DF_WS_RUNNING);
             df_run_node(w, n);
         } else {
+            df_worker_flush_done(w);
             df_worker_idle(w, NULL, false);
         }
     }
+    df_worker_flush_done(w);
     tls_worker = NULL;
     return NULL;
 }
@@ -474,7 +480,7 @@ void df_sched_wait(DfSched *s, DfGroup *g)
     const bool timed = waiter && waiter->deadline != DF_NO_DEADLINE;
     const DfWaitFilter *f = timed || low ? &filter : NULL;
     int64_t fruitless_since = 0;
-    while (!df_group_done(g)) {
+    while (!df_group_done_by(g, w)) {
         DfNode *n = s->pops->pop(s->policy, w->index, f);
         if (!n && f && s->pops->queued(s->policy, w->index)) {
             const int64_t now = df_now_ns();
@@ -491,6 +497,7 @@ void df_sched_wait(DfSched *s, DfGroup *g)
             df_worker_set_state(w, DF_WS_RUNNING);
             df_run_node(w, n);
         } else {
+            df_worker_flush_done(w);
             df_worker_idle(w, g, f != NULL);
         }
     }
