@@ -66,9 +66,13 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
      * so that the producers of a graph start out on all workers and their
      * consumers, placed by cost, need no thief. */
     if (best < 0 || (best_cost == 0 && df_pnode_bytes(n) == 0 && self >= 0 && cl->rs.n > 1 &&
-                     !df_ready_empty(&cl->rs.sets[self])))
-        best =
-            (int)(atomic_fetch_add_explicit(&cl->rr, 1, memory_order_relaxed) % (uint32_t)cl->rs.n);
+                     !df_ready_empty(&cl->rs.sets[self]))) {
+        /* A worker's counter is its own (no RMW, no shared line); outside
+         * threads share one.  Relaxed: a counter, nothing is published. */
+        const uint32_t k = self >= 0 ? cl->thief[self].rr++
+                                     : atomic_fetch_add_explicit(&cl->rr, 1, memory_order_relaxed);
+        best = (int)(k % (uint32_t)cl->rs.n);
+    }
     /* Exploration (learned): now and then register the node with the
      * nearest other worker, so that the other side of the choice keeps
      * being measured.  Decided once per node, not per poll of a thief. */
@@ -301,9 +305,11 @@ static size_t cl_scratch(int n_workers)
 
 static int cl_create(const DfPolicyEnv *env, DfPolicy **out)
 {
-    DfCostLocal *cl = calloc(1, sizeof(*cl));
+    /* Aligned: rr has a line of its own. */
+    DfCostLocal *cl = aligned_alloc(DF_CACHELINE, sizeof(*cl));
     if (!cl)
         return -1;
+    memset(cl, 0, sizeof(*cl));
     if (df_cost_local_init(cl, env) < 0) {
         free(cl);
         return -1;

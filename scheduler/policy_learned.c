@@ -34,8 +34,10 @@
 #define SCALE_MAX 1e6
 #define RECOMPUTE_EVERY 4
 
+/* Workers write windows concurrently: each on lines of its own (two),
+ * so that two windows written by two workers never share one. */
 typedef struct Window {
-    _Atomic uint64_t count;
+    DF_ALIGNED _Atomic uint64_t count;
     _Atomic uint32_t ns[WINDOW];
     _Atomic uint64_t bytes_sum; /* declared bytes of p read by these runs */
 } Window;
@@ -46,8 +48,8 @@ typedef struct Learned {
     Window *win;
     _Atomic uint64_t scale_bits[DF_LEARN_MAX_MODULES]; /* size correction of producer p (double) */
     _Atomic uint64_t ns_per_byte_bits[DF_N_LEVELS]; /* double bits, measured */
-    _Atomic uint64_t samples;
     uint32_t level_weight[DF_N_LEVELS]; /* trCost of a pair at each level */
+    DF_ALIGNED _Atomic uint64_t samples; /* every worker adds: its own line */
 } Learned;
 
 static Window *win_of(Learned *l, int c, int p, int level)
@@ -221,11 +223,15 @@ static size_t learned_scratch(int n_workers)
 
 static int learned_create(const DfPolicyEnv *env, DfPolicy **out)
 {
-    Learned *l = calloc(1, sizeof(*l));
+    /* Aligned: the struct has members on lines of their own. */
+    Learned *l = aligned_alloc(DF_CACHELINE, sizeof(*l));
     if (!l)
         return -1;
+    memset(l, 0, sizeof(*l));
     size_t n_win = (size_t)DF_LEARN_MAX_MODULES * DF_LEARN_MAX_MODULES * DF_N_LEVELS;
-    l->win = calloc(n_win, sizeof(Window));
+    l->win = aligned_alloc(DF_CACHELINE, n_win * sizeof(Window));
+    if (l->win)
+        memset(l->win, 0, n_win * sizeof(Window));
     if (!l->win || df_cost_local_init(&l->cl, env) < 0) {
         free(l->win);
         free(l);

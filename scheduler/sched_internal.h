@@ -218,8 +218,9 @@ struct DfSched {
     DfSummary parked;         /* bit per parked worker, to wake the nearest */
     DF_ALIGNED _Atomic uint64_t next_node_id;
     _Atomic uint64_t next_group_id;
-    _Atomic uint64_t external_submits;
-    pthread_mutex_t cache_lock;
+    /* Written on every submit from outside: its own line. */
+    DF_ALIGNED _Atomic uint64_t external_submits;
+    DF_ALIGNED pthread_mutex_t cache_lock;
     pthread_key_t cache_key;
     DfCache *caches;          /* all caches */
     DfCache *orphans;         /* caches of exited outside threads */
