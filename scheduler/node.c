@@ -172,19 +172,32 @@ int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes)
         return -ENOMEM;
     }
     unsigned slot = succ->n_inputs - 1u;
-    atomic_fetch_add_explicit(&succ->pending, 1, memory_order_relaxed);
     e->succ = succ;
     e->slot = slot;
+    /* Acquire, paired with the acq_rel exchange in df_node_complete: a
+     * CLOSED list publishes pred->worker and pred->flags. */
     DfEdge *head = atomic_load_explicit(&pred->succ, memory_order_acquire);
+    /* pending counts the edge before the edge is published (the CAS), so
+     * that pred's completion cannot drop it below the count; a pred found
+     * finished needs no count at all (no RMW pair). */
+    bool counted = false;
     for (;;) {
         if (head == DF_EDGES_CLOSED) {
             /* pred already finished: the dependency holds; record where. */
             in->worker = pred->worker;
             if (pred->flags & DF_NF_SKIPPED)
                 atomic_store_explicit(&succ->pred_cancelled, 1, memory_order_relaxed);
-            atomic_fetch_sub_explicit(&succ->pending, 1, memory_order_relaxed);
+            if (counted)
+                atomic_fetch_sub_explicit(&succ->pending, 1, memory_order_relaxed);
             df_slab_free(e, c);
             return 0;
+        }
+        if (!counted) {
+            /* Relaxed: the release CAS below publishes it with the edge;
+             * the completer's decrement reads that CAS through its
+             * exchange (acq_rel), so it comes after this add. */
+            atomic_fetch_add_explicit(&succ->pending, 1, memory_order_relaxed);
+            counted = true;
         }
         e->next = head;
         if (atomic_compare_exchange_weak_explicit(&pred->succ, &head, e, memory_order_release,
@@ -224,7 +237,13 @@ static void slab_free_block(void *block, const void *self)
 
 void df_node_unref(DfNode *n, const DfCache *self)
 {
-    if (atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) != 1)
+    /* refs only ever drops (df_node_init sets it), so a holder that reads
+     * 1 holds the last reference: nobody can drop another concurrently,
+     * and the free needs no RMW.  Acquire, paired with the acq_rel RMW
+     * that dropped the other reference (its uses of the node happen
+     * before the free). */
+    if (atomic_load_explicit(&n->refs, memory_order_acquire) != 1 &&
+        atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) != 1)
         return;
     df_node_free_input_blocks(n, slab_free_block, self);
     df_slab_free(n, self);
