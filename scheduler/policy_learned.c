@@ -47,6 +47,9 @@ typedef struct Learned {
     /* win[(c * M + p) * DF_N_LEVELS + level] */
     Window *win;
     _Atomic uint64_t scale_bits[DF_LEARN_MAX_MODULES]; /* size correction of producer p (double) */
+    /* What each consumer c says of producer p (pair_*[c * M + p], double
+     * bits): the sums over its remote levels that recompute adds up. */
+    _Atomic uint64_t *pair_eff, *pair_decl;
     _Atomic uint64_t ns_per_byte_bits[DF_N_LEVELS]; /* double bits, measured */
     uint32_t level_weight[DF_N_LEVELS]; /* trCost of a pair at each level */
     DF_ALIGNED _Atomic uint64_t samples; /* every worker adds: its own line */
@@ -111,16 +114,18 @@ static int median_of(const Window *w, uint32_t *out)
     return n;
 }
 
-/* Re-derive size(p) from every consumer's local/remote medians. */
-static void recompute(Learned *l, int p)
+/* Re-derive what consumer c says of producer p from its local/remote
+ * medians (at most DF_N_LEVELS medians of WINDOW samples), then size(p)
+ * from the consumers' cached sums: O(M) additions, not the O(M x levels)
+ * medians of every consumer on a worker's task path. */
+static void recompute(Learned *l, int c, int p)
 {
     double eff_sum = 0, declared_sum = 0;
-    int pairs = 0;
-    for (int c = 0; c < DF_LEARN_MAX_MODULES; c++) {
+    do {
         uint32_t med_local;
         Window *wl = win_of(l, c, p, DF_LEVEL_SELF);
         if (!median_of(wl, &med_local))
-            continue;
+            break;
         for (int lev = DF_LEVEL_PU; lev < DF_N_LEVELS; lev++) {
             Window *wr = win_of(l, c, p, lev);
             uint32_t med_remote;
@@ -137,12 +142,20 @@ static void recompute(Learned *l, int p)
             double eff = dt > 0 ? dt / ((double)weight * REF_NS_PER_BYTE) : 0;
             eff_sum += eff;
             declared_sum += mean_bytes;
-            pairs++;
             if (dt > 0)
                 store_double(&l->ns_per_byte_bits[lev], dt / mean_bytes);
         }
+    } while (0);
+    const size_t k = (size_t)c * DF_LEARN_MAX_MODULES + (size_t)p;
+    store_double(&l->pair_eff[k], eff_sum);
+    store_double(&l->pair_decl[k], declared_sum);
+    eff_sum = declared_sum = 0;
+    for (int cc = 0; cc < DF_LEARN_MAX_MODULES; cc++) {
+        const size_t kk = (size_t)cc * DF_LEARN_MAX_MODULES + (size_t)p;
+        eff_sum += load_double(&l->pair_eff[kk]);
+        declared_sum += load_double(&l->pair_decl[kk]);
     }
-    if (!pairs || declared_sum <= 0)
+    if (declared_sum <= 0)
         return;
     double scale = eff_sum / declared_sum;
     if (scale < SCALE_MIN)
@@ -202,7 +215,7 @@ static void learned_done(DfPolicy *pol, int self, const DfNode *n, int64_t exec_
         atomic_store_explicit(&w->ns[idx % WINDOW], ns, memory_order_relaxed);
         atomic_fetch_add_explicit(&w->bytes_sum, seen_bytes[k], memory_order_relaxed);
         if (idx % RECOMPUTE_EVERY == RECOMPUTE_EVERY - 1)
-            recompute(l, seen_p[k]);
+            recompute(l, c, seen_p[k]);
     }
     atomic_fetch_add_explicit(&l->samples, 1, memory_order_relaxed);
 }
@@ -232,8 +245,14 @@ static int learned_create(const DfPolicyEnv *env, DfPolicy **out)
     l->win = aligned_alloc(DF_CACHELINE, n_win * sizeof(Window));
     if (l->win)
         memset(l->win, 0, n_win * sizeof(Window));
-    if (!l->win || df_cost_local_init(&l->cl, env) < 0) {
+    /* Zero bits are 0.0: no pair has said anything yet. */
+    const size_t n_pairs = (size_t)DF_LEARN_MAX_MODULES * DF_LEARN_MAX_MODULES;
+    l->pair_eff = calloc(n_pairs, sizeof(*l->pair_eff));
+    l->pair_decl = calloc(n_pairs, sizeof(*l->pair_decl));
+    if (!l->win || !l->pair_eff || !l->pair_decl || df_cost_local_init(&l->cl, env) < 0) {
         free(l->win);
+        free(l->pair_eff);
+        free(l->pair_decl);
         free(l);
         return -1;
     }
@@ -253,6 +272,8 @@ static void learned_destroy(DfPolicy *p)
     Learned *l = (Learned *)p;
     df_cost_local_fini(&l->cl);
     free(l->win);
+    free(l->pair_eff);
+    free(l->pair_decl);
     free(l);
 }
 
