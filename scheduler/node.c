@@ -114,15 +114,22 @@ bool df_node_input_block_needed(const DfNode *n)
 
 DfInput *df_node_input_append(DfNode *n, DfInputBlock *block, const DfInput *val)
 {
-    if (block) {
-        block->next = NULL;
-        DfInputBlock **last = &n->more;
-        while (*last)
-            last = &(*last)->next;
-        *last = block;
-    }
     const unsigned i = n->n_inputs;
-    DfInput *in = df_node_input(n, i);
+    DfInput *in;
+    if (i < DF_INLINE_INPUTS) {
+        in = &n->in[i];
+    } else {
+        /* The first block remembers the last: O(1), not a walk. */
+        if (block) {
+            block->next = NULL;
+            if (n->more)
+                n->more->last->next = block;
+            else
+                n->more = block;
+            n->more->last = block;
+        }
+        in = &n->more->last->in[(i - DF_INLINE_INPUTS) % DF_BLOCK_INPUTS];
+    }
     *in = *val;
     n->n_inputs = (uint16_t)(i + 1);
     n->in_bytes += val->bytes;
@@ -171,9 +178,8 @@ int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes)
         df_slab_free(e, c);
         return -ENOMEM;
     }
-    unsigned slot = succ->n_inputs - 1u;
     e->succ = succ;
-    e->slot = slot;
+    e->in = in;
     /* Acquire, paired with the acq_rel exchange in df_node_complete: a
      * CLOSED list publishes pred->worker and pred->flags. */
     DfEdge *head = atomic_load_explicit(&pred->succ, memory_order_acquire);
@@ -334,7 +340,7 @@ void df_node_complete(DfWorker *w, DfNode *n)
     for (e = rev; e;) {
         DfEdge *next = e->next;
         DfNode *succ = e->succ;
-        df_node_input(succ, e->slot)->worker = w->index;
+        e->in->worker = w->index;
         if (skipped)
             atomic_store_explicit(&succ->pred_cancelled, 1, memory_order_relaxed);
         df_slab_free(e, w->cache);

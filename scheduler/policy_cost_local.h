@@ -26,6 +26,10 @@ struct DfCostLocal {
     DfThief *thief; /* per worker */
     /* Cost(tid, c) used for placement (formula (1) or a learned variant). */
     uint64_t (*cost)(DfCostLocal *cl, const DfNode *n, int tid);
+    /* Learned: its size factor for inputs of a producer module (NULL:
+     * formula (1), bytes as declared).  Placement sums bytes per producer
+     * worker with it, so that Cost is a sum over producers. */
+    double (*scale)(DfCostLocal *cl, int module);
     /* Learned: take from another worker on purpose now (may be NULL). */
     DfNode *(*explore)(DfCostLocal *cl, int self);
     /* Round robin of outside threads (workers keep theirs in DfThief):

@@ -79,9 +79,8 @@ static uint64_t learned_cost(DfCostLocal *cl, const DfNode *c, int tid)
 {
     Learned *l = (Learned *)cl;
     double sum = 0;
-    const unsigned n_in = df_pnode_n_inputs(c);
-    for (unsigned i = 0; i < n_in; i++) {
-        const DfPInput in = df_pnode_input(c, i);
+    DfPInputCursor cur = df_pnode_inputs(c);
+    for (DfPInput in; df_pnode_input_next(&cur, &in);) {
         if (in.worker < 0 || in.bytes == 0)
             continue;
         double size = (double)in.bytes;
@@ -90,6 +89,13 @@ static uint64_t learned_cost(DfCostLocal *cl, const DfNode *c, int tid)
         sum += size * df_env_trcost(&cl->base.env, in.worker, tid);
     }
     return sum < 1.8e19 ? (uint64_t)(sum + 0.5) : UINT64_MAX;
+}
+
+static double learned_scale(DfCostLocal *cl, int module)
+{
+    if (module < 0 || module >= DF_LEARN_MAX_MODULES)
+        return 1.0;
+    return load_double(&((Learned *)cl)->scale_bits[module]);
 }
 
 static int median_of(const Window *w, uint32_t *out)
@@ -178,8 +184,8 @@ static void learned_done(DfPolicy *pol, int self, const DfNode *n, int64_t exec_
     int seen_p[8], seen_level[8];
     uint64_t seen_bytes[8];
     int n_seen = 0;
-    for (unsigned i = 0; i < n_in; i++) {
-        const DfPInput in = df_pnode_input(n, i);
+    DfPInputCursor cur = df_pnode_inputs(n);
+    for (DfPInput in; df_pnode_input_next(&cur, &in);) {
         if (in.worker < 0 || in.bytes == 0 || in.module < 0 || in.module >= DF_LEARN_MAX_MODULES)
             continue;
         int lev = df_env_level(&pol->env, in.worker, self);
@@ -257,6 +263,7 @@ static int learned_create(const DfPolicyEnv *env, DfPolicy **out)
         return -1;
     }
     l->cl.cost = learned_cost;
+    l->cl.scale = learned_scale;
     /* Any pair of workers at a level has that level's weight. */
     for (int lev = 0; lev < DF_N_LEVELS; lev++)
         l->level_weight[lev] = df_env_level_cost(env, (DfLevel)lev);

@@ -319,14 +319,14 @@ void df_run_node(DfWorker *w, DfNode *n)
     if (n->group != w->done_group)
         df_worker_flush_done(w);
 
-    for (unsigned i = 0; i < n->n_inputs; i++) {
-        const DfInput *in = df_node_input_c(n, i);
-        if (in->worker < 0 || in->bytes == 0)
+    DfPInputCursor cur = df_pnode_inputs(n);
+    for (DfPInput in; df_pnode_input_next(&cur, &in);) {
+        if (in.worker < 0 || in.bytes == 0)
             continue;
-        const DfLevel l = df_topo_level(&s->topo, in->worker, w->index);
-        DF_WCTR_ADD(w, bytes_level[l], in->bytes);
+        const DfLevel l = df_topo_level(&s->topo, in.worker, w->index);
+        DF_WCTR_ADD(w, bytes_level[l], in.bytes);
         if (l == DF_LEVEL_SELF)
-            DF_WCTR_ADD(w, bytes_local, in->bytes);
+            DF_WCTR_ADD(w, bytes_local, in.bytes);
     }
 
     const bool skip =
