@@ -313,7 +313,25 @@ static void sort_ready(DfNode **v, int n)
 
 #define READY_BATCH 32
 
-void df_node_complete(DfWorker *w, DfNode *n)
+/* The most urgent successor of a batch, queued or kept (see
+ * df_node_complete); returns it when kept. */
+static DfNode *ready_or_keep(DfSched *s, DfWorker *w, DfNode *n, const DfGroup *waited)
+{
+    if (waited && n->group != waited) {
+        df_make_ready(s, w, n);
+        return NULL;
+    }
+    if (atomic_load_explicit(&s->tracing, memory_order_relaxed))
+        n->ready_ns = df_now_ns();
+    const DfPlacement p = s->pops->push_keep(s->policy, w->index, n);
+    if (p.kept)
+        return n;
+    /* Queued by push_keep already: only the wake-up is left. */
+    df_make_ready_placed(s, w, p);
+    return NULL;
+}
+
+DfNode *df_node_complete(DfWorker *w, DfNode *n, bool keep, const DfGroup *waited)
 {
     DfSched *s = w->sched;
     n->worker = w->index;
@@ -323,7 +341,7 @@ void df_node_complete(DfWorker *w, DfNode *n)
         df_slab_free(n, w->cache);
         if (g)
             df_worker_node_done(w, g);
-        return;
+        return NULL;
     }
     DfEdge *e = atomic_exchange_explicit(&n->succ, DF_EDGES_CLOSED, memory_order_acq_rel);
     const bool skipped = n->flags & DF_NF_SKIPPED;
@@ -357,17 +375,31 @@ void df_node_complete(DfWorker *w, DfNode *n)
     }
     if (nb > 1)
         sort_ready(batch, nb);
+    DfNode *next = NULL;
     if (s->policy->env.lifo) {
         /* Newest runs first: push the earliest deadline last. */
         for (int i = nb - 1; i >= 0; i--)
             df_make_ready(s, w, batch[i]);
     } else {
-        for (int i = 0; i < nb; i++)
-            df_make_ready(s, w, batch[i]);
+        int i = 0;
+        /* The most urgent first, so that the own set it is compared with
+         * holds no sibling yet.  When it is kept the worker goes on
+         * running, so its siblings are made ready as from a running task:
+         * one placed in the own set wakes a parked helper, as it did when
+         * the kept node was queued before it (backlog). */
+        if (keep && nb > 0 && s->pops->push_keep)
+            next = ready_or_keep(s, w, batch[i++], waited);
+        for (; i < nb; i++) {
+            if (next)
+                df_make_ready_running(s, w, batch[i]);
+            else
+                df_make_ready(s, w, batch[i]);
+        }
     }
     if (n->group)
         df_worker_node_done(w, n->group);
     df_node_unref(n, w->cache);
+    return next;
 }
 
 DfSched *df_task_sched(const DfTask *task)

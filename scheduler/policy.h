@@ -80,6 +80,7 @@ typedef struct DfPlacement {
     int worker;   /* ready set of this worker, or -1 for a shared set */
     bool backlog; /* the worker already had queued work */
     bool fenced;  /* the push ended with DF_FENCE_SEQ_CST (ready-set summary) */
+    bool kept;    /* push_keep: not queued, the caller runs it next */
 } DfPlacement;
 
 /* What the core counts that a policy's trace snapshot may report. */
@@ -95,6 +96,11 @@ typedef struct DfPolicyOps {
     void (*destroy)(DfPolicy *p);
     /* Node became ready; `self` is the worker that made it so (-1 outside). */
     DfPlacement (*push)(DfPolicy *p, int self, DfNode *n);
+    /* Optional: as push, from worker `self` (>= 0) that can run n next:
+     * when the policy places n on self and nothing queued there is due
+     * before it, n is not queued (.kept): the caller runs it at once
+     * (continuation, no push/pop round trip, no summary mark). */
+    DfPlacement (*push_keep)(DfPolicy *p, int self, DfNode *n);
     /* Next node for worker `self` (own set first, then others), or NULL.
      * Sets DF_NF_STOLEN / DF_NF_EXPLORED on the node.  `f` (may be NULL)
      * limits the choice to the nodes a waiting task may run. */

@@ -94,7 +94,7 @@ static uint64_t place_cost(DfCostLocal *cl, const DfNode *n, const Bucket *b, in
     return sum < 1.8e19 ? (uint64_t)(sum + 0.5) : UINT64_MAX;
 }
 
-DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
+static DfPlacement place(DfPolicy *p, int self, DfNode *n, bool may_keep)
 {
     DfCostLocal *cl = (DfCostLocal *)p;
     int best = -1;
@@ -155,14 +155,30 @@ DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
         df_pnode_mark(n, DF_NF_EXPLORED);
     }
     DfReady *r = &cl->rs.sets[best];
-    bool backlog = !df_ready_empty(r);
     df_pnode_set_placed(n, best);
+    /* Continuation: the same place, without the push, the pop and the
+     * summary mark, when that passes nothing more urgent in the own set.
+     * The node is then in no set: no other worker can be its consumer,
+     * so no fence is owed to a thief or a parking worker. */
+    if (may_keep && best == self && df_ready_none_before(r, df_pnode_deadline(n)))
+        return (DfPlacement){.worker = best, .kept = true};
+    bool backlog = !df_ready_empty(r);
     if (best == self)
         df_ready_push(r, n);
     else
         df_ready_post(r, n);
     df_ready_sets_mark(&cl->rs, best);
     return (DfPlacement){.worker = best, .backlog = backlog, .fenced = true};
+}
+
+DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n)
+{
+    return place(p, self, n, false);
+}
+
+DfPlacement df_cost_local_push_keep(DfPolicy *p, int self, DfNode *n)
+{
+    return place(p, self, n, self >= 0);
 }
 
 bool df_cost_local_explore_now(DfCostLocal *cl, int self)
@@ -405,6 +421,7 @@ const DfPolicyOps df_policy_cost_local = {
     .create = cl_create,
     .destroy = cl_destroy,
     .push = df_cost_local_push,
+    .push_keep = df_cost_local_push_keep,
     .pop = df_cost_local_pop,
     .has_work = df_cost_local_has_work,
     .queued = df_cost_local_queued,

@@ -39,6 +39,7 @@ struct DfCostLocal {
 int df_cost_local_init(DfCostLocal *cl, const DfPolicyEnv *env);
 void df_cost_local_fini(DfCostLocal *cl);
 DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n);
+DfPlacement df_cost_local_push_keep(DfPolicy *p, int self, DfNode *n);
 DfNode *df_cost_local_pop(DfPolicy *p, int self, const DfWaitFilter *f);
 bool df_cost_local_has_work(DfPolicy *p, int self, unsigned *lines);
 bool df_cost_local_queued(DfPolicy *p, int w);

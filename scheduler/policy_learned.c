@@ -332,6 +332,7 @@ const DfPolicyOps df_policy_learned = {
     .create = learned_create,
     .destroy = learned_destroy,
     .push = df_cost_local_push,
+    .push_keep = df_cost_local_push_keep,
     .pop = df_cost_local_pop,
     .has_work = df_cost_local_has_work,
     .queued = df_cost_local_queued,

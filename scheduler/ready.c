@@ -480,6 +480,18 @@ bool df_ready_empty(const DfReady *r)
     return df_ready_size(r) == 0;
 }
 
+bool df_ready_none_before(const DfReady *r, int64_t deadline)
+{
+    /* Relaxed: a hint, read by the owner (a node posted meanwhile is
+     * drained before the owner's next pop anyway). */
+    if (atomic_load_explicit(&((DfReady *)r)->inbox, memory_order_relaxed))
+        return false;
+    for (int l = 0; l < DF_LANE_NONE; l++)
+        if ((r->live & (1u << l)) && lane_head_deadline(&r->lane[l]) < deadline)
+            return false;
+    return true;
+}
+
 void df_spin_lock(DfSpin *l)
 {
     unsigned spins = 0;

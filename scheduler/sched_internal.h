@@ -253,11 +253,21 @@ static inline void df_worker_set_state(DfWorker *w, uint8_t v)
  * (an HEVC WPP row unholds the next row, then decodes for a long time). */
 void df_make_ready_running(DfSched *s, DfWorker *self, DfNode *n);
 
-/* Run a node on worker `w` (body, accounting, completion). */
-void df_run_node(DfWorker *w, DfNode *n);
+/* The wake-up half of df_make_ready, for a node the policy placed at `p`
+ * already (push_keep that did not keep it). */
+void df_make_ready_placed(DfSched *s, DfWorker *self, DfPlacement p);
 
-/* Release successors and the group after a node ran. */
-void df_node_complete(DfWorker *w, DfNode *n);
+/* Run a node on worker `w` (body, accounting, completion), then the
+ * successors it keeps running (continuation, a bounded loop).  `waited`:
+ * the group a wait runs n for (NULL: the worker loop); a wait continues
+ * only with nodes of that group. */
+void df_run_node(DfWorker *w, DfNode *n, const DfGroup *waited);
+
+/* Release successors and the group after a node ran.  With `keep`, the
+ * most urgent successor that the policy places on w (and is of group
+ * `waited` when that is not NULL) is not queued but returned, to run
+ * next; else NULL. */
+DfNode *df_node_complete(DfWorker *w, DfNode *n, bool keep, const DfGroup *waited);
 
 /* Node memory. */
 void df_node_unref(DfNode *n, const DfCache *self);

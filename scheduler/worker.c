@@ -265,6 +265,8 @@ void df_sched_requeued(void *ctx, int w)
     df_wake_near(s, w, !spinning, w);
 }
 
+static void wake_for(DfSched *s, DfWorker *self, DfPlacement p, bool running);
+
 static void make_ready(DfSched *s, DfWorker *self, DfNode *n, bool running)
 {
     if (atomic_load_explicit(&s->tracing, memory_order_relaxed))
@@ -272,6 +274,18 @@ static void make_ready(DfSched *s, DfWorker *self, DfNode *n, bool running)
     DfPlacement p = s->pops->push(s->policy, self ? self->index : -1, n);
     if (!self)
         atomic_fetch_add_explicit(&s->external_submits, 1, memory_order_relaxed);
+    wake_for(s, self, p, running);
+}
+
+void df_make_ready_placed(DfSched *s, DfWorker *self, DfPlacement p)
+{
+    wake_for(s, self, p, false);
+}
+
+/* A node was pushed and placed at p: wake a parked worker if it needs
+ * one. */
+static void wake_for(DfSched *s, DfWorker *self, DfPlacement p, bool running)
+{
     if (s->cfg.poll_us < 0)
         return; /* poll mode: every idle worker is spinning */
     /* Phase two of the producer's side: the push above (and its bit in the
@@ -310,7 +324,9 @@ void df_make_ready_running(DfSched *s, DfWorker *self, DfNode *n)
 
 /* ------------------------------------------------------------ running */
 
-void df_run_node(DfWorker *w, DfNode *n)
+/* One node: body, accounting, completion; returns the successor to run
+ * next (continuation) or NULL. */
+static DfNode *run_one(DfWorker *w, DfNode *n, bool keep, const DfGroup *waited)
 {
     DfSched *s = w->sched;
     DfTask t = {.sched = s, .node = n, .worker = w->index};
@@ -373,7 +389,19 @@ void df_run_node(DfWorker *w, DfNode *n)
             df_trace_record(w, n, t0, t1, c0 > 0 && c1 >= c0 ? c1 - c0 : 0);
         }
     }
-    df_node_complete(w, n);
+    return df_node_complete(w, n, keep, waited);
+}
+
+/* Successors run in a row by continuation at most; then the next one is
+ * queued, so that older nodes of the own set due as soon (no deadline
+ * among them, say) get their turn. */
+#define CONTINUE_MAX 64
+
+void df_run_node(DfWorker *w, DfNode *n, const DfGroup *waited)
+{
+    /* A loop, not recursion: the stack does not grow with a chain. */
+    for (unsigned k = 1; n; k++)
+        n = run_one(w, n, k < CONTINUE_MAX, waited);
 }
 
 void *df_worker_main(void *arg)
@@ -389,7 +417,7 @@ void *df_worker_main(void *arg)
         DfNode *n = s->pops->pop(s->policy, w->index, NULL);
         if (n) {
             df_worker_set_state(w, DF_WS_RUNNING);
-            df_run_node(w, n);
+            df_run_node(w, n, NULL);
         } else {
             df_worker_flush_done(w);
             df_worker_idle(w, NULL, false);
@@ -495,7 +523,7 @@ void df_sched_wait(DfSched *s, DfGroup *g)
         if (n) {
             fruitless_since = 0;
             df_worker_set_state(w, DF_WS_RUNNING);
-            df_run_node(w, n);
+            df_run_node(w, n, g);
         } else {
             df_worker_flush_done(w);
             df_worker_idle(w, g, f != NULL);

@@ -381,6 +381,46 @@ DF_TEST(CostLocal, ManyInputsPlaceAsFormulaOne)
     df_topo_fini(&t);
 }
 
+/* push_keep keeps a node placed on the caller when nothing in its set is
+ * due before it, and queues it otherwise. */
+DF_TEST(CostLocal, KeepsOnlyWhatNothingQueuedPrecedes)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "core:2 pu:1", 2, DF_COST_FLAT, NULL, NULL), 0);
+    DfPolicyEnv env = env_of(&t);
+    const DfPolicyOps *ops = ops_of("cost-local");
+    DfPolicy *p;
+    DF_ASSERT_EQ_INT(ops->create(&env, &p), 0);
+    const int w[] = {0};
+    const uint64_t b[] = {100};
+    DfNode *a = fake_node(1, w, b);
+    DfPlacement pl = ops->push_keep(p, 0, a);
+    DF_EXPECT(pl.kept && pl.worker == 0 && a->placed == 0);
+    DF_EXPECT(ops->pop(p, 0, NULL) == NULL); /* not queued */
+    DF_EXPECT(!ops->has_work(p, 1, NULL));   /* nor marked for thieves */
+    /* An urgent node waits in the set: a later one is queued behind it. */
+    DfNode *urgent = fake_node(1, w, b), *late = fake_node(1, w, b);
+    urgent->deadline = df_now_ns() + 1000000;
+    late->deadline = urgent->deadline + 1000000;
+    ops->push(p, 0, urgent);
+    pl = ops->push_keep(p, 0, late);
+    DF_EXPECT(!pl.kept && pl.worker == 0);
+    DF_EXPECT(ops->pop(p, 0, NULL) == urgent);
+    DF_EXPECT(ops->pop(p, 0, NULL) == late);
+    /* A node placed on another worker is never kept. */
+    const int w1[] = {1};
+    DfNode *far = fake_node(1, w1, b);
+    pl = ops->push_keep(p, 0, far);
+    DF_EXPECT(!pl.kept && pl.worker == 1);
+    DF_EXPECT(ops->pop(p, 1, NULL) == far);
+    ops->destroy(p);
+    free(a);
+    free(urgent);
+    free(late);
+    free(far);
+    df_topo_fini(&t);
+}
+
 /* A thief's pop, given its grace: with env.state NULL every owner counts
  * as busy, so a node is taken on the second poll that sees it at the
  * head (the first one only remembers it). */
