@@ -6,6 +6,32 @@
  * already satisfied — the only synchronisation between creating the graph
  * and running it.  The producer's worker id is written into the consumer's
  * input slot at that moment (the patent's "thread id recorded on the node").
+ *
+ * What a node costs in atomic read-modify-writes (RMW) and seq_cst fences,
+ * step by step, under cost-local (the partner of each order is named
+ * where it is used; docs/scheduler.md has the table):
+ *   create (node_alloc)   slab: 0 (the owner's list; a remote list is taken
+ *                         with one exchange per refill); id: 0 (a range of
+ *                         ID_BLOCK per cache); group: 1 RMW
+ *   input edge (depend)   pending +1: 1 RMW, none when pred has finished;
+ *                         pred's successor list: 1 CAS
+ *   submit / unhold       pending -1: 1 RMW
+ *   make-ready            push into the own set: 0 (release store of
+ *                         bottom), another's inbox: 1 CAS; round robin: 0
+ *                         on a worker, 1 RMW outside; summary mark: 1
+ *                         fence (+ RMWs up the summary when the bit was
+ *                         clear); outside threads: +1 RMW
+ *                         (external_submits).  Continuation: none of it
+ *   pop                   own FIFO lane: 1 CAS, no fence (lane_take_own);
+ *                         inbox: 1 exchange per drained batch; a steal:
+ *                         1 fence + 1 CAS (+ unmark: 1 RMW + 1 fence when
+ *                         the set is found empty); continuation: 0
+ *   completion            successor list: 1 exchange; per successor edge
+ *                         pending -1: 1 RMW; the node's last reference: 0
+ *                         (df_node_unref), an earlier one: 1 RMW
+ *   group (group.c)       1 RMW per run of nodes of one group on a worker
+ *                         (completions counted late), + 1 fence when the
+ *                         group is done
  */
 #include "sched_internal.h"
 
