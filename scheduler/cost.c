@@ -8,9 +8,8 @@
 uint64_t df_cost(const DfPolicyEnv *env, const DfNode *c, int tid)
 {
     uint64_t sum = 0;
-    const unsigned n_in = df_pnode_n_inputs(c);
-    for (unsigned i = 0; i < n_in; i++) {
-        const DfPInput in = df_pnode_input(c, i);
+    DfPInputCursor cur = df_pnode_inputs(c);
+    for (DfPInput in; df_pnode_input_next(&cur, &in);) {
         if (in.worker < 0 || in.bytes == 0)
             continue;
         sum += in.bytes * df_env_trcost(env, in.worker, tid);

@@ -6,6 +6,32 @@
  * already satisfied — the only synchronisation between creating the graph
  * and running it.  The producer's worker id is written into the consumer's
  * input slot at that moment (the patent's "thread id recorded on the node").
+ *
+ * What a node costs in atomic read-modify-writes (RMW) and seq_cst fences,
+ * step by step, under cost-local (the partner of each order is named
+ * where it is used; docs/scheduler.md has the table):
+ *   create (node_alloc)   slab: 0 (the owner's list; a remote list is taken
+ *                         with one exchange per refill); id: 0 (a range of
+ *                         ID_BLOCK per cache); group: 1 RMW
+ *   input edge (depend)   pending +1: 1 RMW, none when pred has finished;
+ *                         pred's successor list: 1 CAS
+ *   submit / unhold       pending -1: 1 RMW
+ *   make-ready            push into the own set: 0 (release store of
+ *                         bottom), another's inbox: 1 CAS; round robin: 0
+ *                         on a worker, 1 RMW outside; summary mark: 1
+ *                         fence (+ RMWs up the summary when the bit was
+ *                         clear); outside threads: +1 RMW
+ *                         (external_submits).  Continuation: none of it
+ *   pop                   own FIFO lane: 1 CAS, no fence (lane_take_own);
+ *                         inbox: 1 exchange per drained batch; a steal:
+ *                         1 fence + 1 CAS (+ unmark: 1 RMW + 1 fence when
+ *                         the set is found empty); continuation: 0
+ *   completion            successor list: 1 exchange; per successor edge
+ *                         pending -1: 1 RMW; the node's last reference: 0
+ *                         (df_node_unref), an earlier one: 1 RMW
+ *   group (group.c)       1 RMW per run of nodes of one group on a worker
+ *                         (completions counted late), + 1 fence when the
+ *                         group is done
  */
 #include "sched_internal.h"
 
@@ -114,15 +140,22 @@ bool df_node_input_block_needed(const DfNode *n)
 
 DfInput *df_node_input_append(DfNode *n, DfInputBlock *block, const DfInput *val)
 {
-    if (block) {
-        block->next = NULL;
-        DfInputBlock **last = &n->more;
-        while (*last)
-            last = &(*last)->next;
-        *last = block;
-    }
     const unsigned i = n->n_inputs;
-    DfInput *in = df_node_input(n, i);
+    DfInput *in;
+    if (i < DF_INLINE_INPUTS) {
+        in = &n->in[i];
+    } else {
+        /* The first block remembers the last: O(1), not a walk. */
+        if (block) {
+            block->next = NULL;
+            if (n->more)
+                n->more->last->next = block;
+            else
+                n->more = block;
+            n->more->last = block;
+        }
+        in = &n->more->last->in[(i - DF_INLINE_INPUTS) % DF_BLOCK_INPUTS];
+    }
     *in = *val;
     n->n_inputs = (uint16_t)(i + 1);
     n->in_bytes += val->bytes;
@@ -171,20 +204,32 @@ int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes)
         df_slab_free(e, c);
         return -ENOMEM;
     }
-    unsigned slot = succ->n_inputs - 1u;
-    atomic_fetch_add_explicit(&succ->pending, 1, memory_order_relaxed);
     e->succ = succ;
-    e->slot = slot;
+    e->in = in;
+    /* Acquire, paired with the acq_rel exchange in df_node_complete: a
+     * CLOSED list publishes pred->worker and pred->flags. */
     DfEdge *head = atomic_load_explicit(&pred->succ, memory_order_acquire);
+    /* pending counts the edge before the edge is published (the CAS), so
+     * that pred's completion cannot drop it below the count; a pred found
+     * finished needs no count at all (no RMW pair). */
+    bool counted = false;
     for (;;) {
         if (head == DF_EDGES_CLOSED) {
             /* pred already finished: the dependency holds; record where. */
             in->worker = pred->worker;
             if (pred->flags & DF_NF_SKIPPED)
                 atomic_store_explicit(&succ->pred_cancelled, 1, memory_order_relaxed);
-            atomic_fetch_sub_explicit(&succ->pending, 1, memory_order_relaxed);
+            if (counted)
+                atomic_fetch_sub_explicit(&succ->pending, 1, memory_order_relaxed);
             df_slab_free(e, c);
             return 0;
+        }
+        if (!counted) {
+            /* Relaxed: the release CAS below publishes it with the edge;
+             * the completer's decrement reads that CAS through its
+             * exchange (acq_rel), so it comes after this add. */
+            atomic_fetch_add_explicit(&succ->pending, 1, memory_order_relaxed);
+            counted = true;
         }
         e->next = head;
         if (atomic_compare_exchange_weak_explicit(&pred->succ, &head, e, memory_order_release,
@@ -224,7 +269,13 @@ static void slab_free_block(void *block, const void *self)
 
 void df_node_unref(DfNode *n, const DfCache *self)
 {
-    if (atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) != 1)
+    /* refs only ever drops (df_node_init sets it), so a holder that reads
+     * 1 holds the last reference: nobody can drop another concurrently,
+     * and the free needs no RMW.  Acquire, paired with the acq_rel RMW
+     * that dropped the other reference (its uses of the node happen
+     * before the free). */
+    if (atomic_load_explicit(&n->refs, memory_order_acquire) != 1 &&
+        atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) != 1)
         return;
     df_node_free_input_blocks(n, slab_free_block, self);
     df_slab_free(n, self);
@@ -288,7 +339,25 @@ static void sort_ready(DfNode **v, int n)
 
 #define READY_BATCH 32
 
-void df_node_complete(DfWorker *w, DfNode *n)
+/* The most urgent successor of a batch, queued or kept (see
+ * df_node_complete); returns it when kept. */
+static DfNode *ready_or_keep(DfSched *s, DfWorker *w, DfNode *n, const DfGroup *waited)
+{
+    if (waited && n->group != waited) {
+        df_make_ready(s, w, n);
+        return NULL;
+    }
+    if (atomic_load_explicit(&s->tracing, memory_order_relaxed))
+        n->ready_ns = df_now_ns();
+    const DfPlacement p = s->pops->push_keep(s->policy, w->index, n);
+    if (p.kept)
+        return n;
+    /* Queued by push_keep already: only the wake-up is left. */
+    df_make_ready_placed(s, w, p);
+    return NULL;
+}
+
+DfNode *df_node_complete(DfWorker *w, DfNode *n, bool keep, const DfGroup *waited)
 {
     DfSched *s = w->sched;
     n->worker = w->index;
@@ -297,8 +366,8 @@ void df_node_complete(DfWorker *w, DfNode *n)
         DfGroup *g = n->group;
         df_slab_free(n, w->cache);
         if (g)
-            df_group_node_finished(g);
-        return;
+            df_worker_node_done(w, g);
+        return NULL;
     }
     DfEdge *e = atomic_exchange_explicit(&n->succ, DF_EDGES_CLOSED, memory_order_acq_rel);
     const bool skipped = n->flags & DF_NF_SKIPPED;
@@ -315,7 +384,7 @@ void df_node_complete(DfWorker *w, DfNode *n)
     for (e = rev; e;) {
         DfEdge *next = e->next;
         DfNode *succ = e->succ;
-        df_node_input(succ, e->slot)->worker = w->index;
+        e->in->worker = w->index;
         if (skipped)
             atomic_store_explicit(&succ->pred_cancelled, 1, memory_order_relaxed);
         df_slab_free(e, w->cache);
@@ -332,17 +401,31 @@ void df_node_complete(DfWorker *w, DfNode *n)
     }
     if (nb > 1)
         sort_ready(batch, nb);
+    DfNode *next = NULL;
     if (s->policy->env.lifo) {
         /* Newest runs first: push the earliest deadline last. */
         for (int i = nb - 1; i >= 0; i--)
             df_make_ready(s, w, batch[i]);
     } else {
-        for (int i = 0; i < nb; i++)
-            df_make_ready(s, w, batch[i]);
+        int i = 0;
+        /* The most urgent first, so that the own set it is compared with
+         * holds no sibling yet.  When it is kept the worker goes on
+         * running, so its siblings are made ready as from a running task:
+         * one placed in the own set wakes a parked helper, as it did when
+         * the kept node was queued before it (backlog). */
+        if (keep && nb > 0 && s->pops->push_keep)
+            next = ready_or_keep(s, w, batch[i++], waited);
+        for (; i < nb; i++) {
+            if (next)
+                df_make_ready_running(s, w, batch[i]);
+            else
+                df_make_ready(s, w, batch[i]);
+        }
     }
     if (n->group)
-        df_group_node_finished(n->group);
+        df_worker_node_done(w, n->group);
     df_node_unref(n, w->cache);
+    return next;
 }
 
 DfSched *df_task_sched(const DfTask *task)

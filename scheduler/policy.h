@@ -80,6 +80,7 @@ typedef struct DfPlacement {
     int worker;   /* ready set of this worker, or -1 for a shared set */
     bool backlog; /* the worker already had queued work */
     bool fenced;  /* the push ended with DF_FENCE_SEQ_CST (ready-set summary) */
+    bool kept;    /* push_keep: not queued, the caller runs it next */
 } DfPlacement;
 
 /* What the core counts that a policy's trace snapshot may report. */
@@ -95,6 +96,11 @@ typedef struct DfPolicyOps {
     void (*destroy)(DfPolicy *p);
     /* Node became ready; `self` is the worker that made it so (-1 outside). */
     DfPlacement (*push)(DfPolicy *p, int self, DfNode *n);
+    /* Optional: as push, from worker `self` (>= 0) that can run n next:
+     * when the policy places n on self and nothing queued there is due
+     * before it, n is not queued (.kept): the caller runs it at once
+     * (continuation, no push/pop round trip, no summary mark). */
+    DfPlacement (*push_keep)(DfPolicy *p, int self, DfNode *n);
     /* Next node for worker `self` (own set first, then others), or NULL.
      * Sets DF_NF_STOLEN / DF_NF_EXPLORED on the node.  `f` (may be NULL)
      * limits the choice to the nodes a waiting task may run. */
@@ -176,6 +182,39 @@ static inline DfPInput df_pnode_input(const DfNode *n, unsigned i)
 {
     const DfInput *in = DF_LIKELY(i < DF_INLINE_INPUTS) ? &n->in[i] : df_node_input_c(n, i);
     return (DfPInput){.bytes = in->bytes, .worker = in->worker, .module = in->module};
+}
+
+/* The inputs of a node in order, O(1) each (df_pnode_input walks the
+ * blocks from the start for every i):
+ *     DfPInputCursor cur = df_pnode_inputs(n);
+ *     for (DfPInput in; df_pnode_input_next(&cur, &in);) ... */
+typedef struct DfPInputCursor {
+    const DfInput *cur, *end;
+    const DfInputBlock *next;
+    unsigned left; /* inputs after `end` */
+} DfPInputCursor;
+
+static inline DfPInputCursor df_pnode_inputs(const DfNode *n)
+{
+    const unsigned k = n->n_inputs < DF_INLINE_INPUTS ? n->n_inputs : DF_INLINE_INPUTS;
+    return (DfPInputCursor){
+        .cur = n->in, .end = n->in + k, .next = n->more, .left = n->n_inputs - k};
+}
+
+static inline bool df_pnode_input_next(DfPInputCursor *c, DfPInput *out)
+{
+    if (c->cur == c->end) {
+        if (!c->left)
+            return false;
+        const unsigned k = c->left < DF_BLOCK_INPUTS ? c->left : DF_BLOCK_INPUTS;
+        c->cur = c->next->in;
+        c->end = c->cur + k;
+        c->next = c->next->next;
+        c->left -= k;
+    }
+    const DfInput *in = c->cur++;
+    *out = (DfPInput){.bytes = in->bytes, .worker = in->worker, .module = in->module};
+    return true;
 }
 
 /* A waiting task's filter (NULL: no wait) lets it run node n. */

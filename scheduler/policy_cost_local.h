@@ -9,6 +9,7 @@ typedef struct DfThief {
     DF_ALIGNED uint64_t rng;
     uint64_t key;           /* head key of `victim` when it was last chosen */
     int32_t victim;         /* last victim chosen (sticky), -1 */
+    uint32_t rr;            /* round robin of this worker's pushes (owner only) */
     _Atomic uint64_t lines; /* debug: summary words and sets read by steals */
 } DfThief;
 
@@ -23,15 +24,22 @@ struct DfCostLocal {
     DfPolicy base;
     DfReadySets rs;
     DfThief *thief; /* per worker */
-    DF_ALIGNED _Atomic uint32_t rr;
     /* Cost(tid, c) used for placement (formula (1) or a learned variant). */
     uint64_t (*cost)(DfCostLocal *cl, const DfNode *n, int tid);
+    /* Learned: its size factor for inputs of a producer module (NULL:
+     * formula (1), bytes as declared).  Placement sums bytes per producer
+     * worker with it, so that Cost is a sum over producers. */
+    double (*scale)(DfCostLocal *cl, int module);
     /* Learned: take from another worker on purpose now (may be NULL). */
     DfNode *(*explore)(DfCostLocal *cl, int self);
+    /* Round robin of outside threads (workers keep theirs in DfThief):
+     * its own line, away from the pointers every push and pop reads. */
+    DF_ALIGNED _Atomic uint32_t rr;
 };
 int df_cost_local_init(DfCostLocal *cl, const DfPolicyEnv *env);
 void df_cost_local_fini(DfCostLocal *cl);
 DfPlacement df_cost_local_push(DfPolicy *p, int self, DfNode *n);
+DfPlacement df_cost_local_push_keep(DfPolicy *p, int self, DfNode *n);
 DfNode *df_cost_local_pop(DfPolicy *p, int self, const DfWaitFilter *f);
 bool df_cost_local_has_work(DfPolicy *p, int self, unsigned *lines);
 bool df_cost_local_queued(DfPolicy *p, int w);

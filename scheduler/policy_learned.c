@@ -34,8 +34,10 @@
 #define SCALE_MAX 1e6
 #define RECOMPUTE_EVERY 4
 
+/* Workers write windows concurrently: each on lines of its own (two),
+ * so that two windows written by two workers never share one. */
 typedef struct Window {
-    _Atomic uint64_t count;
+    DF_ALIGNED _Atomic uint64_t count;
     _Atomic uint32_t ns[WINDOW];
     _Atomic uint64_t bytes_sum; /* declared bytes of p read by these runs */
 } Window;
@@ -45,9 +47,12 @@ typedef struct Learned {
     /* win[(c * M + p) * DF_N_LEVELS + level] */
     Window *win;
     _Atomic uint64_t scale_bits[DF_LEARN_MAX_MODULES]; /* size correction of producer p (double) */
+    /* What each consumer c says of producer p (pair_*[c * M + p], double
+     * bits): the sums over its remote levels that recompute adds up. */
+    _Atomic uint64_t *pair_eff, *pair_decl;
     _Atomic uint64_t ns_per_byte_bits[DF_N_LEVELS]; /* double bits, measured */
-    _Atomic uint64_t samples;
     uint32_t level_weight[DF_N_LEVELS]; /* trCost of a pair at each level */
+    DF_ALIGNED _Atomic uint64_t samples; /* every worker adds: its own line */
 } Learned;
 
 static Window *win_of(Learned *l, int c, int p, int level)
@@ -74,9 +79,8 @@ static uint64_t learned_cost(DfCostLocal *cl, const DfNode *c, int tid)
 {
     Learned *l = (Learned *)cl;
     double sum = 0;
-    const unsigned n_in = df_pnode_n_inputs(c);
-    for (unsigned i = 0; i < n_in; i++) {
-        const DfPInput in = df_pnode_input(c, i);
+    DfPInputCursor cur = df_pnode_inputs(c);
+    for (DfPInput in; df_pnode_input_next(&cur, &in);) {
         if (in.worker < 0 || in.bytes == 0)
             continue;
         double size = (double)in.bytes;
@@ -85,6 +89,13 @@ static uint64_t learned_cost(DfCostLocal *cl, const DfNode *c, int tid)
         sum += size * df_env_trcost(&cl->base.env, in.worker, tid);
     }
     return sum < 1.8e19 ? (uint64_t)(sum + 0.5) : UINT64_MAX;
+}
+
+static double learned_scale(DfCostLocal *cl, int module)
+{
+    if (module < 0 || module >= DF_LEARN_MAX_MODULES)
+        return 1.0;
+    return load_double(&((Learned *)cl)->scale_bits[module]);
 }
 
 static int median_of(const Window *w, uint32_t *out)
@@ -109,16 +120,18 @@ static int median_of(const Window *w, uint32_t *out)
     return n;
 }
 
-/* Re-derive size(p) from every consumer's local/remote medians. */
-static void recompute(Learned *l, int p)
+/* Re-derive what consumer c says of producer p from its local/remote
+ * medians (at most DF_N_LEVELS medians of WINDOW samples), then size(p)
+ * from the consumers' cached sums: O(M) additions, not the O(M x levels)
+ * medians of every consumer on a worker's task path. */
+static void recompute(Learned *l, int c, int p)
 {
     double eff_sum = 0, declared_sum = 0;
-    int pairs = 0;
-    for (int c = 0; c < DF_LEARN_MAX_MODULES; c++) {
+    do {
         uint32_t med_local;
         Window *wl = win_of(l, c, p, DF_LEVEL_SELF);
         if (!median_of(wl, &med_local))
-            continue;
+            break;
         for (int lev = DF_LEVEL_PU; lev < DF_N_LEVELS; lev++) {
             Window *wr = win_of(l, c, p, lev);
             uint32_t med_remote;
@@ -135,12 +148,20 @@ static void recompute(Learned *l, int p)
             double eff = dt > 0 ? dt / ((double)weight * REF_NS_PER_BYTE) : 0;
             eff_sum += eff;
             declared_sum += mean_bytes;
-            pairs++;
             if (dt > 0)
                 store_double(&l->ns_per_byte_bits[lev], dt / mean_bytes);
         }
+    } while (0);
+    const size_t k = (size_t)c * DF_LEARN_MAX_MODULES + (size_t)p;
+    store_double(&l->pair_eff[k], eff_sum);
+    store_double(&l->pair_decl[k], declared_sum);
+    eff_sum = declared_sum = 0;
+    for (int cc = 0; cc < DF_LEARN_MAX_MODULES; cc++) {
+        const size_t kk = (size_t)cc * DF_LEARN_MAX_MODULES + (size_t)p;
+        eff_sum += load_double(&l->pair_eff[kk]);
+        declared_sum += load_double(&l->pair_decl[kk]);
     }
-    if (!pairs || declared_sum <= 0)
+    if (declared_sum <= 0)
         return;
     double scale = eff_sum / declared_sum;
     if (scale < SCALE_MIN)
@@ -163,8 +184,8 @@ static void learned_done(DfPolicy *pol, int self, const DfNode *n, int64_t exec_
     int seen_p[8], seen_level[8];
     uint64_t seen_bytes[8];
     int n_seen = 0;
-    for (unsigned i = 0; i < n_in; i++) {
-        const DfPInput in = df_pnode_input(n, i);
+    DfPInputCursor cur = df_pnode_inputs(n);
+    for (DfPInput in; df_pnode_input_next(&cur, &in);) {
         if (in.worker < 0 || in.bytes == 0 || in.module < 0 || in.module >= DF_LEARN_MAX_MODULES)
             continue;
         int lev = df_env_level(&pol->env, in.worker, self);
@@ -200,7 +221,7 @@ static void learned_done(DfPolicy *pol, int self, const DfNode *n, int64_t exec_
         atomic_store_explicit(&w->ns[idx % WINDOW], ns, memory_order_relaxed);
         atomic_fetch_add_explicit(&w->bytes_sum, seen_bytes[k], memory_order_relaxed);
         if (idx % RECOMPUTE_EVERY == RECOMPUTE_EVERY - 1)
-            recompute(l, seen_p[k]);
+            recompute(l, c, seen_p[k]);
     }
     atomic_fetch_add_explicit(&l->samples, 1, memory_order_relaxed);
 }
@@ -221,17 +242,28 @@ static size_t learned_scratch(int n_workers)
 
 static int learned_create(const DfPolicyEnv *env, DfPolicy **out)
 {
-    Learned *l = calloc(1, sizeof(*l));
+    /* Aligned: the struct has members on lines of their own. */
+    Learned *l = aligned_alloc(DF_CACHELINE, sizeof(*l));
     if (!l)
         return -1;
+    memset(l, 0, sizeof(*l));
     size_t n_win = (size_t)DF_LEARN_MAX_MODULES * DF_LEARN_MAX_MODULES * DF_N_LEVELS;
-    l->win = calloc(n_win, sizeof(Window));
-    if (!l->win || df_cost_local_init(&l->cl, env) < 0) {
+    l->win = aligned_alloc(DF_CACHELINE, n_win * sizeof(Window));
+    if (l->win)
+        memset(l->win, 0, n_win * sizeof(Window));
+    /* Zero bits are 0.0: no pair has said anything yet. */
+    const size_t n_pairs = (size_t)DF_LEARN_MAX_MODULES * DF_LEARN_MAX_MODULES;
+    l->pair_eff = calloc(n_pairs, sizeof(*l->pair_eff));
+    l->pair_decl = calloc(n_pairs, sizeof(*l->pair_decl));
+    if (!l->win || !l->pair_eff || !l->pair_decl || df_cost_local_init(&l->cl, env) < 0) {
         free(l->win);
+        free(l->pair_eff);
+        free(l->pair_decl);
         free(l);
         return -1;
     }
     l->cl.cost = learned_cost;
+    l->cl.scale = learned_scale;
     /* Any pair of workers at a level has that level's weight. */
     for (int lev = 0; lev < DF_N_LEVELS; lev++)
         l->level_weight[lev] = df_env_level_cost(env, (DfLevel)lev);
@@ -247,6 +279,8 @@ static void learned_destroy(DfPolicy *p)
     Learned *l = (Learned *)p;
     df_cost_local_fini(&l->cl);
     free(l->win);
+    free(l->pair_eff);
+    free(l->pair_decl);
     free(l);
 }
 
@@ -298,6 +332,7 @@ const DfPolicyOps df_policy_learned = {
     .create = learned_create,
     .destroy = learned_destroy,
     .push = df_cost_local_push,
+    .push_keep = df_cost_local_push_keep,
     .pop = df_cost_local_pop,
     .has_work = df_cost_local_has_work,
     .queued = df_cost_local_queued,

@@ -200,6 +200,33 @@ static DfNode *lane_take(DfLane *q, const DfWaitFilter *f, bool *empty)
     }
 }
 
+/* Owner: the oldest node of lane l (FIFO order).  Cost: one CAS, no fence.
+ * The fence of lane_take pairs with the one in lane_pop_newest, i.e. with
+ * an owner that moved `bottom` down; here the owner leaves `bottom` alone
+ * and only it writes `bottom`, so its relaxed load reads the latest value
+ * (coherence: a thread sees its own last store).  Against thieves only
+ * `top` is contended and the CAS alone decides who gets slot t: a thief
+ * that took it moved top, so the CAS fails and the owner re-reads.  The
+ * slot was written by this thread, so no acquire is needed to read it;
+ * the CAS is acq_rel only so that a thief's successful CAS before it (its
+ * slot read) happens-before a later overwrite of the slot by lane_push,
+ * which loads top with acquire: the release sequence through this RMW
+ * carries it. */
+static DfNode *lane_take_own(DfLane *q)
+{
+    int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
+    const int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+    DfDequeBuf *a = atomic_load_explicit(&q->buf, memory_order_relaxed);
+    while (t < b) {
+        DfNode *x = atomic_load_explicit(&a->slots[t & a->mask].node, memory_order_relaxed);
+        /* On failure t holds the new top: retry while nodes remain. */
+        if (atomic_compare_exchange_weak_explicit(&q->top, &t, t + 1, memory_order_acq_rel,
+                                                  memory_order_relaxed))
+            return x;
+    }
+    return NULL;
+}
+
 /* Deadline at the old end of lane l, DF_NO_DEADLINE when empty.  A hint:
  * the node may be taken meanwhile. */
 static int64_t lane_head_deadline(const DfLane *q)
@@ -253,7 +280,8 @@ DfNode *df_ready_pop(DfReady *r, bool lifo, const DfWaitFilter *f)
             if (!x && f)
                 x = lane_take(q, f, &empty);
         } else {
-            x = lane_take(q, NULL, &empty);
+            x = lane_take_own(q);
+            empty = !x;
         }
         if (x)
             return x;
@@ -330,6 +358,25 @@ static DfNode *sort_urgent(DfNode *list)
     return head;
 }
 
+/* sort_urgent in O(n) for the common inbox: nodes posted in order of
+ * urgency (a producer releasing its successors, a root spawning) arrive
+ * newest first, so the reversed list is already sorted.  The result is
+ * the same as sort_urgent's: (deadline, id) is a total order. */
+static DfNode *order_urgent(DfNode *list)
+{
+    DfNode *rev = NULL;
+    bool sorted = true;
+    while (list) {
+        DfNode *next = list->next;
+        if (rev && urgent_before(rev, list)) /* rev comes after list */
+            sorted = false;
+        list->next = rev;
+        rev = list;
+        list = next;
+    }
+    return sorted ? rev : sort_urgent(rev);
+}
+
 /* The whole inbox (NULL when empty), newest first. */
 static DfNode *inbox_take(DfReady *r)
 {
@@ -353,7 +400,7 @@ static bool give_back(DfReady *r, DfNode *list)
 
 int df_ready_drain_inbox(DfReady *r, const DfWaitFilter *f, bool *returned)
 {
-    DfNode *list = sort_urgent(inbox_take(r)), *rest = NULL, **rest_tail = &rest;
+    DfNode *list = order_urgent(inbox_take(r)), *rest = NULL, **rest_tail = &rest;
     int count = 0;
     while (list) {
         DfNode *next = list->next;
@@ -431,6 +478,18 @@ int64_t df_ready_size(const DfReady *r)
 bool df_ready_empty(const DfReady *r)
 {
     return df_ready_size(r) == 0;
+}
+
+bool df_ready_none_before(const DfReady *r, int64_t deadline)
+{
+    /* Relaxed: a hint, read by the owner (a node posted meanwhile is
+     * drained before the owner's next pop anyway). */
+    if (atomic_load_explicit(&((DfReady *)r)->inbox, memory_order_relaxed))
+        return false;
+    for (int l = 0; l < DF_LANE_NONE; l++)
+        if ((r->live & (1u << l)) && lane_head_deadline(&r->lane[l]) < deadline)
+            return false;
+    return true;
 }
 
 void df_spin_lock(DfSpin *l)

@@ -129,6 +129,7 @@ struct DfGroup {
 
 void df_group_node_added(DfGroup *g);
 void df_group_node_finished(DfGroup *g);
+void df_group_nodes_finished(DfGroup *g, int64_t k);
 
 /* Free a trace's policy section (trace_policy.c). */
 void df_trace_policy_free(DfTracePolicy *p);
@@ -193,6 +194,8 @@ typedef struct DfWorker {
     DfNode *current;                /* node whose body runs now (innermost) */
     int64_t load_nested_ns;         /* load.c: time of timed bodies run (owner only) */
     uint32_t load_open;             /* load.c: timed bodies on the stack (owner only) */
+    DfGroup *done_group;            /* finished nodes of it not yet counted (group.c) */
+    int64_t done_count;
 } DfWorker;
 
 #define DF_MAX_MODULES 256
@@ -219,8 +222,9 @@ struct DfSched {
     DfSummary parked;         /* bit per parked worker, to wake the nearest */
     DF_ALIGNED _Atomic uint64_t next_node_id;
     _Atomic uint64_t next_group_id;
-    _Atomic uint64_t external_submits;
-    pthread_mutex_t cache_lock;
+    /* Written on every submit from outside: its own line. */
+    DF_ALIGNED _Atomic uint64_t external_submits;
+    DF_ALIGNED pthread_mutex_t cache_lock;
     pthread_key_t cache_key;
     DfCache *caches;          /* all caches */
     DfCache *orphans;         /* caches of exited outside threads */
@@ -253,11 +257,21 @@ static inline void df_worker_set_state(DfWorker *w, uint8_t v)
  * (an HEVC WPP row unholds the next row, then decodes for a long time). */
 void df_make_ready_running(DfSched *s, DfWorker *self, DfNode *n);
 
-/* Run a node on worker `w` (body, accounting, completion). */
-void df_run_node(DfWorker *w, DfNode *n);
+/* The wake-up half of df_make_ready, for a node the policy placed at `p`
+ * already (push_keep that did not keep it). */
+void df_make_ready_placed(DfSched *s, DfWorker *self, DfPlacement p);
 
-/* Release successors and the group after a node ran. */
-void df_node_complete(DfWorker *w, DfNode *n);
+/* Run a node on worker `w` (body, accounting, completion), then the
+ * successors it keeps running (continuation, a bounded loop).  `waited`:
+ * the group a wait runs n for (NULL: the worker loop); a wait continues
+ * only with nodes of that group. */
+void df_run_node(DfWorker *w, DfNode *n, const DfGroup *waited);
+
+/* Release successors and the group after a node ran.  With `keep`, the
+ * most urgent successor that the policy places on w (and is of group
+ * `waited` when that is not NULL) is not queued but returned, to run
+ * next; else NULL. */
+DfNode *df_node_complete(DfWorker *w, DfNode *n, bool keep, const DfGroup *waited);
 
 /* Node memory. */
 void df_node_unref(DfNode *n, const DfCache *self);
@@ -276,6 +290,12 @@ void df_workers_stop(DfSched *s);
 void df_sched_requeued(void *ctx, int w);
 /* Nodes wait in worker w's own set. */
 bool df_ready_own_empty(DfSched *s, int w);
+
+/* Completions counted late (group.c): w finished a node of g; count what
+ * w holds back; g is done as far as w can tell (flushing if so). */
+void df_worker_node_done(DfWorker *w, DfGroup *g);
+void df_worker_flush_done(DfWorker *w);
+bool df_group_done_by(const DfGroup *g, DfWorker *w);
 
 /* Wake workers parked while waiting on `g`, and outside waiters. */
 void df_wake_group_waiters(DfGroup *g);

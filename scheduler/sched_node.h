@@ -23,13 +23,14 @@ typedef struct DfInput {
 
 typedef struct DfInputBlock {
     struct DfInputBlock *next;
+    struct DfInputBlock *last; /* in a node's first block: its last (O(1) append) */
     DfInput in[DF_BLOCK_INPUTS];
 } DfInputBlock;
 
 typedef struct DfEdge {
     struct DfEdge *next;
     DfNode *succ;
-    uint32_t slot;
+    DfInput *in; /* succ's input slot for this edge */
 } DfEdge;
 
 /* Sentinel for a finished node's successor list. */
@@ -77,7 +78,8 @@ struct DfNode {
     uint64_t cost_cache[]; /* policy scratch (cost policy: one per worker) */
 };
 
-/* Input slot `i` of a node. */
+/* Input slot `i` of a node (walks the blocks: O(i); loops use the
+ * cursor of policy.h, df_pnode_inputs). */
 DfInput *df_node_input(DfNode *node, unsigned i);
 const DfInput *df_node_input_c(const DfNode *node, unsigned i);
 

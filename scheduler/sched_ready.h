@@ -163,6 +163,9 @@ uint64_t df_ready_head_key(const DfReady *r);
 /* Approximate number of nodes queued (lanes + non-empty inbox as 1). */
 int64_t df_ready_size(const DfReady *r);
 bool df_ready_empty(const DfReady *r);
+/* Owner: nothing queued in r is due before `deadline` (lane heads; a
+ * non-empty inbox counts as due: its order is not known until drained). */
+bool df_ready_none_before(const DfReady *r, int64_t deadline);
 
 /* One Ready set per worker, as the stealing policies keep them, with a
  * summary of the sets that may hold nodes (ready.c: the protocol). */

@@ -265,6 +265,8 @@ void df_sched_requeued(void *ctx, int w)
     df_wake_near(s, w, !spinning, w);
 }
 
+static void wake_for(DfSched *s, DfWorker *self, DfPlacement p, bool running);
+
 static void make_ready(DfSched *s, DfWorker *self, DfNode *n, bool running)
 {
     if (atomic_load_explicit(&s->tracing, memory_order_relaxed))
@@ -272,6 +274,18 @@ static void make_ready(DfSched *s, DfWorker *self, DfNode *n, bool running)
     DfPlacement p = s->pops->push(s->policy, self ? self->index : -1, n);
     if (!self)
         atomic_fetch_add_explicit(&s->external_submits, 1, memory_order_relaxed);
+    wake_for(s, self, p, running);
+}
+
+void df_make_ready_placed(DfSched *s, DfWorker *self, DfPlacement p)
+{
+    wake_for(s, self, p, false);
+}
+
+/* A node was pushed and placed at p: wake a parked worker if it needs
+ * one. */
+static void wake_for(DfSched *s, DfWorker *self, DfPlacement p, bool running)
+{
     if (s->cfg.poll_us < 0)
         return; /* poll mode: every idle worker is spinning */
     /* Phase two of the producer's side: the push above (and its bit in the
@@ -310,19 +324,25 @@ void df_make_ready_running(DfSched *s, DfWorker *self, DfNode *n)
 
 /* ------------------------------------------------------------ running */
 
-void df_run_node(DfWorker *w, DfNode *n)
+/* One node: body, accounting, completion; returns the successor to run
+ * next (continuation) or NULL. */
+static DfNode *run_one(DfWorker *w, DfNode *n, bool keep, const DfGroup *waited)
 {
     DfSched *s = w->sched;
     DfTask t = {.sched = s, .node = n, .worker = w->index};
+    /* Completions held back for another group are counted before this
+     * body runs (it may run long); see df_worker_node_done. */
+    if (n->group != w->done_group)
+        df_worker_flush_done(w);
 
-    for (unsigned i = 0; i < n->n_inputs; i++) {
-        const DfInput *in = df_node_input_c(n, i);
-        if (in->worker < 0 || in->bytes == 0)
+    DfPInputCursor cur = df_pnode_inputs(n);
+    for (DfPInput in; df_pnode_input_next(&cur, &in);) {
+        if (in.worker < 0 || in.bytes == 0)
             continue;
-        const DfLevel l = df_topo_level(&s->topo, in->worker, w->index);
-        DF_WCTR_ADD(w, bytes_level[l], in->bytes);
+        const DfLevel l = df_topo_level(&s->topo, in.worker, w->index);
+        DF_WCTR_ADD(w, bytes_level[l], in.bytes);
         if (l == DF_LEVEL_SELF)
-            DF_WCTR_ADD(w, bytes_local, in->bytes);
+            DF_WCTR_ADD(w, bytes_local, in.bytes);
     }
 
     const bool skip =
@@ -369,7 +389,19 @@ void df_run_node(DfWorker *w, DfNode *n)
             df_trace_record(w, n, t0, t1, c0 > 0 && c1 >= c0 ? c1 - c0 : 0);
         }
     }
-    df_node_complete(w, n);
+    return df_node_complete(w, n, keep, waited);
+}
+
+/* Successors run in a row by continuation at most; then the next one is
+ * queued, so that older nodes of the own set due as soon (no deadline
+ * among them, say) get their turn. */
+#define CONTINUE_MAX 64
+
+void df_run_node(DfWorker *w, DfNode *n, const DfGroup *waited)
+{
+    /* A loop, not recursion: the stack does not grow with a chain. */
+    for (unsigned k = 1; n; k++)
+        n = run_one(w, n, k < CONTINUE_MAX, waited);
 }
 
 void *df_worker_main(void *arg)
@@ -385,11 +417,13 @@ void *df_worker_main(void *arg)
         DfNode *n = s->pops->pop(s->policy, w->index, NULL);
         if (n) {
             df_worker_set_state(w, DF_WS_RUNNING);
-            df_run_node(w, n);
+            df_run_node(w, n, NULL);
         } else {
+            df_worker_flush_done(w);
             df_worker_idle(w, NULL, false);
         }
     }
+    df_worker_flush_done(w);
     tls_worker = NULL;
     return NULL;
 }
@@ -474,7 +508,7 @@ void df_sched_wait(DfSched *s, DfGroup *g)
     const bool timed = waiter && waiter->deadline != DF_NO_DEADLINE;
     const DfWaitFilter *f = timed || low ? &filter : NULL;
     int64_t fruitless_since = 0;
-    while (!df_group_done(g)) {
+    while (!df_group_done_by(g, w)) {
         DfNode *n = s->pops->pop(s->policy, w->index, f);
         if (!n && f && s->pops->queued(s->policy, w->index)) {
             const int64_t now = df_now_ns();
@@ -489,8 +523,9 @@ void df_sched_wait(DfSched *s, DfGroup *g)
         if (n) {
             fruitless_since = 0;
             df_worker_set_state(w, DF_WS_RUNNING);
-            df_run_node(w, n);
+            df_run_node(w, n, g);
         } else {
+            df_worker_flush_done(w);
             df_worker_idle(w, g, f != NULL);
         }
     }

@@ -290,6 +290,137 @@ DF_TEST(CostLocal, RegistersAtProducer)
     df_topo_fini(&t);
 }
 
+/* A node with k inputs spread over blocks, as dfsim builds them. */
+static DfNode *block_node(int k, const int *workers, const uint64_t *bytes)
+{
+    DfNode *n = calloc(1, sizeof(DfNode) + 64 * sizeof(uint64_t));
+    n->deadline = DF_NO_DEADLINE;
+    n->placed = -1;
+    for (int i = 0; i < k; i++) {
+        DfInputBlock *b = df_node_input_block_needed(n) ? calloc(1, sizeof(*b)) : NULL;
+        const DfInput in = {
+            .bytes = bytes[i], .pred_id = (uint64_t)i, .worker = workers[i], .module = -1};
+        df_node_input_append(n, b, &in);
+    }
+    return n;
+}
+
+static void free_block(void *b, const void *ctx)
+{
+    (void)ctx;
+    free(b);
+}
+
+/* The worker formula (1) picks, input by input through df_node_input_c:
+ * the least Cost among self and the producers, earlier candidates winning
+ * ties (self first, then in the order of the inputs). */
+static int naive_best(const DfPolicyEnv *env, const DfNode *n, int self)
+{
+    int best = self;
+    uint64_t best_cost = df_cost(env, n, self);
+    for (unsigned i = 0; i < n->n_inputs && best_cost > 0; i++) {
+        const int w = df_node_input_c(n, i)->worker;
+        if (w < 0 || w == best)
+            continue;
+        const uint64_t c = df_cost(env, n, w);
+        if (c < best_cost) {
+            best_cost = c;
+            best = w;
+        }
+    }
+    return best;
+}
+
+/* Many inputs in blocks: the cursor sees each once, in order, and
+ * placement by per-producer sums (and, past 16 producers, by the inputs)
+ * picks what formula (1) input by input picks, for cost-local and for
+ * learned before it has measured anything (its sizes are the bytes). */
+DF_TEST(CostLocal, ManyInputsPlaceAsFormulaOne)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL, NULL),
+                     0);
+    DfPolicyEnv env = env_of(&t);
+    enum { K = 61 };
+    int w[K];
+    uint64_t b[K];
+    const char *names[] = {"cost-local", "learned"};
+    for (int pi = 0; pi < 2; pi++) {
+        const DfPolicyOps *ops = ops_of(names[pi]);
+        DfPolicy *p;
+        DF_ASSERT_EQ_INT(ops->create(&env, &p), 0);
+        for (int spread = 3; spread <= 29; spread += 13) { /* 3, 16, 29 producers */
+            uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)spread;
+            for (int i = 0; i < K; i++) {
+                w[i] = i % 7 == 5 ? -1 : (int)((i * 11) % spread);
+                b[i] = (df_rand_next(&seed) % 5000) * (i % 9 != 0);
+            }
+            for (int self = 0; self < 32; self += 5) {
+                DfNode *n = block_node(K, w, b);
+                DF_ASSERT_EQ_INT(n->n_inputs, K);
+                DfPInputCursor cur = df_pnode_inputs(n);
+                int i = 0;
+                for (DfPInput in; df_pnode_input_next(&cur, &in); i++) {
+                    const DfInput *want = df_node_input_c(n, (unsigned)i);
+                    DF_EXPECT(in.bytes == want->bytes && in.worker == want->worker);
+                }
+                DF_EXPECT_EQ_INT(i, K);
+                const int want = naive_best(&env, n, self);
+                DfPlacement pl = ops->push(p, self, n);
+                DF_EXPECT_MSG(pl.worker == want,
+                              "%s, %d producers, self %d: placed on %d, "
+                              "formula %d",
+                              names[pi], spread, self, pl.worker, want);
+                DF_EXPECT(ops->pop(p, pl.worker, NULL) == n);
+                df_node_free_input_blocks(n, free_block, NULL);
+                free(n);
+            }
+        }
+        ops->destroy(p);
+    }
+    df_topo_fini(&t);
+}
+
+/* push_keep keeps a node placed on the caller when nothing in its set is
+ * due before it, and queues it otherwise. */
+DF_TEST(CostLocal, KeepsOnlyWhatNothingQueuedPrecedes)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "core:2 pu:1", 2, DF_COST_FLAT, NULL, NULL), 0);
+    DfPolicyEnv env = env_of(&t);
+    const DfPolicyOps *ops = ops_of("cost-local");
+    DfPolicy *p;
+    DF_ASSERT_EQ_INT(ops->create(&env, &p), 0);
+    const int w[] = {0};
+    const uint64_t b[] = {100};
+    DfNode *a = fake_node(1, w, b);
+    DfPlacement pl = ops->push_keep(p, 0, a);
+    DF_EXPECT(pl.kept && pl.worker == 0 && a->placed == 0);
+    DF_EXPECT(ops->pop(p, 0, NULL) == NULL); /* not queued */
+    DF_EXPECT(!ops->has_work(p, 1, NULL));   /* nor marked for thieves */
+    /* An urgent node waits in the set: a later one is queued behind it. */
+    DfNode *urgent = fake_node(1, w, b), *late = fake_node(1, w, b);
+    urgent->deadline = df_now_ns() + 1000000;
+    late->deadline = urgent->deadline + 1000000;
+    ops->push(p, 0, urgent);
+    pl = ops->push_keep(p, 0, late);
+    DF_EXPECT(!pl.kept && pl.worker == 0);
+    DF_EXPECT(ops->pop(p, 0, NULL) == urgent);
+    DF_EXPECT(ops->pop(p, 0, NULL) == late);
+    /* A node placed on another worker is never kept. */
+    const int w1[] = {1};
+    DfNode *far = fake_node(1, w1, b);
+    pl = ops->push_keep(p, 0, far);
+    DF_EXPECT(!pl.kept && pl.worker == 1);
+    DF_EXPECT(ops->pop(p, 1, NULL) == far);
+    ops->destroy(p);
+    free(a);
+    free(urgent);
+    free(late);
+    free(far);
+    df_topo_fini(&t);
+}
+
 /* A thief's pop, given its grace: with env.state NULL every owner counts
  * as busy, so a node is taken on the second poll that sees it at the
  * head (the first one only remembers it). */

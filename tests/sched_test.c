@@ -242,6 +242,101 @@ DF_TEST(SchedDeadline, CostPolicyOrdersBacklog)
     df_sched_unref(s);
 }
 
+/* ----------------------------------------------------- continuation */
+
+typedef struct Chain {
+    _Atomic int done, out_of_order;
+} Chain;
+
+typedef struct Link {
+    Chain *c;
+    int i;
+} Link;
+
+static void link_body(DfTask *t, void *arg)
+{
+    (void)t;
+    Link *l = arg;
+    if (atomic_load(&l->c->done) != l->i)
+        atomic_fetch_add(&l->c->out_of_order, 1);
+    atomic_fetch_add(&l->c->done, 1);
+}
+
+static void side_body(DfTask *t, void *arg)
+{
+    (void)t;
+    (void)arg;
+}
+
+enum { CHAIN_LEN = 300 }; /* longer than a run of continuations (64) */
+
+/* A chain with a side branch at every link (so that a kept node has a
+ * sibling to make ready), waited for by `s`'s caller. */
+static void run_chain(DfSched *s, Chain *c, Link *links)
+{
+    DfGroup *g = df_group_new(s, 0);
+    DfNode *prev = NULL;
+    for (int i = 0; i < CHAIN_LEN; i++) {
+        links[i] = (Link){c, i};
+        DfNode *n = df_node_new(
+            s, &(DfNodeDesc){
+                   .fn = link_body, .arg = &links[i], .group = g, .module = -1, .out_size = 4096});
+        if (prev) {
+            DF_EXPECT_EQ_INT(df_node_depend(n, prev, 4096), 0);
+            DfNode *side = df_node_new(s, &(DfNodeDesc){.fn = side_body, .module = -1, .group = g});
+            DF_EXPECT_EQ_INT(df_node_depend(side, prev, 64), 0);
+            df_node_submit(side);
+            df_node_release(side);
+            df_node_release(prev);
+        }
+        df_node_submit(n);
+        prev = n;
+    }
+    df_node_release(prev);
+    df_sched_wait(s, g);
+    df_group_release(g);
+}
+
+typedef struct ChainTask {
+    Chain c;
+    Link links[CHAIN_LEN];
+} ChainTask;
+
+static void chain_in_task(DfTask *t, void *arg)
+{
+    ChainTask *ct = arg;
+    run_chain(df_task_sched(t), &ct->c, ct->links);
+}
+
+/* Continuation keeps a chain in order past a run of 64, waited for from
+ * outside and from inside a task (where only the waited group continues),
+ * with parking and with polling workers. */
+DF_TEST(SchedContinuation, ChainsRunInOrder)
+{
+    const char *policies[] = {"cost-local", "learned"};
+    for (int pi = 0; pi < 2; pi++) {
+        for (int nw = 1; nw <= 2; nw++) {
+            for (int poll = 0; poll < 2; poll++) {
+                DfSched *s = df_test_sched(policies[pi], nw, poll ? -1 : 10);
+                DF_ASSERT(s);
+                static ChainTask outer, inner;
+                memset(&outer, 0, sizeof(outer));
+                memset(&inner, 0, sizeof(inner));
+                run_chain(s, &outer.c, outer.links);
+                DfGroup *g = df_group_new(s, 0);
+                df_spawn(s, chain_in_task, &inner, g);
+                df_sched_wait(s, g);
+                df_group_release(g);
+                DF_EXPECT_EQ_INT(atomic_load(&outer.c.done), CHAIN_LEN);
+                DF_EXPECT_EQ_INT(atomic_load(&inner.c.done), CHAIN_LEN);
+                DF_EXPECT_EQ_INT(atomic_load(&outer.c.out_of_order), 0);
+                DF_EXPECT_EQ_INT(atomic_load(&inner.c.out_of_order), 0);
+                df_sched_unref(s);
+            }
+        }
+    }
+}
+
 /* ------------------------------------------------------------- jobs */
 
 typedef struct Wpp {
