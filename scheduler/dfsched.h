@@ -125,7 +125,7 @@ typedef struct DfSchedConfig {
     uint64_t seed;                    /* for random victims and exploration; 0: fixed default */
     double explore_rate;              /* exploring policies: share of dispatches stolen on purpose */
     bool eager_jobs; /* df_jobs_run always makes nodes (a trace then has every job);
-                      * default false: lazy splitting (df_jobs_run) */
+                      * default false: inline on one worker (df_jobs_run) */
 } DfSchedConfig;
 
 /* Fill `cfg` with the defaults documented above. */
@@ -399,11 +399,9 @@ typedef struct DfJobs {
 
 /* Run a batch and return when every job has finished.  From a worker, the
  * caller helps; from another thread it blocks.  Re-entrant.  Returns 0.
- * Lazy splitting: with at least as many streams (df_load_new accounts) as
- * workers, on a worker whose policy has other nodes queued (so no worker
- * is idle for long), the jobs run inline in index order, without nodes,
- * unless DfSchedConfig.eager_jobs; workers[] then names the caller and
- * node_ids[] are 0, as for a batch of one job. */
+ * On a scheduler of one worker the jobs run inline in index order, without
+ * nodes, unless DfSchedConfig.eager_jobs; workers[] then names the caller
+ * and node_ids[] are 0, as for a batch of one job. */
 DF_SCHED_API int df_jobs_run(DfSched *sched, const DfJobs *jobs);
 
 /* ----------------------------------------------------- load per stream */
@@ -488,7 +486,7 @@ typedef struct DfWorkerStats {
     uint64_t slab_chunks;              /* slab chunks allocated (cold path) */
     uint64_t max_wait_depth;           /* deepest nesting of df_sched_wait() */
     uint64_t wait_fallbacks;           /* nodes a wait ran although its filter refused them */
-    uint64_t jobs_inline;              /* df_jobs_run batches run inline (lazy splitting) */
+    uint64_t jobs_inline;              /* df_jobs_run batches run inline (one worker) */
     uint64_t idle_rounds;              /* polls for work while idle (spinning) */
     uint64_t idle_lines;               /* shared cache lines those polls read */
 } DfWorkerStats;

@@ -27,7 +27,6 @@ DfLoad *df_load_new(DfSched *s, double fps)
     l->sched = df_sched_ref(s);
     l->fps = fps;
     l->ring_t[0] = df_now_ns();
-    atomic_fetch_add_explicit(&s->n_streams, 1, memory_order_relaxed);
     pthread_mutex_lock(&registry_lock);
     l->next = registry;
     if (registry)
@@ -50,7 +49,6 @@ void df_load_free(DfLoad *l)
         l->next->prev = l->prev;
     pthread_mutex_unlock(&registry_lock);
     pthread_mutex_destroy(&l->lock);
-    atomic_fetch_sub_explicit(&l->sched->n_streams, 1, memory_order_relaxed);
     df_sched_unref(l->sched);
     free(l);
 }

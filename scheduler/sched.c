@@ -88,7 +88,6 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
         return df_set_error(err, -ENOMEM, "out of memory");
     memset(s, 0, sizeof(*s));
     atomic_init(&s->refs, 1);
-    atomic_init(&s->n_streams, 0);
     s->cfg = *cfg_in;
     snprintf(s->policy_name, sizeof(s->policy_name), "%s", ops->info.name);
     s->cfg.policy = s->policy_name;

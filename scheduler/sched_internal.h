@@ -215,9 +215,6 @@ struct DfSched {
     _Atomic bool tracing;
     _Atomic bool stop;
     _Atomic int started;
-    /* Load accounts (streams) registered: a hint for lazy splitting
-     * (jobs.c), relaxed both ways, no ordering hangs on it. */
-    _Atomic int n_streams;
     DF_ALIGNED _Atomic int n_parked; /* the park handshake's word */
     DfSummary parked;         /* bit per parked worker, to wake the nearest */
     DF_ALIGNED _Atomic uint64_t next_node_id;

@@ -134,8 +134,8 @@ static int parse_options(DfRt *rt, int argc, char **argv)
         {"poll-us", 0, 0, G_OPTION_ARG_INT, &o->poll_us,
          "dfsched idle spin before parking, microseconds; -1: poll mode (default: dfsched's)", "N"},
         {"eager-jobs", 0, 0, G_OPTION_ARG_NONE, &o->eager_jobs,
-         "In-process decoders: every slice job a scheduler node, even when other work is "
-         "queued (default: lazy splitting, DfSchedConfig.eager_jobs)",
+         "In-process decoders: every slice job a scheduler node, on one worker too "
+         "(DfSchedConfig.eager_jobs; default: inline there)",
          NULL},
         {"no-deadlines", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->deadlines,
          "In-process decoders get no clock, so dfsched sees no deadline (default: each frame's "
