@@ -43,8 +43,9 @@ static void job_cancel(DfTask *t, void *arg)
  * tasks a frame instead of 3 on H.264 8-slice; 5-8 % less CPU per frame
  * in dfbench realtime at 1 worker, docs/scheduler.md).  With more workers
  * the jobs stay nodes: running a batch inline whenever other nodes were
- * queued left the other worker idle behind a frame decoded alone, and
- * carried 9 paced streams on 2 workers where nodes carried 12. */
+ * queued showed no gain at 2 workers (9 paced streams against 9-12 with
+ * nodes, run to run), and its trials left the other worker idle behind a
+ * frame decoded alone (docs/scheduler.md). */
 static bool run_here(DfSched *s, int n)
 {
     if (n == 1)
