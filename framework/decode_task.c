@@ -136,7 +136,7 @@ int df_open_codec(DfDecoder *dec, DfError *err)
 {
     char e[AV_ERROR_MAX_STRING_SIZE];
     df_threading_plan(&dec->cfg, dec->par, dec->codec, dec->codec_ops, &dec->probe, dec->n_workers,
-                      &dec->plan);
+                      dec->split_jobs, &dec->plan);
     AVCodecContext *avctx = avcodec_alloc_context3(dec->codec);
     if (!avctx)
         return df_err(err, AVERROR(ENOMEM), "out of memory");

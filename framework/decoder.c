@@ -43,7 +43,8 @@ static void fit_delay_budget(DfDecoder *dec)
     if (budget < 0)
         return;
     DfThreadPlan pl;
-    df_threading_plan(cfg, dec->par, dec->codec, dec->codec_ops, &dec->probe, dec->n_workers, &pl);
+    df_threading_plan(cfg, dec->par, dec->codec, dec->codec_ops, &dec->probe, dec->n_workers,
+                      dec->split_jobs, &pl);
     int frame_delay = 0;
     if (pl.mode == DF_THREADING_FRAME && pl.thread_count - 1 > budget) {
         /* 1 frame thread: plan_frame() falls back to a single thread. */
@@ -108,6 +109,7 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     int ret = AVERROR(ENOMEM);
     dec->sched = df_sched_ref(sched);
     dec->n_workers = df_sched_n_workers(sched);
+    dec->split_jobs = df_sched_splits_jobs(sched);
     dec->cfg = *cfg;
     if (dec->cfg.max_in_flight == 0)
         dec->cfg.max_in_flight = 2;
@@ -155,7 +157,7 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     }
     /* An explicit slice mode probes too when it leaves the count to us: the
      * codec's thread_count may depend on the stream (H.264's slices). */
-    const bool probe = dec->cfg.threading == DF_THREADING_AUTO ||
+    const bool probe = (dec->cfg.threading == DF_THREADING_AUTO && dec->split_jobs) ||
                        (dec->cfg.threading == DF_THREADING_SLICE && dec->cfg.thread_count <= 1 &&
                         dec->codec_ops->thread_count);
     if (probe && !df_codec_probe_init(dec->codec_ops, &dec->probe, par)) {

@@ -39,7 +39,9 @@ typedef struct DfDecoder DfDecoder;
 
 /* How libavcodec's own parallelism is used. */
 typedef enum DfThreading {
-    DF_THREADING_AUTO = 0, /* slice jobs as tasks when the stream has them, else frame threads */
+    DF_THREADING_AUTO = 0, /* slice jobs as tasks when the stream has them, else frame threads;
+                            * single-threaded on a scheduler that runs jobs inline
+                            * (df_sched_splits_jobs() false: one worker) */
     DF_THREADING_SLICE,    /* slice jobs as tasks (streams without slices decode serially) */
     DF_THREADING_FRAME,    /* libavcodec frame threading (its own threads; N-1 frames delay) */
     DF_THREADING_NONE,     /* single-threaded decode; F/R/O still run as tasks */
@@ -141,7 +143,8 @@ DF_MEDIA_API void df_decoder_config_init(DfDecoderConfig *cfg);
  * timestamps are in `time_base`.  Bad codec parameters, an invalid filter
  * description or an unsupported format fail here with a message in `err`.
  * In `auto` threading the codec is opened for real at the first picture,
- * once the stream's slice structure is known. */
+ * once the stream's slice structure is known (on one worker at once:
+ * single-threaded). */
 DF_MEDIA_API int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time_base,
                                 const DfDecoderConfig *cfg, DfDecoder **out, DfError *err);
 

@@ -111,7 +111,7 @@ typedef struct DfThreadPlan {
 /* Decide how libavcodec is run. */
 void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
                        const AVCodec *codec, const DfCodecOps *ops, const DfProbe *probe,
-                       int n_workers, DfThreadPlan *plan);
+                       int n_workers, bool split_jobs, DfThreadPlan *plan);
 
 /* --------------------------------------------------------------- filter */
 
@@ -262,6 +262,7 @@ void df_latency_get(DfLatency *l, double *p50, double *p99, double *max);
 struct DfDecoder {
     DfSched *sched;
     int n_workers;
+    bool split_jobs; /* df_sched_splits_jobs(): slice jobs can run in parallel */
     DfDecoderConfig cfg;
     char *filter_desc;
     AVCodecParameters *par;

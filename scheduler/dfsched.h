@@ -153,6 +153,11 @@ DF_SCHED_API int df_sched_worker_cpus(const DfSched *sched, cpu_set_t *out);
 /* Number of workers. */
 DF_SCHED_API int df_sched_n_workers(const DfSched *sched);
 
+/* True when df_jobs_run() spreads a batch's jobs over the workers (two or
+ * more workers, or DfSchedConfig.eager_jobs); false when every batch runs
+ * inline, in order, on the worker that calls it. */
+DF_SCHED_API bool df_sched_splits_jobs(const DfSched *sched);
+
 /* Name of the policy in use. */
 DF_SCHED_API const char *df_sched_policy_name(const DfSched *sched);
 

@@ -229,6 +229,11 @@ int df_sched_n_workers(const DfSched *s)
     return s->n_workers;
 }
 
+bool df_sched_splits_jobs(const DfSched *s)
+{
+    return s->n_workers > 1 || s->cfg.eager_jobs;
+}
+
 DfPolicy *df_sched_policy(DfSched *s)
 {
     return s->policy;

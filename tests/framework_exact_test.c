@@ -26,10 +26,9 @@ static void check_clip(DfSched *s, const TClip *clip, const TSums *ref, const Df
                       df_sched_n_workers(s), msg);
         DF_EXPECT_EQ_INT(st.frames_out, ref->n);
         if ((!cfg || cfg->threading == DF_THREADING_AUTO) && !t_under_tsan()) {
+            /* One worker runs jobs inline: single-threaded decode. */
             const char *want =
-                df_sched_n_workers(s) == 1 && !strcmp(expected_threading(clip->name), "frame")
-                    ? "none"
-                    : expected_threading(clip->name);
+                df_sched_n_workers(s) == 1 ? "none" : expected_threading(clip->name);
             DF_EXPECT_MSG(strcmp(thr, want) == 0, "%s: threading %s, expected %s", clip->name, thr,
                           want);
         }

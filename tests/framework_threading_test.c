@@ -175,12 +175,19 @@ DF_TEST(FrameworkThreading, HevcTilesFallBackToFrameThreads)
     par->extradata = x;
     par->extradata_size = n;
     for (int w = 1; w <= 2; w++) {
-        DfSched *s = t_sched("cost-local", w, 20);
+        /* Eager: on one worker too, jobs are nodes, so the stream decides. */
+        DfSched *s = t_sched_jobs("cost-local", w, 20, true);
         DF_ASSERT(s);
         decide(s, &c, c.par, "slice", "WPP");
         decide(s, &c, par, w == 1 ? "none" : "frame", "tiles");
         df_sched_unref(s);
     }
+    /* One worker running jobs inline: single-threaded, whatever the stream. */
+    DfSched *s = t_sched("cost-local", 1, 20);
+    DF_ASSERT(s);
+    expect_plan(s, &c, c.par, false, "none", "one worker");
+    expect_plan(s, &c, par, false, "none", "one worker");
+    df_sched_unref(s);
     avcodec_parameters_free(&par);
     t_clip_free(&c);
 }
@@ -322,7 +329,7 @@ DF_TEST(FrameworkThreading, Mpeg2BandsFollowThePictureHeight)
     };
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         par->height = cases[k].height ? cases[k].height : c.par->height;
-        DfSched *s = t_sched("fifo", cases[k].workers, 20);
+        DfSched *s = t_sched_jobs("fifo", cases[k].workers, 20, true);
         DF_ASSERT(s);
         expect_plan(s, &c, par, false, "slice", cases[k].want);
         df_sched_unref(s);
