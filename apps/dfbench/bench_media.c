@@ -101,6 +101,45 @@ int df_clip_warmup_packets(const DfClip *c)
     return c->n_pkts < DF_CLIP_WARMUP_PACKETS ? c->n_pkts : DF_CLIP_WARMUP_PACKETS;
 }
 
+/* Packet i's PTS in ns, or its index over the frame rate without one. */
+static int64_t packet_pts_ns(const DfClip *c, int i, bool *known)
+{
+    const AVRational ns = {1, 1000000000};
+    const int64_t pts = c->pkts[i]->pts;
+    *known = pts != AV_NOPTS_VALUE;
+    if (*known)
+        return av_rescale_q(pts, c->tb, ns);
+    const AVRational rate = c->frame_rate.num > 0 ? c->frame_rate : (AVRational){25, 1};
+    return av_rescale_q(i, av_inv_q(rate), ns);
+}
+
+int df_clip_frames_before(const DfClip *c, int64_t end_ns)
+{
+    int n = 0;
+    bool known;
+    for (int i = 0; i < c->n_pkts; i++)
+        n += packet_pts_ns(c, i, &known) < end_ns;
+    return n;
+}
+
+int64_t df_clip_reorder_lead_ns(const DfClip *c)
+{
+    int64_t lead = 0, latest = INT64_MIN;
+    for (int i = 0; i < c->n_pkts; i++) {
+        bool known;
+        const int64_t pts = packet_pts_ns(c, i, &known);
+        if (!known) {
+            const AVRational rate = c->frame_rate.num > 0 ? c->frame_rate : (AVRational){25, 1};
+            return av_rescale_q(16, av_inv_q(rate), (AVRational){1, 1000000000});
+        }
+        if (latest != INT64_MIN && latest - pts > lead)
+            lead = latest - pts;
+        if (pts > latest)
+            latest = pts;
+    }
+    return lead;
+}
+
 double df_cpu_ms_per_frame(int64_t c0, int64_t c1, uint64_t frames)
 {
     return c0 >= 0 && c1 >= c0 && frames ? (double)(c1 - c0) / 1e6 / (double)frames : NAN;
@@ -194,6 +233,11 @@ int df_bench_confine(const DfCpuMap *map, int n)
 }
 
 /* ------------------------------------------------------------- GStreamer */
+
+int64_t df_gst_window_ns(double duration_s, double rate)
+{
+    return duration_s > 0 ? (int64_t)(duration_s * rate * 1e9) : -1;
+}
 
 const char *df_gst_avdec_name(enum AVCodecID id)
 {
@@ -308,7 +352,8 @@ typedef struct GstCtx {
     _Atomic uint64_t qos_drops;
     _Atomic bool busy_error, busy_warning;
     cpu_set_t cpus;
-    GThread *confined; /* the streaming thread already confined */
+    GstClockTime window_end; /* sync: frames from this PTS on are not counted */
+    GThread *confined;       /* the streaming thread already confined */
     int64_t t0_ns, last_ns;
     GArray *lateness; /* double ms, sync only */
     GArray *lead;     /* double ms, sync only: decoder input ahead of its running time */
@@ -367,6 +412,11 @@ static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
 {
     GstCtx *c = data;
     GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER(info);
+    /* Past the window: decoded only because the segment's stop lies past
+     * it (DfGstRun.reorder_lead_ns). */
+    if (GST_CLOCK_TIME_IS_VALID(c->window_end) && GST_BUFFER_PTS_IS_VALID(buf) &&
+        GST_BUFFER_PTS(buf) >= c->window_end)
+        return GST_PAD_PROBE_OK;
     c->res->frames++;
     c->last_ns = df_now_ns();
     if (!c->run->sync || !GST_BUFFER_PTS_IS_VALID(buf))
@@ -500,6 +550,9 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
     for (int i = 0; i < n; i++) {
         ctx[i].run = &runs[i];
         ctx[i].res = &res[i];
+        const int64_t window = df_gst_window_ns(runs[i].duration_s, runs[i].rate);
+        ctx[i].window_end =
+            runs[i].sync && window >= 0 ? (GstClockTime)window : GST_CLOCK_TIME_NONE;
         ctx[i].lateness = g_array_new(FALSE, FALSE, sizeof(double));
         ctx[i].lead = g_array_new(FALSE, FALSE, sizeof(double));
         cpu_set_of(runs[i].map, runs[i].cpus, &ctx[i].cpus);
@@ -511,7 +564,14 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
     const bool sync = runs[0].sync;
     if (sync) {
         /* Preroll, then play from the start at `rate` for `duration_s`
-         * of running time (the segment's stop is stream time). */
+         * of running time (the window; the segment's stop is stream time).
+         * A demuxer ends the segment in decode order (matroskademux at
+         * the first keyframe at or past its stop): a stop at the window's
+         * end would cut the B-frames of an open GOP decoded after that
+         * keyframe but shown before it (MPEG-2 with open GOPs: 2 frames of
+         * the window whenever it ends on an I-frame).  The stop lies the
+         * clip's reorder lead past the window; the frames after the window
+         * are not counted. */
         for (int i = 0; i < n; i++)
             gst_element_set_state(ctx[i].pipe, GST_STATE_PAUSED);
         for (int i = 0; i < n; i++) {
@@ -520,8 +580,8 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
                 continue;
             }
             const DfGstRun *r = &runs[i];
-            const gint64 stop =
-                r->duration_s > 0 ? (gint64)(r->duration_s * r->rate * (double)GST_SECOND) : -1;
+            const gint64 window = df_gst_window_ns(r->duration_s, r->rate);
+            const gint64 stop = window >= 0 ? window + r->reorder_lead_ns : -1;
             if (!gst_element_seek(ctx[i].pipe, r->rate, GST_FORMAT_TIME,
                                   (GstSeekFlags)(GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE),
                                   GST_SEEK_TYPE_SET, 0,

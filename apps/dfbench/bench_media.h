@@ -40,6 +40,19 @@ void df_clip_free(DfClip *clip);
 /* DF_CLIP_WARMUP_PACKETS, or fewer when the clip is shorter. */
 int df_clip_warmup_packets(const DfClip *c);
 
+/* Frames of `c` shown before `end_ns` of the clip's stream time (its PTS,
+ * as a GStreamer demuxer stamps its buffers); a packet without a PTS at
+ * its index over the frame rate. */
+int df_clip_frames_before(const DfClip *c, int64_t end_ns);
+
+/* How far (ns of stream time) a packet's PTS may run ahead of a packet
+ * decoded after it: the largest over the clip, or 16 frame periods (the
+ * deepest reorder H.264 and HEVC allow) when a packet has no PTS.  A
+ * demuxer that ends a segment at the first keyframe at or past its stop
+ * needs a stop that far past the last frame wanted: an open GOP's I-frame
+ * is decoded before the B-frames shown just before it. */
+int64_t df_clip_reorder_lead_ns(const DfClip *c);
+
 /* CPU ms per frame between two CPU clock readings; NAN when unknown. */
 double df_cpu_ms_per_frame(int64_t c0, int64_t c1, uint64_t frames);
 
@@ -95,7 +108,11 @@ const char *df_gst_avdec_name(enum AVCodecID id);
  * sync = false: as fast as possible (decode).  sync = true: rendered in
  * real time at `rate` x the clip's own speed, for `duration_s` seconds of
  * running time (0: to the end), counting frames that reach the sink later
- * than `budget_ns` after their running time (realtime). */
+ * than `budget_ns` after their running time (realtime).  With a duration,
+ * only the frames of that window (PTS before df_gst_window_ns()) are
+ * counted, and the seek's stop lies `reorder_lead_ns` past the window, so
+ * that the demuxer does not end the segment before the window's last
+ * frames in decode order (df_clip_reorder_lead_ns()). */
 typedef struct DfGstRun {
     const char *path;
     const char *decoder;
@@ -106,7 +123,12 @@ typedef struct DfGstRun {
     double rate;
     double duration_s;
     int64_t budget_ns;
+    int64_t reorder_lead_ns;
 } DfGstRun;
+
+/* The end of a run's window in the clip's stream time: `duration_s` of
+ * running time at `rate` (ns; -1: no window, duration_s <= 0). */
+int64_t df_gst_window_ns(double duration_s, double rate);
 
 typedef struct DfGstResult {
     uint64_t frames;

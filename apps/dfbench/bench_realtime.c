@@ -48,12 +48,18 @@
  * defaults; fakevideosink's are true and 5 ms), so that the sinks differ
  * only in that query: a late frame is measured, not dropped.  The sink
  * renders each frame at its running time; the clip is played at --fps by a
- * seek with rate fps/clip rate, for --duration.  A pad probe at the sink's
- * input compares each frame's arrival with its running time: later than
- * B/fps is a miss.  This pacing is not identical to dfmedia's (GStreamer
- * reads ahead and the decoder may run a frame or so ahead until the sink
- * blocks it, and decodes the first frame during preroll; each trial's
- * input_lead_* say by how much), so it is, if anything, lenient to avdec;
+ * seek with rate fps/clip rate, for --duration (the window).  The seek's
+ * stop lies the clip's reorder lead past the window: a demuxer ends the
+ * segment in decode order (matroskademux at the first keyframe at or past
+ * the stop), and a stop at the window's end cut the open-GOP B-frames
+ * decoded after an I-frame that ends the window (MPEG-2 at 30 fps for 4 s:
+ * 117 of 119 frames, so that every trial missed).  A pad probe at the
+ * sink's input counts the frames of the window and compares each one's
+ * arrival with its running time: later than B/fps is a miss.  This
+ * pacing is not identical to dfmedia's (GStreamer reads ahead and the
+ * decoder may run a frame or so ahead until the sink blocks it, and
+ * decodes the first frame during preroll; each trial's input_lead_* say
+ * by how much), so it is, if anything, lenient to avdec;
  * it is the honest "K players in one process" figure without writing a
  * demuxer into appsrc.
  *

@@ -322,12 +322,19 @@ cleanup:
         df_sched_unref(s);
 }
 
+/* The pipelines play the clip at --fps: the seek's rate. */
+static double pipeline_rate(const DfRt *rt)
+{
+    const AVRational cr = rt->clip.frame_rate.num > 0 ? rt->clip.frame_rate : (AVRational){25, 1};
+    return rt->o.fps / av_q2d(cr);
+}
+
 /* K pipelines filesrc ! parsebin ! DECODER ! SINK sync=true, played at
  * --fps for --duration on the first `workers` cores; res has k entries. */
 void df_rt_run_pipelines(const DfRt *rt, int workers, const char *decoder, const char *sink, int k,
                          DfGstResult *res)
 {
-    const AVRational cr = rt->clip.frame_rate.num > 0 ? rt->clip.frame_rate : (AVRational){25, 1};
+    const int64_t lead = df_clip_reorder_lead_ns(&rt->clip);
     DfGstRun *runs = g_new0(DfGstRun, (gsize)k);
     for (int i = 0; i < k; i++)
         runs[i] = (DfGstRun){
@@ -337,9 +344,10 @@ void df_rt_run_pipelines(const DfRt *rt, int workers, const char *decoder, const
             .map = &rt->map,
             .cpus = workers,
             .sync = true,
-            .rate = rt->o.fps / av_q2d(cr),
+            .rate = pipeline_rate(rt),
             .duration_s = rt->o.duration,
             .budget_ns = (int64_t)((double)rt->budget_frames * 1e9 / rt->o.fps),
+            .reorder_lead_ns = lead,
         };
     DfAffinity saved;
     df_affinity_save(&saved);
@@ -380,16 +388,16 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
         if (isnan(tr->lead_min_ms) || res[i].lead_min_ms < tr->lead_min_ms)
             tr->lead_min_ms = res[i].lead_min_ms;
     }
-    /* What the pipeline delivers for --duration (the clip may be shorter). */
-    /* (The pipelines play the clip at --fps.) */
-    const double clip_s = rt->clip.n_pkts / rt->o.fps;
-    const double secs = rt->o.duration < clip_s ? rt->o.duration : clip_s;
-    /* Less the prerolled first frame, which reaches the sink before the
-     * clock runs and is not counted. */
-    const double per_stream = floor(secs * rt->o.fps + 0.5) - 1;
+    /* The frames of the window (--duration played at --fps; the clip may
+     * be shorter), as df_gst_run() counts them, less the prerolled first
+     * frame, which reaches the sink before the clock runs and is not
+     * counted. */
+    const int64_t window = df_gst_window_ns(rt->o.duration, pipeline_rate(rt));
+    const int per_stream = df_clip_frames_before(&rt->clip, window) - 1;
     tr->expected = (uint64_t)k * (uint64_t)(per_stream > 0 ? per_stream : 0);
-    /* The seek's stop may round a frame either way: only a clear shortfall
-     * (more than one frame per stream) counts as frames that never came. */
+    /* A parser may stamp an elementary stream's frames a little otherwise
+     * than libavformat: only a clear shortfall (more than one frame per
+     * stream) counts as frames that never came. */
     if (tr->frames + (uint64_t)k < tr->expected)
         tr->misses += tr->expected - tr->frames;
     g_free(res);

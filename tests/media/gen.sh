@@ -15,6 +15,7 @@ DF_MEDIA_TEST=(
     h264_single.mkv hevc_wpp8.mkv hevc_wpp10.mkv hevc_wpp_slices.mkv hevc_nowpp.mkv
     mpeg2_prog.mkv mpeg2_int.mkv h264_cabac_slices8.h264 mpeg2_prog.m2v h264_sizes.h264
     play_h264_10s.mkv h264_crop.mkv hevc_crop.mkv mpeg2_odd.mkv mpeg2_sizes.m2v
+    mpeg2_opengop.mkv
 )
 DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_h264_1080p_single.mkv bench_hevc_1080p_wpp.mkv
                 bench_mpeg2_1080p.mkv)
@@ -53,6 +54,9 @@ df_media_args() {
     hevc_crop) echo "350x202 16 $x265:wpp=1 -bsf:v hevc_metadata=crop_left=26:crop_right=2:crop_top=6:crop_bottom=6" ;;
     # MPEG-2: horizontal_size x vertical_size 718x398 in a 720x400 macroblock grid.
     mpeg2_odd) echo "718x398 12 -c:v mpeg2video -g 6 -bf 2 -flags +cgop -sc_threshold 1000000000 -b:v 2M" ;;
+    # Open GOPs (no +cgop), as bench_mpeg2_1080p: the B-frames after each
+    # I-frame in decode order are shown before it.
+    mpeg2_opengop) echo "352x288 24 -c:v mpeg2video -g 12 -bf 2 -sc_threshold 1000000000 -b:v 2M" ;;
     play_h264_10s) echo "320x240 250 $x264 keyint=25:slices=4" ;;
     bench_h264_1080p_slices8) echo "1920x1080 240 $x264 keyint=50:slices=8" ;;
     bench_h264_1080p_single) echo "1920x1080 240 $x264 keyint=50:slices=1" ;;
