@@ -139,6 +139,8 @@ static int parse_options(DfRt *rt, int argc, char **argv)
          "K"},
         {"poll-us", 0, 0, G_OPTION_ARG_INT, &o->poll_us,
          "dfsched idle spin before parking, microseconds; -1: poll mode (default: dfsched's)", "N"},
+        {"threading", 0, 0, G_OPTION_ARG_STRING, &o->threading,
+         "dfmedia's and dfdec's threading: auto (default), slice, frame, none", "MODE"},
         {"eager-jobs", 0, 0, G_OPTION_ARG_NONE, &o->eager_jobs,
          "In-process decoders: every slice job a scheduler node, on one worker too "
          "(DfSchedConfig.eager_jobs; default: inline there)",
@@ -231,6 +233,11 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     }
     if (o->sink && strcmp(o->sink, "fakevideosink") != 0 && strcmp(o->sink, "fakesink") != 0) {
         status = df_cli_usage(PROG, "bad --sink \"%s\" (fakevideosink or fakesink)", o->sink);
+        goto cleanup;
+    }
+    if (o->threading && df_threading_parse(o->threading, &rt->threading) < 0) {
+        status = df_cli_usage(PROG, "bad --threading \"%s\" (auto, slice, frame, none)",
+                              o->threading);
         goto cleanup;
     }
     const DfCliOption lists[] = {{"--policy", o->policy}, {"--peers", o->peers}};
@@ -514,6 +521,7 @@ cleanup:
     g_free(rt.o.csv);
     g_free(rt.o.plot);
     g_free(rt.o.trace);
+    g_free(rt.o.threading);
     df_gst_deinit();
     df_cpu_map_fini(&rt.map);
     return status;

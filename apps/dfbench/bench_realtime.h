@@ -18,7 +18,7 @@
 #define T1_SAMPLES          2       /* T(1): one before the trials, one after */
 
 typedef struct DfRtOpts {
-    char *input, *workers, *policy, *peers, *sink, *json, *csv, *plot, *trace;
+    char *input, *workers, *policy, *peers, *sink, *json, *csv, *plot, *trace, *threading;
     double fps, duration;
     int latency_frames, max_streams, poll_us, trace_streams;
     gboolean deadlines; /* FALSE: --no-deadlines */
@@ -77,6 +77,7 @@ typedef struct DfRt {
     AVRational stream_tb;
     int64_t first_pts_ns;
     int budget_frames;
+    DfThreading threading; /* --threading: dfmedia's and dfdec's */
     int total_frames; /* frames each stream decodes */
     GArray *results;  /* DfRtResult */
     /* T(1): single-threaded libavcodec fps of the clip, per sample (NAN:

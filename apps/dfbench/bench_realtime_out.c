@@ -168,6 +168,8 @@ bool df_rt_write_json(const DfRt *rt)
     json_builder_add_int_value(jb, rt->o.max_streams);
     json_builder_set_member_name(jb, "deadlines");
     json_builder_add_boolean_value(jb, rt->o.deadlines);
+    json_builder_set_member_name(jb, "threading");
+    json_builder_add_string_value(jb, df_threading_name(rt->threading));
     json_builder_set_member_name(jb, "eager_jobs");
     json_builder_add_boolean_value(jb, rt->o.eager_jobs);
     /* The pipelines' sink (null: no pipeline ran). */

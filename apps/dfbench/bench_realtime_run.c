@@ -225,6 +225,7 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
     cfg.log_level = AV_LOG_ERROR;
+    cfg.threading = rt->threading;
     if (rt->o.deadlines)
         cfg.deadline_offset_ns = (int64_t)((double)rt->budget_frames * 1e9 / rt->o.fps);
     for (int i = 0; i < k; i++) {
@@ -363,8 +364,9 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
     memset(tr, 0, sizeof(*tr));
     tr->streams = k;
     tr->latency_p99_ms = tr->late_p99_ms = tr->lead_p50_ms = tr->lead_min_ms = NAN;
-    char dfdec[128];
-    snprintf(dfdec, sizeof(dfdec), "dfdec n-workers=%d policy=%s", workers, policy ? policy : "");
+    char dfdec[160];
+    snprintf(dfdec, sizeof(dfdec), "dfdec n-workers=%d policy=%s threading=%s", workers,
+             policy ? policy : "", df_threading_name(rt->threading));
     const char *name = policy ? dfdec : df_gst_avdec_name(rt->clip.par->codec_id);
     if (!name) {
         snprintf(tr->error, sizeof(tr->error), "no avdec element for %s",
