@@ -183,12 +183,8 @@ bool df_group_wait_outside_until(DfGroup *g, int64_t until_ns)
         uint32_t seq = atomic_load_explicit(&g->done_seq, memory_order_seq_cst);
         /* Phase two: pairs with the fence in df_group_node_finished. */
         DF_FENCE_SEQ_CST();
-        if (!df_group_done(g)) {
-            if (until_ns == INT64_MAX)
-                df_futex_wait(&g->done_seq, seq);
-            else
-                df_futex_wait_until(&g->done_seq, seq, until_ns);
-        }
+        if (!df_group_done(g))
+            df_futex_wait_until(&g->done_seq, seq, until_ns);
         atomic_fetch_sub_explicit(&g->n_waiters, 1, memory_order_seq_cst);
     }
     return true;

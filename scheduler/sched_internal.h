@@ -309,9 +309,13 @@ void df_trace_record_wait(DfWorker *w, const DfGroup *g, int64_t start, int64_t 
 /* Free the trace buffers (workers joined). */
 void df_trace_fini(DfSched *s);
 
-/* Futex wrappers. */
-void df_futex_wait(_Atomic uint32_t *addr, uint32_t expected);
+/* Futex wrappers.  The wait returns once *addr != expected, on a wake-up,
+ * spuriously, or at until_ns (CLOCK_MONOTONIC; INT64_MAX: no limit). */
 void df_futex_wait_until(_Atomic uint32_t *addr, uint32_t expected, int64_t until_ns);
+static inline void df_futex_wait(_Atomic uint32_t *addr, uint32_t expected)
+{
+    df_futex_wait_until(addr, expected, INT64_MAX);
+}
 void df_futex_wake(_Atomic uint32_t *addr, int n);
 
 #endif /* DF_SCHED_INTERNAL_H */

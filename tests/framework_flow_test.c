@@ -29,6 +29,19 @@ static DfDecoder *new_dec(DfSched *s, const TClip *c, const DfDecoderConfig *cfg
     return dec;
 }
 
+/* Load `name` and decode it with plain single-threaded libavcodec, then
+ * `filter` (or NULL), into `ref`.  0, or < 0 with nothing left to free. */
+static int load_with_ref(const char *name, const char *filter, TClip *c, TSums *ref)
+{
+    *ref = (TSums){0};
+    int ret = t_clip_load(name, c);
+    if (ret >= 0 && (ret = t_ref_decode(c, filter, AV_PIX_FMT_NONE, ref)) < 0)
+        t_sums_free(ref);
+    if (ret < 0)
+        t_clip_free(c);
+    return ret;
+}
+
 /* Frames of `ref` with pts >= from, in order. */
 static void tail_of(const TSums *ref, int64_t from, TSums *out)
 {
@@ -82,8 +95,7 @@ DF_TEST(FrameworkFlow, EagainEofAndDrain)
     DF_ASSERT(s);
     TClip c;
     TSums ref = {0}, got = {0};
-    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
-    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    DF_ASSERT(load_with_ref("h264_cabac_slices8.mkv", NULL, &c, &ref) == 0);
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
     cfg.max_in_flight = 3;
@@ -161,8 +173,7 @@ static void flush_case(DfSched *s, const char *clip, const char *filter)
 {
     TClip c;
     TSums ref = {0};
-    DF_ASSERT(t_clip_load(clip, &c) == 0);
-    DF_ASSERT(t_ref_decode(&c, filter, AV_PIX_FMT_NONE, &ref) == 0);
+    DF_ASSERT(load_with_ref(clip, filter, &c, &ref) == 0);
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
     cfg.filter = filter;
@@ -223,8 +234,7 @@ DF_TEST(FrameworkFlow, ReceiveUntilTheNextPacket)
     DF_ASSERT(s);
     TClip c;
     TSums ref = {0}, got = {0};
-    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
-    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    DF_ASSERT(load_with_ref("h264_cabac_slices8.mkv", NULL, &c, &ref) == 0);
     DfDecoder *dec = new_dec(s, &c, NULL);
     DF_ASSERT(dec);
     AVFrame *f = av_frame_alloc();
@@ -434,7 +444,7 @@ static void *stream_main(void *arg)
     Stream *st = arg;
     TClip c;
     TSums ref = {0};
-    if (t_clip_load(st->clip, &c) < 0 || t_ref_decode(&c, st->filter, AV_PIX_FMT_NONE, &ref) < 0) {
+    if (load_with_ref(st->clip, st->filter, &c, &ref) < 0) {
         st->failures++;
         snprintf(st->msg, sizeof(st->msg), "%s: cannot load", st->clip);
         return NULL;
@@ -497,8 +507,7 @@ DF_TEST(FrameworkFlow, DropLate)
     DF_ASSERT(s);
     TClip c;
     TSums ref = {0};
-    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
-    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    DF_ASSERT(load_with_ref("h264_cabac_slices8.mkv", NULL, &c, &ref) == 0);
     DF_ASSERT(ref.n > 12);
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
@@ -628,8 +637,7 @@ DF_TEST(FrameworkFlow, LifetimeAndFreeInFlight)
     DF_ASSERT(s);
     TClip c;
     TSums ref = {0};
-    DF_ASSERT(t_clip_load("hevc_wpp8.mkv", &c) == 0);
-    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    DF_ASSERT(load_with_ref("hevc_wpp8.mkv", NULL, &c, &ref) == 0);
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
     cfg.max_in_flight = c.n_pkts + 1;

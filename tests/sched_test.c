@@ -593,22 +593,44 @@ DF_TEST(SchedNode, DependOnFinishedNodeRecordsItsWorker)
     df_sched_unref(s);
 }
 
+/* A scheduler of two workers with one node, held, submitted in its group:
+ * the node notes its worker in `worker` once it runs. */
+typedef struct Held {
+    DfSched *s;
+    DfGroup *g;
+    DfNode *node;
+    int worker;
+} Held;
+
+static bool held_open(Held *h, const char *policy)
+{
+    *h = (Held){.worker = -1};
+    h->s = df_test_sched(policy, 2, 10);
+    if (!h->s)
+        return false;
+    h->g = df_group_new(h->s, 0);
+    h->node = df_node_new(h->s, &(DfNodeDesc){.fn = note_worker, .arg = &h->worker, .group = h->g});
+    df_node_hold(h->node);
+    df_node_submit(h->node);
+    return true;
+}
+
+static void held_close(Held *h)
+{
+    df_node_release(h->node);
+    df_group_release(h->g);
+    df_sched_unref(h->s);
+}
+
 DF_TEST(SchedNode, HoldFromAnotherThread)
 {
-    DfSched *s = df_test_sched("steal", 2, 10);
-    DF_ASSERT(s);
-    int w = -1;
-    DfGroup *g = df_group_new(s, 0);
-    DfNode *a = df_node_new(s, &(DfNodeDesc){.fn = note_worker, .arg = &w, .group = g});
-    df_node_hold(a);
-    df_node_submit(a);
-    DF_EXPECT(!df_group_done(g));
-    df_node_unhold(a);
-    df_sched_wait(s, g);
-    DF_EXPECT(w >= 0);
-    df_node_release(a);
-    df_group_release(g);
-    df_sched_unref(s);
+    Held h;
+    DF_ASSERT(held_open(&h, "steal"));
+    DF_EXPECT(!df_group_done(h.g));
+    df_node_unhold(h.node);
+    df_sched_wait(h.s, h.g);
+    DF_EXPECT(h.worker >= 0);
+    held_close(&h);
 }
 
 /* A thread outside the scheduler waits for a group with a time limit: a
@@ -616,25 +638,18 @@ DF_TEST(SchedNode, HoldFromAnotherThread)
  * once the node may run, the wait returns done. */
 DF_TEST(SchedWait, WaitUntilGivesUpAtTheLimit)
 {
-    DfSched *s = df_test_sched("cost-local", 2, 10);
-    DF_ASSERT(s);
-    int w = -1;
-    DfGroup *g = df_group_new(s, 0);
-    DfNode *a = df_node_new(s, &(DfNodeDesc){.fn = note_worker, .arg = &w, .group = g});
-    df_node_hold(a);
-    df_node_submit(a);
+    Held h;
+    DF_ASSERT(held_open(&h, "cost-local"));
     const int64_t until = df_now_ns() + 3000000;
-    DF_EXPECT(!df_sched_wait_until(s, g, until));
+    DF_EXPECT(!df_sched_wait_until(h.s, h.g, until));
     DF_EXPECT(df_now_ns() >= until);
-    DF_EXPECT(!df_sched_wait_until(s, g, 0)); /* a limit in the past: no wait */
-    DF_EXPECT(w < 0);
-    df_node_unhold(a);
-    DF_EXPECT(df_sched_wait_until(s, g, df_now_ns() + 60 * (int64_t)1000000000));
-    DF_EXPECT(w >= 0);
-    DF_EXPECT(df_sched_wait_until(s, g, 0)); /* done: true whatever the limit */
-    df_node_release(a);
-    df_group_release(g);
-    df_sched_unref(s);
+    DF_EXPECT(!df_sched_wait_until(h.s, h.g, 0)); /* a limit in the past: no wait */
+    DF_EXPECT(h.worker < 0);
+    df_node_unhold(h.node);
+    DF_EXPECT(df_sched_wait_until(h.s, h.g, df_now_ns() + 60 * (int64_t)1000000000));
+    DF_EXPECT(h.worker >= 0);
+    DF_EXPECT(df_sched_wait_until(h.s, h.g, 0)); /* done: true whatever the limit */
+    held_close(&h);
 }
 
 DF_TEST(SchedNode, DiscardRunsCancelNotBody)
