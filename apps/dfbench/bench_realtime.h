@@ -33,6 +33,10 @@ typedef struct DfRtTrial {
     uint64_t frames, expected, misses;
     double latency_p99_ms; /* worst stream (dfmedia); NAN for avdec */
     double late_p99_ms;    /* p99 of arrival - due over all frames */
+    /* dfmedia: when the first and the last late frame arrived, ms after
+     * the clock started (NAN: none late), to tell a start-up transient
+     * from a steady shortfall. */
+    double first_miss_ms, last_miss_ms;
     /* Pipelines: how long before its running time a packet reached the
      * decoder (median of the least-ahead pipeline, and least of all);
      * NAN for dfmedia, whose packets arrive at their time. */

@@ -104,6 +104,10 @@ static void json_trial(JsonBuilder *jb, const DfRtTrial *t)
     json_builder_add_int_value(jb, (gint64)t->misses);
     df_json_double(jb, "latency_p99_ms", t->latency_p99_ms);
     df_json_double(jb, "late_p99_ms", t->late_p99_ms);
+    if (!isnan(t->first_miss_ms)) {
+        df_json_double(jb, "first_miss_ms", t->first_miss_ms);
+        df_json_double(jb, "last_miss_ms", t->last_miss_ms);
+    }
     if (!isnan(t->lead_p50_ms)) {
         /* Pipelines read ahead: how early packets reached the decoder. */
         df_json_double(jb, "input_lead_p50_ms", t->lead_p50_ms);

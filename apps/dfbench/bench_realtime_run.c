@@ -23,6 +23,7 @@ typedef struct DfRtStream {
     pthread_barrier_t *warm, *go; /* warm-ups done; start_ns set */
     int64_t start_ns;             /* written before `go`, read after it */
     uint64_t frames, misses;
+    int64_t first_miss_ns, last_miss_ns; /* since start_ns, of this stream's late frames */
     GArray *late_ms; /* double */
     char error[256];
 } DfRtStream;
@@ -55,8 +56,12 @@ static void take_frame(DfRtStream *st, int64_t now)
         (int64_t)((double)(st->frames + (uint64_t)st->rt->budget_frames) * 1e9 / fps);
     const double late = (double)(now - due) / 1e6;
     g_array_append_val(st->late_ms, late);
-    if (now > due)
+    if (now > due) {
+        if (!st->misses)
+            st->first_miss_ns = now - st->start_ns;
+        st->last_miss_ns = now - st->start_ns;
         st->misses++;
+    }
     st->frames++;
 }
 
@@ -201,6 +206,7 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
     memset(tr, 0, sizeof(*tr));
     tr->streams = k;
     tr->latency_p99_ms = tr->late_p99_ms = tr->lead_p50_ms = tr->lead_min_ms = NAN;
+    tr->first_miss_ms = tr->last_miss_ms = NAN;
     char cpus[256];
     df_cpu_map_list(&rt->map, workers, cpus, sizeof(cpus));
     DfSchedConfig sc;
@@ -298,6 +304,14 @@ cleanup:
         if (st[i].error[0] && !tr->error[0])
             snprintf(tr->error, sizeof(tr->error), "%s", st[i].error);
         tr->frames += st[i].frames;
+        if (st[i].misses) {
+            const double first = (double)st[i].first_miss_ns / 1e6;
+            const double last = (double)st[i].last_miss_ns / 1e6;
+            if (isnan(tr->first_miss_ms) || first < tr->first_miss_ms)
+                tr->first_miss_ms = first;
+            if (isnan(tr->last_miss_ms) || last > tr->last_miss_ms)
+                tr->last_miss_ms = last;
+        }
         tr->misses += st[i].misses;
         if (st[i].late_ms)
             g_array_append_vals(late, st[i].late_ms->data, st[i].late_ms->len);
@@ -364,6 +378,7 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
     memset(tr, 0, sizeof(*tr));
     tr->streams = k;
     tr->latency_p99_ms = tr->late_p99_ms = tr->lead_p50_ms = tr->lead_min_ms = NAN;
+    tr->first_miss_ms = tr->last_miss_ms = NAN;
     char dfdec[160];
     snprintf(dfdec, sizeof(dfdec), "dfdec n-workers=%d policy=%s threading=%s", workers,
              policy ? policy : "", df_threading_name(rt->threading));
