@@ -98,7 +98,10 @@ static void run_lavc_streams(const DfClip *c, int n, DfSample *out)
     g_free(r);
 }
 
-static int new_sched(const DfDecBench *b, const char *policy, int workers, size_t trace_capacity,
+/* `eager`: for a --trace run, dfsim's input (run_df starts the trace
+ * after the warm-up); not for --trace-overhead's, which must run as the
+ * samples do. */
+static int new_sched(const DfDecBench *b, const char *policy, int workers, bool eager,
                      DfSched **out, DfError *err)
 {
     char cpus[256];
@@ -110,9 +113,9 @@ static int new_sched(const DfDecBench *b, const char *policy, int workers, size_
     sc.cpuset = cpus;
     if (b->o.poll_us >= -1)
         sc.poll_us = b->o.poll_us;
-    sc.trace_capacity = trace_capacity;
-    /* A traced run is dfsim's input: every job a node, whatever the load. */
-    sc.eager_jobs = trace_capacity > 0;
+    /* A traced run is dfsim's input: every job a node, on one worker too
+     * (there the stream then keeps its slice plan, codecs.md). */
+    sc.eager_jobs = eager;
     return df_sched_new(&sc, out, err);
 }
 
@@ -231,7 +234,7 @@ static void run_dfmedia(DfDecBench *b, DfDecConfig *cf, bool traced, DfSample *o
     const DfClip *c = &b->clips[cf->input];
     DfSched *sched = NULL;
     DfError err = {0};
-    if (new_sched(b, b->impls[cf->impl].policy, cf->workers, 0, &sched, &err) < 0) {
+    if (new_sched(b, b->impls[cf->impl].policy, cf->workers, false, &sched, &err) < 0) {
         sample_fail(out, "%s", err.msg);
         return;
     }
@@ -358,7 +361,7 @@ static void write_trace(DfDecBench *b, int i, int repeat)
     df_bench_confine(&b->map, workers);
     DfSample smp = {.fps = NAN};
     t->repeat = repeat;
-    if (new_sched(b, b->impls[impl].policy, workers, 0, &s, &err) < 0) {
+    if (new_sched(b, b->impls[impl].policy, workers, true, &s, &err) < 0) {
         fprintf(stderr, "\ndfbench decode: error: --trace: %s\n", err.msg);
         goto out;
     }
