@@ -135,8 +135,8 @@ void df_decode_task_cancel(DfTask *t, void *arg)
 int df_open_codec(DfDecoder *dec, DfError *err)
 {
     char e[AV_ERROR_MAX_STRING_SIZE];
-    df_threading_plan(&dec->cfg, dec->par, dec->codec, dec->codec_ops, &dec->probe, dec->n_workers,
-                      dec->split_jobs, &dec->plan);
+    df_threading_plan(&dec->cfg, dec->par, dec->codec, dec->codec_ops, &dec->probe, &dec->plan_env,
+                      &dec->plan);
     AVCodecContext *avctx = avcodec_alloc_context3(dec->codec);
     if (!avctx)
         return df_err(err, AVERROR(ENOMEM), "out of memory");

@@ -43,8 +43,7 @@ static void fit_delay_budget(DfDecoder *dec)
     if (budget < 0)
         return;
     DfThreadPlan pl;
-    df_threading_plan(cfg, dec->par, dec->codec, dec->codec_ops, &dec->probe, dec->n_workers,
-                      dec->split_jobs, &pl);
+    df_threading_plan(cfg, dec->par, dec->codec, dec->codec_ops, &dec->probe, &dec->plan_env, &pl);
     int frame_delay = 0;
     if (pl.mode == DF_THREADING_FRAME && pl.thread_count - 1 > budget) {
         /* 1 frame thread: plan_frame() falls back to a single thread. */
@@ -55,6 +54,17 @@ static void fit_delay_budget(DfDecoder *dec)
     }
     if (cfg->max_in_flight - 1 > budget - frame_delay)
         cfg->max_in_flight = budget - frame_delay + 1;
+}
+
+/* The threading is decided now: the streams the scheduler carries are
+ * counted once, so that the budget's plan and the codec's open agree. */
+static void decided(DfDecoder *dec)
+{
+    DfSchedLoad ld;
+    df_sched_load(dec->sched, &ld);
+    dec->plan_env.n_streams = ld.n_admitted + ld.n_pending;
+    dec->decided = true;
+    fit_delay_budget(dec);
 }
 
 static int auto_bands(const DfDecoder *dec)
@@ -109,7 +119,8 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     int ret = AVERROR(ENOMEM);
     dec->sched = df_sched_ref(sched);
     dec->n_workers = df_sched_n_workers(sched);
-    dec->split_jobs = df_sched_splits_jobs(sched);
+    dec->plan_env.n_workers = dec->n_workers;
+    dec->plan_env.split_jobs = df_sched_splits_jobs(sched);
     dec->cfg = *cfg;
     if (dec->cfg.max_in_flight == 0)
         dec->cfg.max_in_flight = 2;
@@ -157,14 +168,13 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     }
     /* An explicit slice mode probes too when it leaves the count to us: the
      * codec's thread_count may depend on the stream (H.264's slices). */
-    const bool probe = (dec->cfg.threading == DF_THREADING_AUTO && dec->split_jobs) ||
+    const bool probe = (dec->cfg.threading == DF_THREADING_AUTO && dec->plan_env.split_jobs) ||
                        (dec->cfg.threading == DF_THREADING_SLICE && dec->cfg.thread_count <= 1 &&
                         dec->codec_ops->thread_count);
     if (probe && !df_codec_probe_init(dec->codec_ops, &dec->probe, par)) {
         ret = df_check_codec(dec, err);
     } else {
-        dec->decided = true;
-        fit_delay_budget(dec);
+        decided(dec);
         ret = df_open_codec(dec, err);
     }
     if (ret < 0)
@@ -185,8 +195,7 @@ fail:
 static int decide(DfDecoder *dec, bool drain)
 {
     int ret = 0;
-    dec->decided = true;
-    fit_delay_budget(dec);
+    decided(dec);
     for (int i = 0; i < dec->n_probe; i++) {
         if (ret >= 0)
             ret = df_slot_enqueue(dec, dec->probe_pkts[i]);

@@ -108,10 +108,17 @@ typedef struct DfThreadPlan {
     char reason[192];
 } DfThreadPlan;
 
+/* The scheduler as the decoder saw it when its threading was decided. */
+typedef struct DfPlanEnv {
+    int n_workers;
+    bool split_jobs; /* df_sched_splits_jobs(): slice jobs can run in parallel */
+    int n_streams;   /* decoders on the scheduler, this one included */
+} DfPlanEnv;
+
 /* Decide how libavcodec is run. */
 void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
                        const AVCodec *codec, const DfCodecOps *ops, const DfProbe *probe,
-                       int n_workers, bool split_jobs, DfThreadPlan *plan);
+                       const DfPlanEnv *env, DfThreadPlan *plan);
 
 /* --------------------------------------------------------------- filter */
 
@@ -262,7 +269,7 @@ void df_latency_get(DfLatency *l, double *p50, double *p99, double *max);
 struct DfDecoder {
     DfSched *sched;
     int n_workers;
-    bool split_jobs; /* df_sched_splits_jobs(): slice jobs can run in parallel */
+    DfPlanEnv plan_env; /* fixed when the threading is decided (decoder.c) */
     DfDecoderConfig cfg;
     char *filter_desc;
     AVCodecParameters *par;

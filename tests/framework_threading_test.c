@@ -251,11 +251,15 @@ DF_TEST(FrameworkThreading, FrameThreadsGetEveryWorkersCpus)
  * execute call), and nothing else.  At 2 workers HEVC adds one thread;
  * H.264 opens with a slice context per slice of a picture (codec/h264.c),
  * so the 8-slice clip adds 7; MPEG-2 opens with 2 and gets its band count
- * afterwards (thread_count_after_open in codec/mpeg12.c). */
+ * afterwards (thread_count_after_open in codec/mpeg12.c).  In `auto` only
+ * the first decoder gets slice jobs: from the second on, the 2 workers
+ * have a stream each, and a stream decodes single-threaded, adding no
+ * thread (threading.c). */
 static void count_threads(DfSched *s, const char *clip, DfThreading threading,
                           int want_per_decoder)
 {
     enum { N = 4 };
+    const int sliced = threading == DF_THREADING_AUTO ? 1 : N;
     TClip c;
     DF_ASSERT(t_clip_load(clip, &c) == 0);
     DfDecoder *dec[N] = {0};
@@ -274,16 +278,19 @@ static void count_threads(DfSched *s, const char *clip, DfThreading threading,
                 got |= df_decoder_receive_frame(dec[k], f) == 0;
         while (!got && df_decoder_receive_frame(dec[k], f) == AVERROR(EAGAIN))
             ;
-        DF_EXPECT_MSG(!strcmp(df_decoder_threading(dec[k], NULL), "slice"), "%s: %s", clip,
-                      df_decoder_threading(dec[k], NULL));
+        const char *why = NULL;
+        const char *mode = df_decoder_threading(dec[k], &why);
+        DF_EXPECT_MSG(k < sliced ? !strcmp(mode, "slice")
+                                 : !strcmp(mode, "none") && strstr(why, "streams on 2 workers"),
+                      "%s, decoder %d: %s (%s)", clip, k, mode, why);
     }
     const int during = df_test_thread_count();
     for (int k = 0; k < N; k++)
         df_decoder_free(&dec[k]);
     const int after = df_test_thread_count();
-    DF_EXPECT_MSG(during - before == N * want_per_decoder,
-                  "%s: %d threads before %d decoders, %d with them (want %d each)", clip, before, N,
-                  during, want_per_decoder);
+    DF_EXPECT_MSG(during - before == sliced * want_per_decoder,
+                  "%s: %d threads before %d decoders, %d with them (want %d for each of %d)", clip,
+                  before, N, during, want_per_decoder, sliced);
     DF_EXPECT_MSG(after == before, "%s: %d threads before, %d after freeing", clip, before, after);
     av_frame_free(&f);
     t_clip_free(&c);
@@ -301,6 +308,34 @@ DF_TEST(FrameworkThreading, ThreadsPerDecoder)
     count_threads(s, "hevc_wpp8.mkv", a, 1);  /* thread_count 2 */
     count_threads(s, "mpeg2_prog.mkv", a, 1); /* 6 bands, opened with 2 */
     count_threads(s, "mpeg2_int.mkv", a, 1);  /* 9 bands (36 rows) */
+    df_sched_unref(s);
+}
+
+/* With a stream for every worker, `auto` decodes an HD stream
+ * single-threaded, and a taller one (which may need more than a core)
+ * still with slice jobs; the streams are counted when the threading is
+ * decided. */
+DF_TEST(FrameworkThreading, StreamsOnEveryWorkerDecodeSingleThreaded)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    TClip c;
+    DF_ASSERT(t_clip_load("mpeg2_prog.mkv", &c) == 0);
+    expect_plan(s, &c, c.par, false, "slice", "thread_count");
+    DfDecoder *other = NULL;
+    DfError err = {0};
+    DF_ASSERT(df_decoder_new(s, c.par, c.tb, NULL, &other, &err) == 0);
+    expect_plan(s, &c, c.par, false, "none", "2 streams on 2 workers");
+    AVCodecParameters *par = avcodec_parameters_alloc();
+    avcodec_parameters_copy(par, c.par);
+    par->height = 1088;
+    expect_plan(s, &c, par, false, "none", "2 streams on 2 workers");
+    par->height = 2160;
+    expect_plan(s, &c, par, false, "slice", "thread_count");
+    avcodec_parameters_free(&par);
+    df_decoder_free(&other);
+    expect_plan(s, &c, c.par, false, "slice", "thread_count");
+    t_clip_free(&c);
     df_sched_unref(s);
 }
 
