@@ -1331,11 +1331,7 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
         GST_VIDEO_DECODER_STREAM_LOCK(self);
         if (ret != AVERROR(EAGAIN))
             break;
-        /* Full: wait only until one place frees, as a caller of
-         * avcodec_send_packet does.  Taking every frame in flight here
-         * emptied the decoder each time it filled, so the next picture's
-         * decode never overlapped this one's bands and output. */
-        flow = gst_df_dec_receive(self, GST_DF_DEC_RECEIVE_IN_TIME, NULL);
+        flow = gst_df_dec_receive(self, GST_DF_DEC_RECEIVE_ALL, NULL);
         if (flow != GST_FLOW_OK)
             goto done;
     }
