@@ -7,6 +7,8 @@
  * scheduler and adds frame_threads - 1 frames of delay. */
 #include "media_internal.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const names[] = {"auto", "slice", "frame", "none"};
@@ -32,19 +34,28 @@ int df_threading_parse(const char *name, DfThreading *out)
  * workers; a taller picture may need more than a core. */
 #define SERIAL_MAX_HEIGHT 1088
 
+/* Single-threaded decode, and why. */
+__attribute__((format(printf, 2, 3))) static void plan_none(DfThreadPlan *pl, const char *fmt, ...)
+{
+    pl->mode = DF_THREADING_NONE;
+    pl->thread_count = 1;
+    pl->thread_type = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pl->reason, sizeof(pl->reason), fmt, ap);
+    va_end(ap);
+}
+
 static void plan_frame(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCodec *codec,
                        int n_workers, const char *why)
 {
     int n = cfg->frame_threads > 0 ? cfg->frame_threads : n_workers;
     if (!(codec->capabilities & AV_CODEC_CAP_FRAME_THREADS) || n <= 1) {
-        pl->mode = DF_THREADING_NONE;
-        pl->thread_count = 1;
-        pl->thread_type = 0;
-        snprintf(pl->reason, sizeof(pl->reason), "%s; %s", why,
-                 n > 1               ? "no frame threading in this codec: single-threaded decode"
-                 : cfg->frame_threads ? "one frame thread (frame_threads, latency budget): "
-                                        "single-threaded decode"
-                                      : "one worker: single-threaded decode");
+        plan_none(pl, "%s; %s", why,
+                  n > 1                ? "no frame threading in this codec: single-threaded decode"
+                  : cfg->frame_threads ? "one frame thread (frame_threads, latency budget): "
+                                         "single-threaded decode"
+                                       : "one worker: single-threaded decode");
         return;
     }
     pl->mode = DF_THREADING_FRAME;
@@ -67,8 +78,7 @@ static void plan_frame(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCod
  * slices of a picture, one execute call per picture (codec/h264.c), MPEG-2
  * its bands (codec/mpeg12.c), HEVC every worker without the cap
  * (codec/hevc.c). */
-static int auto_thread_count(const DfCodecOps *ops, const DfProbe *probe, int n_workers,
-                             int height)
+static int auto_thread_count(const DfCodecOps *ops, const DfProbe *probe, int n_workers, int height)
 {
     if (ops->thread_count)
         return ops->thread_count(probe, n_workers, height);
@@ -76,13 +86,12 @@ static int auto_thread_count(const DfCodecOps *ops, const DfProbe *probe, int n_
 }
 
 static void plan_slice(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCodecParameters *par,
-                       const DfCodecOps *ops, const DfProbe *probe, int n_workers,
-                       const char *why)
+                       const DfCodecOps *ops, const DfProbe *probe, int n_workers, const char *why)
 {
     pl->mode = DF_THREADING_SLICE;
-    pl->thread_count =
-        cfg->thread_count > 1 ? cfg->thread_count
-                              : auto_thread_count(ops, probe, n_workers, par->height);
+    pl->thread_count = cfg->thread_count > 1
+                           ? cfg->thread_count
+                           : auto_thread_count(ops, probe, n_workers, par->height);
     pl->thread_type = FF_THREAD_SLICE;
     snprintf(pl->reason, sizeof(pl->reason), "%s; slice jobs run as tasks (thread_count %d)", why,
              pl->thread_count);
@@ -97,20 +106,15 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
     const bool slices = codec->capabilities & AV_CODEC_CAP_SLICE_THREADS;
     switch (cfg->threading) {
     case DF_THREADING_NONE:
-        pl->mode = DF_THREADING_NONE;
-        pl->thread_count = 1;
-        snprintf(pl->reason, sizeof(pl->reason), "requested: single-threaded decode");
+        plan_none(pl, "requested: single-threaded decode");
         return;
     case DF_THREADING_FRAME:
         plan_frame(pl, cfg, codec, n_workers, "requested");
         return;
     case DF_THREADING_SLICE:
         if (!slices) {
-            pl->mode = DF_THREADING_NONE;
-            pl->thread_count = 1;
-            snprintf(pl->reason, sizeof(pl->reason),
-                     "slice threading requested but %s has none: single-threaded decode",
-                     codec->name);
+            plan_none(pl, "slice threading requested but %s has none: single-threaded decode",
+                      codec->name);
             return;
         }
         plan_slice(pl, cfg, par, ops, probe, n_workers, "requested");
@@ -125,9 +129,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
          * libavcodec's slice contexts cost CPU of their own: H.264
          * postpones deblocking to a second pass over the picture (4.23 ms
          * a frame against single-threaded 3.81 ms, 1080p 8-slice). */
-        pl->mode = DF_THREADING_NONE;
-        pl->thread_count = 1;
-        snprintf(pl->reason, sizeof(pl->reason), "one worker: single-threaded decode");
+        plan_none(pl, "one worker: single-threaded decode");
         return;
     }
     if (n_workers > 1 && env->n_streams >= n_workers && par->height > 0 &&
@@ -138,11 +140,8 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
          * for its jobs held 22-31 % of the workers idle, and every frame
          * was late; one single-threaded decode per stream carried 15 with
          * the workers 83 % busy (docs/codecs.md). */
-        pl->mode = DF_THREADING_NONE;
-        pl->thread_count = 1;
-        snprintf(pl->reason, sizeof(pl->reason),
-                 "%d streams on %d workers: one single-threaded decode per stream",
-                 env->n_streams, n_workers);
+        plan_none(pl, "%d streams on %d workers: one single-threaded decode per stream",
+                  env->n_streams, n_workers);
         return;
     }
     if (ops->auto_slices) {
@@ -158,8 +157,6 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
     } else if (slices) {
         plan_slice(pl, cfg, par, ops, probe, n_workers, codec->name);
     } else {
-        pl->mode = DF_THREADING_NONE;
-        pl->thread_count = 1;
-        snprintf(pl->reason, sizeof(pl->reason), "%s has no threading", codec->name);
+        plan_none(pl, "%s has no threading", codec->name);
     }
 }
