@@ -66,7 +66,7 @@ static bool run_here(DfSched *s, int n)
 {
     if (n == 1)
         return true; /* no parallelism to gain */
-    if (s->cfg.eager_jobs || s->n_workers > 1)
+    if (df_sched_splits_jobs(s))
         return false;
     DfWorker *w = df_current_worker(s);
     if (!w)
