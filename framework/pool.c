@@ -1,5 +1,5 @@
 /* Picture buffers for get_buffer2: per-worker free lists, so a buffer goes
- * back to the worker whose D task allocated it and whose slice jobs last
+ * back to the worker whose D task took it last and whose slice jobs last
  * wrote it (warm in its caches, and on its NUMA node since that worker's
  * jobs touched the pages first: nothing here writes the pixels).
  *
@@ -30,7 +30,7 @@ typedef struct PoolBuf {
 typedef struct PoolList {
     pthread_mutex_t lock;
     PoolBuf *free;
-    int n_free;
+    atomic_int n_free; /* written under lock; peeked without it by pool_take */
     char pad[64];
 } PoolList;
 
@@ -57,8 +57,10 @@ int df_pool_new(DfSched *sched, int max_free, DfPool **out)
         free(p);
         return AVERROR(ENOMEM);
     }
-    for (int i = 0; i < p->n_lists; i++)
+    for (int i = 0; i < p->n_lists; i++) {
         pthread_mutex_init(&p->lists[i].lock, NULL);
+        atomic_init(&p->lists[i].n_free, 0);
+    }
     atomic_init(&p->refs, 1);
     *out = p;
     return 0;
@@ -102,10 +104,11 @@ static void pool_buf_free(void *opaque, uint8_t *data)
     PoolList *l = &p->lists[b->home];
     atomic_fetch_sub_explicit(&p->out, 1, memory_order_relaxed);
     pthread_mutex_lock(&l->lock);
-    if (l->n_free < p->max_free) {
+    const int n_free = atomic_load_explicit(&l->n_free, memory_order_relaxed);
+    if (n_free < p->max_free) {
         b->next = l->free;
         l->free = b;
-        l->n_free++;
+        atomic_store_explicit(&l->n_free, n_free + 1, memory_order_relaxed);
         b = NULL;
     }
     pthread_mutex_unlock(&l->lock);
@@ -116,20 +119,23 @@ static void pool_buf_free(void *opaque, uint8_t *data)
     df_pool_unref(p);
 }
 
-static PoolBuf *pool_take(DfPool *p, int home, size_t size)
+/* A free buffer of `size` from list `l`, or NULL; buffers of another size
+ * (the stream changed geometry) are freed on the way. */
+static PoolBuf *list_take(PoolList *l, size_t size)
 {
-    PoolList *l = &p->lists[home];
     PoolBuf *stale = NULL, *b = NULL;
     pthread_mutex_lock(&l->lock);
     while (l->free) {
         PoolBuf *c = l->free;
         l->free = c->next;
-        l->n_free--;
+        atomic_store_explicit(&l->n_free,
+                              atomic_load_explicit(&l->n_free, memory_order_relaxed) - 1,
+                              memory_order_relaxed);
         if (c->size == size) {
             b = c;
             break;
         }
-        c->next = stale; /* another geometry: the stream changed size */
+        c->next = stale;
         stale = c;
     }
     pthread_mutex_unlock(&l->lock);
@@ -138,6 +144,23 @@ static PoolBuf *pool_take(DfPool *p, int home, size_t size)
         av_free(stale->raw);
         free(stale);
         stale = next;
+    }
+    return b;
+}
+
+static PoolBuf *pool_take(DfPool *p, int home, size_t size)
+{
+    PoolBuf *b = list_take(&p->lists[home], size);
+    /* Home is empty: another worker's free buffer before a new one.  A
+     * stream whose D tasks move between workers would otherwise grow a
+     * full list on each, and a new picture costs more than cold caches:
+     * the kernel faults in and zeroes every page of it on first touch. */
+    for (int i = 1; !b && i < p->n_lists; i++) {
+        PoolList *l = &p->lists[(home + i) % p->n_lists];
+        /* Relaxed peek: the list's lock orders the buffers themselves; a
+         * stale count costs one allocation or one empty lock, no more. */
+        if (atomic_load_explicit(&l->n_free, memory_order_relaxed) > 0 && (b = list_take(l, size)))
+            b->home = home; /* it comes back here, where it was written last */
     }
     if (b) {
         atomic_fetch_add_explicit(&p->reuses, 1, memory_order_relaxed);
