@@ -316,21 +316,86 @@ void gst_df_dec_install_log(void)
 /* ---- direct rendering -------------------------------------------------- */
 
 typedef struct DrBuffer {
-    GstDfDec *self;
+    GstDfDec *self; /* only while libavcodec holds the picture */
     GstBuffer *buffer;
     GstVideoFrame vframe;
     gboolean output; /* from downstream's pool, for the R bands (else a DR picture) */
+    /* libavcodec's AVBuffer, plus one per view of the picture sent
+     * downstream (dr_output_view); the last one returns `buffer`. */
+    atomic_int holds;
 } DrBuffer;
 
+static DrBuffer *dr_buffer_new(GstDfDec *self, gboolean output)
+{
+    DrBuffer *b = g_new0(DrBuffer, 1);
+    b->self = self;
+    b->output = output;
+    atomic_init(&b->holds, 1);
+    return b;
+}
+
+static void dr_buffer_release(DrBuffer *b)
+{
+    /* acq_rel, partnered with the same RMW of the other holders: the last
+     * one unmaps and recycles the picture after every other holder's
+     * reads of it (libavcodec's references, downstream's maps). */
+    if (atomic_fetch_sub_explicit(&b->holds, 1, memory_order_acq_rel) != 1)
+        return;
+    gst_video_frame_unmap(&b->vframe);
+    gst_buffer_unref(b->buffer);
+    g_free(b);
+}
+
+/* libavcodec is done with the picture: the element is alive here, unlike
+ * at the end of a view that downstream held. */
 static void dr_buffer_free(void *opaque, uint8_t *data)
 {
     DrBuffer *b = opaque;
     pthread_mutex_lock(&b->self->dr_lock);
     g_hash_table_remove(b->self->dr_live, b);
     pthread_mutex_unlock(&b->self->dr_lock);
-    gst_video_frame_unmap(&b->vframe);
-    gst_buffer_unref(b->buffer);
-    g_free(b);
+    dr_buffer_release(b);
+}
+
+static void dr_view_released(gpointer data)
+{
+    dr_buffer_release(data);
+}
+
+/* A directly rendered picture as a buffer of its own for downstream: a
+ * read-only view of the pool buffer's memory, with its metas.  Handing out
+ * the pool buffer itself while libavcodec still holds it as a reference
+ * would make GstVideoDecoder's finish_frame copy it whole (the buffer is
+ * shared, and our write map keeps its memory from being shared): a 3 MB
+ * copy into fresh memory for every reference picture of a 1080p stream.
+ * The view keeps the picture out of the pool until downstream drops it.
+ * NULL when the buffer is not one memory. */
+static GstBuffer *dr_output_view(DrBuffer *dr)
+{
+    const GstVideoMeta *m = gst_buffer_get_video_meta(dr->buffer);
+    if (!m || gst_buffer_n_memory(dr->buffer) != 1 || !dr->vframe.map[0].data)
+        return NULL;
+    const gsize size = gst_buffer_get_size(dr->buffer);
+    GstBuffer *out = gst_buffer_new();
+    /* Relaxed: the caller's AVFrame holds the picture, so the count is not
+     * reaching 0 meanwhile; the release RMWs order the rest. */
+    atomic_fetch_add_explicit(&dr->holds, 1, memory_order_relaxed);
+    gst_buffer_append_memory(out, gst_memory_new_wrapped(GST_MEMORY_FLAG_READONLY,
+                                                         dr->vframe.map[0].data, size, 0, size, dr,
+                                                         dr_view_released));
+    /* GstVideoMeta is tagged as describing the memory, so copying metas
+     * without the memory leaves it out: it is added here, the rest (a
+     * crop meta) copied. */
+    GstVideoMeta *vm =
+        gst_buffer_add_video_meta_full(out, m->flags, m->format, m->width, m->height, m->n_planes,
+                                       (gsize *)m->offset, (gint *)m->stride);
+    if (!vm) {
+        gst_buffer_unref(out);
+        return NULL;
+    }
+    gst_video_meta_set_alignment(vm, m->alignment);
+    gst_buffer_copy_into(out, dr->buffer, GST_BUFFER_COPY_META, 0, -1);
+    return out;
 }
 
 /* A pool whose buffers libavcodec can decode into: the negotiated size and
@@ -446,8 +511,7 @@ static int gst_df_dec_get_picture(void *opaque, AVFrame *frame, const DfPictureL
     gst_buffer_pool_config_get_params(config, &caps, NULL, NULL, NULL);
     gboolean ok = caps && gst_video_info_from_caps(&info, caps);
     gst_structure_free(config);
-    b = g_new0(DrBuffer, 1);
-    b->self = self;
+    b = dr_buffer_new(self, FALSE);
     if (!ok || gst_buffer_pool_acquire_buffer(pool, &b->buffer, NULL) != GST_FLOW_OK) {
         gst_object_unref(pool);
         g_free(b);
@@ -532,9 +596,7 @@ static int gst_df_dec_get_output(void *opaque, AVFrame *dst, const AVFrame *src)
             gst_object_unref(pool);
         return DF_OUTPUT_IN_PLACE;
     }
-    DrBuffer *b = g_new0(DrBuffer, 1);
-    b->self = self;
-    b->output = TRUE;
+    DrBuffer *b = dr_buffer_new(self, TRUE);
     /* Never wait on a worker for downstream to return buffers: it may be
      * waiting for this very frame. */
     GstBufferPoolAcquireParams params = {.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT};
@@ -982,7 +1044,9 @@ static GstFlowReturn gst_df_dec_output(GstDfDec *self, AVFrame *f)
     if (dr && !dr->output && !dr_output_crop(self, dr, f))
         dr = NULL;
     if (dr) {
-        frame->output_buffer = gst_buffer_ref(dr->buffer);
+        frame->output_buffer = dr->output ? NULL : dr_output_view(dr);
+        if (!frame->output_buffer)
+            frame->output_buffer = gst_buffer_ref(dr->buffer);
         if (dr->output)
             self->band_frames++;
         else

@@ -188,6 +188,57 @@ DF_TEST(Element, ExactEveryClip)
     }
 }
 
+/* A directly rendered picture goes downstream as it is, also while
+ * libavcodec keeps it as a reference: a read-only view of the decoder's
+ * picture, not a copy (GstVideoDecoder copied such shared pool buffers
+ * whole in finish_frame); held views keep their pixels while decoding
+ * goes on. */
+DF_TEST(Element, ReferencePicturesGoOutWithoutACopy)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    TSums ref = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0 && ref.n >= 8);
+    GstHarness *h = e_harness(&clip, NULL);
+    DF_ASSERT(h);
+    gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, NULL);
+    GPtrArray *held = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+    for (int i = 0; i < clip.n_pkts; i++) {
+        DF_ASSERT(gst_harness_push(h, e_clip_buffer(&clip, i)) == GST_FLOW_OK);
+        GstBuffer *b;
+        while ((b = gst_harness_try_pull(h)))
+            g_ptr_array_add(held, b);
+    }
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    GstBuffer *b;
+    while ((b = gst_harness_try_pull(h)))
+        g_ptr_array_add(held, b);
+    GstCaps *caps = gst_pad_get_current_caps(h->sinkpad);
+    DF_ASSERT(caps);
+    int views = 0;
+    TSums got = {0};
+    for (guint i = 0; i < held->len; i++) {
+        GstBuffer *out = g_ptr_array_index(held, i);
+        if (gst_buffer_n_memory(out) == 1 && GST_MEMORY_IS_READONLY(gst_buffer_peek_memory(out, 0)))
+            views++;
+        TSum sum;
+        DF_ASSERT(e_buffer_sum(out, caps, &sum) == 0);
+        t_sums_push(&got, &sum);
+    }
+    char msg[256];
+    DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s", msg);
+    /* The first pictures may be copied: they come before negotiation. */
+    DF_EXPECT_MSG(views >= (int)held->len - 4, "%d of %u pictures went out as views", views,
+                  held->len);
+    gst_caps_unref(caps);
+    g_ptr_array_free(held, TRUE);
+    gst_harness_teardown(h);
+    t_sums_free(&got);
+    t_sums_free(&ref);
+    t_clip_free(&clip);
+}
+
 /* The crop window on each path: GstVideoCropMeta on directly rendered
  * pictures when downstream takes it (and only then), plane offsets with
  * GstVideoMeta alone, a copy of the window without either; caps are the
@@ -308,8 +359,8 @@ DF_TEST(Element, HoldsNoMoreThanTheLatency)
     DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
     const char *budgets[] = {"0", "1", "3"};
     for (size_t b = 0; b < G_N_ELEMENTS(budgets); b++) {
-        const char *props[] = {"max-frame-delay", budgets[b], "n-workers", "2",
-                               "shared-scheduler", "false", NULL};
+        const char *props[] = {"max-frame-delay",  budgets[b], "n-workers", "2",
+                               "shared-scheduler", "false",    NULL};
         GstHarness *h = e_harness(&clip, props);
         DF_ASSERT(h);
         TSums got = {0};
