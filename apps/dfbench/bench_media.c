@@ -600,7 +600,11 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
         if (ret < 0)
             goto cleanup;
     }
+    const int64_t t0 = df_now_ns();
     for (int i = 0; i < n; i++) {
+        const int64_t wait = t0 + runs[i].start_offset_ns - df_now_ns();
+        if (wait > 0)
+            g_usleep((gulong)(wait / 1000));
         ctx[i].t0_ns = df_now_ns();
         gst_element_set_state(ctx[i].pipe, GST_STATE_PLAYING);
     }

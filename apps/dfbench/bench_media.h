@@ -124,6 +124,7 @@ typedef struct DfGstRun {
     double duration_s;
     int64_t budget_ns;
     int64_t reorder_lead_ns;
+    int64_t start_offset_ns; /* goes PLAYING this long after the first run (runs in order) */
 } DfGstRun;
 
 /* The end of a run's window in the clip's stream time: `duration_s` of
