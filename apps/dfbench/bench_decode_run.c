@@ -212,7 +212,7 @@ static void run_gst(const DfDecBench *b, const DfClip *c, const DfDecImpl *im, i
     DfGstRun run = {
         .path = c->path, .decoder = decoder, .sink = b->sink, .map = &b->map, .cpus = workers};
     DfGstResult res;
-    if (df_gst_run(&run, 1, &res) < 0 || res.error[0]) {
+    if (df_gst_run(&run, 1, &res, NULL) < 0 || res.error[0]) {
         sample_fail(out, "%s", res.error[0] ? res.error : "pipeline failed");
         return;
     }

@@ -279,8 +279,10 @@ bool df_gst_has_property(const char *factory, const char *prop)
     return false;
 }
 
-int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
+int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res, DfProcSample *mid)
 {
+    if (mid)
+        df_proc_sample(mid);
     for (int i = 0; i < n; i++) {
         memset(&res[i], 0, sizeof(res[i]));
         snprintf(res[i].error, sizeof(res[i].error), "dfbench was built without GStreamer");
@@ -533,7 +535,7 @@ static bool gst_ctx_wait(GstCtx *c, GstMessageType types, GstClockTime timeout)
     return ok;
 }
 
-int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
+int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res, DfProcSample *mid)
 {
     int ret = 0;
     GstCtx *ctx = g_new0(GstCtx, (gsize)n);
@@ -608,6 +610,11 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res)
         ctx[i].t0_ns = df_now_ns();
         gst_element_set_state(ctx[i].pipe, GST_STATE_PLAYING);
     }
+    if (mid) {
+        if (sync && runs[0].duration_s > 0)
+            g_usleep((gulong)(runs[0].duration_s * 0.5e6));
+        df_proc_sample(mid);
+    }
     for (int i = 0; i < n; i++) {
         const bool eos = gst_ctx_wait(&ctx[i], GST_MESSAGE_EOS, 600 * GST_SECOND);
         res[i].dropped = atomic_load_explicit(&ctx[i].qos_drops, memory_order_relaxed);
@@ -654,6 +661,10 @@ cleanup:
             g_array_free(ctx[i].lead, TRUE);
     }
     g_free(ctx);
+    /* The default task pool keeps its idle streaming threads for the next
+     * pipelines: let them go, so that each run starts from the same
+     * process (and the next one's threads per stream are its own). */
+    gst_task_cleanup_all();
     return ret;
 }
 

@@ -150,8 +150,28 @@ typedef struct DfGstResult {
     char error[256]; /* non-empty when the run failed */
 } DfGstResult;
 
+/* What the process holds (bench_proc.c): threads (-1: unknown), resident
+ * memory and heap in use (MiB; NAN: unknown). */
+typedef struct DfProcSample {
+    int threads;
+    double rss_mib, heap_mib;
+} DfProcSample;
+
+/* Growth from `before` to `mid` over k streams (NAN: unknown). */
+typedef struct DfPerStream {
+    double threads, rss_mib, heap_mib;
+} DfPerStream;
+
+void df_proc_sample(DfProcSample *out);
+/* The same after malloc_trim(): the baseline before a trial. */
+void df_proc_sample_trimmed(DfProcSample *out);
+void df_proc_per_stream(const DfProcSample *before, const DfProcSample *mid, int k,
+                        DfPerStream *out);
+
 /* Several pipelines at once (realtime: K independent avdec pipelines in
- * one process); res[i] per pipeline.  Returns 0 when all ran. */
-int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res);
+ * one process); res[i] per pipeline.  Returns 0 when all ran.  `mid`
+ * (may be NULL): the process sampled half way through the runs' window
+ * (sync runs). */
+int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res, DfProcSample *mid);
 
 #endif

@@ -46,6 +46,10 @@ typedef struct DfRtTrial {
     bool has_sched;
     uint64_t tasks, stolen, parks, wakeups, max_wait_depth, jobs_inline;
     double idle_ms;
+    /* Threads and memory the trial added per stream, half way through
+     * (for dfmedia: beyond its scheduler; dfdec's shared scheduler is
+     * part of the pipelines' growth). */
+    DfPerStream per_stream;
     char error[256];
 } DfRtTrial;
 
@@ -109,7 +113,7 @@ double df_rt_k_star(const DfRt *rt, int workers);
 void df_rt_overload(DfRt *rt, DfProgress *prog);
 /* K pipelines of DECODER into SINK, paced at --fps (bench_realtime_run.c). */
 void df_rt_run_pipelines(const DfRt *rt, int workers, const char *decoder, const char *sink, int k,
-                         DfGstResult *res);
+                         DfGstResult *res, DfProcSample *mid);
 
 /* The output (bench_realtime_out.c).  The writers return false with the
  * error said. */

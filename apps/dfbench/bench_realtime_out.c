@@ -71,6 +71,18 @@ void df_rt_print_table(const DfRt *rt)
            "arrival - due over all frames (negative: early)\n",
            rt->budget_frames, rt->o.fps, rt->clip.par->video_delay, rt->o.latency_frames, rt->o.fps,
            t1, rt->n_t1);
+    for (guint i = 0; i < rt->results->len; i++) {
+        const DfRtResult *r = &g_array_index(rt->results, DfRtResult, i);
+        const DfPerStream *p = &r->best.per_stream;
+        if (r->max_streams <= 0 || isnan(p->rss_mib))
+            continue;
+        if (i == 0)
+            printf("per stream at max K, half way through (growth of the process / K; dfmedia's "
+                   "beyond its scheduler, with its pacing thread):\n");
+        printf("  %d worker%s  %-20s %5.2f threads  %6.1f MiB resident  %6.1f MiB heap\n",
+               r->workers, r->workers == 1 ? " " : "s", r->impl, p->threads, p->rss_mib,
+               p->heap_mib);
+    }
 }
 
 void df_rt_print_traces(const DfRt *rt)
@@ -112,6 +124,15 @@ static void json_trial(JsonBuilder *jb, const DfRtTrial *t)
         /* Pipelines read ahead: how early packets reached the decoder. */
         df_json_double(jb, "input_lead_p50_ms", t->lead_p50_ms);
         df_json_double(jb, "input_lead_min_ms", t->lead_min_ms);
+    }
+    if (!isnan(t->per_stream.rss_mib)) {
+        /* What the trial added per stream, half way through. */
+        json_builder_set_member_name(jb, "per_stream");
+        json_builder_begin_object(jb);
+        df_json_double(jb, "threads", t->per_stream.threads);
+        df_json_double(jb, "rss_mib", t->per_stream.rss_mib);
+        df_json_double(jb, "heap_mib", t->per_stream.heap_mib);
+        json_builder_end_object(jb);
     }
     if (t->has_sched) {
         /* dfsched's counters over the paced part, all workers. */

@@ -38,7 +38,7 @@ static void run_one(const DfRt *rt, int workers, int k, const char *admission, D
              admission);
     char sink[128];
     snprintf(sink, sizeof(sink), "%s qos=true max-lateness=-1", rt->sink);
-    df_rt_run_pipelines(rt, workers, dec, sink, k, res);
+    df_rt_run_pipelines(rt, workers, dec, sink, k, res, NULL);
 }
 
 static void print_runs(const DfRt *rt, int workers, int k, double kstar, const OverloadRun *runs,

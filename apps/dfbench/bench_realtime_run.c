@@ -24,7 +24,7 @@ typedef struct DfRtStream {
     int64_t start_ns;             /* written before `go`, read after it */
     uint64_t frames, misses;
     int64_t first_miss_ns, last_miss_ns; /* since start_ns, of this stream's late frames */
-    GArray *late_ms; /* double */
+    GArray *late_ms;                     /* double */
     char error[256];
 } DfRtStream;
 
@@ -207,6 +207,7 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
     tr->streams = k;
     tr->latency_p99_ms = tr->late_p99_ms = tr->lead_p50_ms = tr->lead_min_ms = NAN;
     tr->first_miss_ms = tr->last_miss_ms = NAN;
+    tr->per_stream = (DfPerStream){NAN, NAN, NAN};
     char cpus[256];
     df_cpu_map_list(&rt->map, workers, cpus, sizeof(cpus));
     DfSchedConfig sc;
@@ -228,6 +229,10 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
         snprintf(tr->error, sizeof(tr->error), "%s", err.msg);
         goto cleanup;
     }
+    /* The scheduler is there for every stream: the streams' own share is
+     * what grows from here. */
+    DfProcSample before, mid;
+    df_proc_sample_trimmed(&before);
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
     cfg.log_level = AV_LOG_ERROR;
@@ -276,6 +281,9 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
     for (int i = started; i < k; i++)
         pthread_barrier_wait(&go);
     pthread_barrier_wait(&go);
+    g_usleep((gulong)(rt->o.duration * 0.5e6));
+    df_proc_sample(&mid);
+    df_proc_per_stream(&before, &mid, k, &tr->per_stream);
 cleanup:
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
@@ -347,7 +355,7 @@ static double pipeline_rate(const DfRt *rt)
 /* K pipelines filesrc ! parsebin ! DECODER ! SINK sync=true, played at
  * --fps for --duration on the first `workers` cores; res has k entries. */
 void df_rt_run_pipelines(const DfRt *rt, int workers, const char *decoder, const char *sink, int k,
-                         DfGstResult *res)
+                         DfGstResult *res, DfProcSample *mid)
 {
     const int64_t lead = df_clip_reorder_lead_ns(&rt->clip);
     DfGstRun *runs = g_new0(DfGstRun, (gsize)k);
@@ -371,7 +379,7 @@ void df_rt_run_pipelines(const DfRt *rt, int workers, const char *decoder, const
     DfAffinity saved;
     df_affinity_save(&saved);
     df_bench_confine(&rt->map, workers);
-    df_gst_run(runs, k, res);
+    df_gst_run(runs, k, res, mid);
     df_affinity_restore(&saved);
     g_free(runs);
 }
@@ -383,6 +391,7 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
     tr->streams = k;
     tr->latency_p99_ms = tr->late_p99_ms = tr->lead_p50_ms = tr->lead_min_ms = NAN;
     tr->first_miss_ms = tr->last_miss_ms = NAN;
+    tr->per_stream = (DfPerStream){NAN, NAN, NAN};
     char dfdec[160];
     snprintf(dfdec, sizeof(dfdec), "dfdec n-workers=%d policy=%s threading=%s", workers,
              policy ? policy : "", df_threading_name(rt->threading));
@@ -396,7 +405,10 @@ static void trial_gst(const DfRt *rt, const char *policy, int workers, int k, Df
     snprintf(sink, sizeof(sink), "%s qos=false max-lateness=-1", rt->sink);
     DfGstResult *res = g_new0(DfGstResult, (gsize)k);
     /* avdec: default threads, as a player would have. */
-    df_rt_run_pipelines(rt, workers, name, sink, k, res);
+    DfProcSample before, mid;
+    df_proc_sample_trimmed(&before);
+    df_rt_run_pipelines(rt, workers, name, sink, k, res, &mid);
+    df_proc_per_stream(&before, &mid, k, &tr->per_stream);
     for (int i = 0; i < k; i++) {
         if (res[i].error[0] && !tr->error[0])
             snprintf(tr->error, sizeof(tr->error), "%s", res[i].error);
