@@ -264,6 +264,7 @@ typedef struct DfDecoderStats {
     uint64_t pool_allocs;                /* picture buffers allocated by the framework's pools */
     uint64_t pool_reuses;                /* picture buffers taken from a pool's free list */
     int64_t pool_outstanding;            /* picture buffers currently referenced */
+    int64_t pool_idle;                   /* picture buffers kept free for reuse */
     double latency_p50_ms;               /* packet in -> frame ready */
     double latency_p99_ms;
     double latency_max_ms;

@@ -61,7 +61,8 @@ void df_pool_unref(DfPool *pool);
 /* AVCodecContext.get_buffer2 (opaque = DfDecoder). */
 int df_pool_get_buffer2(AVCodecContext *avctx, AVFrame *frame, int flags);
 /* Buffers allocated / reused / currently out. */
-void df_pool_counts(const DfPool *pool, uint64_t *allocs, uint64_t *reuses, int64_t *out);
+void df_pool_counts(const DfPool *pool, uint64_t *allocs, uint64_t *reuses, int64_t *out,
+                    int64_t *idle);
 
 /* ---------------------------------------------------------------- hooks */
 

@@ -85,7 +85,8 @@ void df_decoder_stats(const DfDecoder *dec, DfDecoderStats *out)
         out->jobs_per_worker[i] = LOAD(jobs_per_worker[i]);
         out->filter_jobs_per_worker[i] = LOAD(filter_jobs_per_worker[i]);
     }
-    df_pool_counts(dec->pool, &out->pool_allocs, &out->pool_reuses, &out->pool_outstanding);
+    df_pool_counts(dec->pool, &out->pool_allocs, &out->pool_reuses, &out->pool_outstanding,
+                   &out->pool_idle);
     df_latency_get(&d->lat, &out->latency_p50_ms, &out->latency_p99_ms, &out->latency_max_ms);
 }
 

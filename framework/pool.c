@@ -42,6 +42,10 @@ struct DfPool {
     PoolList *lists;
     _Atomic uint64_t allocs, reuses;
     _Atomic int64_t out;
+    /* The consumer's get_picture serves the pictures: buffers coming back
+     * are freed instead of kept (a hint, relaxed both ways: a stale value
+     * keeps or frees one buffer too many). */
+    atomic_bool bypassed;
 };
 
 int df_pool_new(DfSched *sched, int max_free, DfPool **out)
@@ -62,20 +66,25 @@ int df_pool_new(DfSched *sched, int max_free, DfPool **out)
         atomic_init(&p->lists[i].n_free, 0);
     }
     atomic_init(&p->refs, 1);
+    atomic_init(&p->bypassed, false);
     *out = p;
     return 0;
+}
+
+static void free_chain(PoolBuf *b)
+{
+    while (b) {
+        PoolBuf *next = b->next;
+        av_free(b->raw);
+        free(b);
+        b = next;
+    }
 }
 
 static void pool_destroy(DfPool *p)
 {
     for (int i = 0; i < p->n_lists; i++) {
-        PoolBuf *b = p->lists[i].free;
-        while (b) {
-            PoolBuf *next = b->next;
-            av_free(b->raw);
-            free(b);
-            b = next;
-        }
+        free_chain(p->lists[i].free);
         pthread_mutex_destroy(&p->lists[i].lock);
     }
     free(p->lists);
@@ -88,12 +97,41 @@ void df_pool_unref(DfPool *p)
         pool_destroy(p);
 }
 
-void df_pool_counts(const DfPool *p, uint64_t *allocs, uint64_t *reuses, int64_t *out)
+void df_pool_counts(const DfPool *p, uint64_t *allocs, uint64_t *reuses, int64_t *out,
+                    int64_t *idle)
 {
     DfPool *q = (DfPool *)p;
     *allocs = atomic_load_explicit(&q->allocs, memory_order_relaxed);
     *reuses = atomic_load_explicit(&q->reuses, memory_order_relaxed);
     *out = atomic_load_explicit(&q->out, memory_order_relaxed);
+    *idle = 0;
+    for (int i = 0; i < q->n_lists; i++)
+        *idle += atomic_load_explicit(&q->lists[i].n_free, memory_order_relaxed);
+}
+
+/* Pictures now come from the consumer (dfdec's direct rendering, once
+ * downstream's allocation is known): the ones kept for the first pictures
+ * would never be used again. */
+/* Empty list `l`; returns what it held.  Not inlined: GCC 12 with
+ * -fsanitize=address,undefined then takes the store to n_free for an
+ * overflow of a zero-size region (-Wstringop-overflow, a false positive). */
+__attribute__((noinline)) static PoolBuf *list_drain(PoolList *l)
+{
+    pthread_mutex_lock(&l->lock);
+    PoolBuf *chain = l->free;
+    l->free = NULL;
+    atomic_store_explicit(&l->n_free, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&l->lock);
+    return chain;
+}
+
+static void pool_bypass(DfPool *p)
+{
+    if (atomic_load_explicit(&p->bypassed, memory_order_relaxed) ||
+        atomic_exchange_explicit(&p->bypassed, true, memory_order_relaxed))
+        return;
+    for (int i = 0; i < p->n_lists; i++)
+        free_chain(list_drain(&p->lists[i]));
 }
 
 /* AVBuffer free callback: any thread (the consumer's, a codec thread). */
@@ -105,7 +143,7 @@ static void pool_buf_free(void *opaque, uint8_t *data)
     atomic_fetch_sub_explicit(&p->out, 1, memory_order_relaxed);
     pthread_mutex_lock(&l->lock);
     const int n_free = atomic_load_explicit(&l->n_free, memory_order_relaxed);
-    if (n_free < p->max_free) {
+    if (n_free < p->max_free && !atomic_load_explicit(&p->bypassed, memory_order_relaxed)) {
         b->next = l->free;
         l->free = b;
         atomic_store_explicit(&l->n_free, n_free + 1, memory_order_relaxed);
@@ -139,12 +177,7 @@ static PoolBuf *list_take(PoolList *l, size_t size)
         stale = c;
     }
     pthread_mutex_unlock(&l->lock);
-    while (stale) {
-        PoolBuf *next = stale->next;
-        av_free(stale->raw);
-        free(stale);
-        stale = next;
-    }
+    free_chain(stale);
     return b;
 }
 
@@ -245,6 +278,10 @@ int df_pool_get_buffer2(AVCodecContext *avctx, AVFrame *frame, int flags)
         return ret;
     if (dec->cfg.alloc.get_picture) {
         ret = dec->cfg.alloc.get_picture(dec->cfg.alloc.opaque, frame, &layout, flags);
+        if (ret >= 0)
+            pool_bypass(dec->pool);
+        else if (ret == AVERROR(ENOSYS))
+            atomic_store_explicit(&dec->pool->bypassed, false, memory_order_relaxed);
         if (ret != AVERROR(ENOSYS)) {
             if (ret >= 0 && dec->plan.mode != DF_THREADING_FRAME)
                 df_hooks_new_picture(dec, frame);

@@ -4,6 +4,8 @@
 #include "dftest.h"
 #include "framework_util.h"
 
+#include <libavutil/imgutils.h>
+
 #include <libavutil/time.h>
 #include <math.h>
 #include <pthread.h>
@@ -710,6 +712,78 @@ DF_TEST(FrameworkFlow, PicturesAreReusedAcrossWorkers)
                   (unsigned long long)after_first, (unsigned long long)st.pool_allocs);
     df_decoder_free(&dec);
     t_sums_free(&got);
+    t_clip_free(&c);
+    df_sched_unref(s);
+}
+
+typedef struct LateHook {
+    int calls, fallbacks;
+} LateHook;
+
+/* A consumer that renders directly after its first few pictures (as dfdec
+ * does once downstream's allocation is known): exactly the layout asked
+ * for, in one buffer. */
+static int late_get_picture(void *opaque, AVFrame *frame, const DfPictureLayout *layout, int flags)
+{
+    (void)flags;
+    LateHook *h = opaque;
+    if (h->calls++ < h->fallbacks)
+        return AVERROR(ENOSYS);
+    ptrdiff_t ls[4];
+    size_t sizes[4];
+    for (int i = 0; i < 4; i++)
+        ls[i] = layout->linesize[i];
+    if (av_image_fill_plane_sizes(sizes, frame->format, layout->height, ls) < 0)
+        return AVERROR(EINVAL);
+    size_t total = 0;
+    for (int i = 0; i < 4; i++)
+        total += FFALIGN(sizes[i], (size_t)layout->align);
+    AVBufferRef *buf = av_buffer_alloc(total + 16 + 2 * (size_t)layout->align);
+    if (!buf)
+        return AVERROR(ENOMEM);
+    uint8_t *p = (uint8_t *)FFALIGN((uintptr_t)buf->data, (uintptr_t)layout->align);
+    frame->buf[0] = buf;
+    for (int i = 0; i < 4; i++) {
+        frame->data[i] = sizes[i] ? p : NULL;
+        frame->linesize[i] = sizes[i] ? layout->linesize[i] : 0;
+        p += FFALIGN(sizes[i], (size_t)layout->align);
+    }
+    frame->extended_data = frame->data;
+    return 0;
+}
+
+/* Once the consumer renders directly, the framework's pool lets go of the
+ * pictures it made for the first frames instead of keeping them free for
+ * good (15 MB per 1080p stream through dfdec). */
+DF_TEST(FrameworkFlow, PoolLetsGoOnceTheConsumerRendersDirectly)
+{
+    DfSched *s = t_sched("cost-local", 2, 20);
+    DF_ASSERT(s);
+    TClip c;
+    TSums ref = {0}, got = {0};
+    DF_ASSERT(load_with_ref("h264_cabac_slices8.mkv", NULL, &c, &ref) == 0);
+    LateHook hook = {.fallbacks = 4};
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.alloc.get_picture = late_get_picture;
+    cfg.alloc.opaque = &hook;
+    DfDecoder *dec = new_dec(s, &c, &cfg);
+    DF_ASSERT(dec);
+    DF_EXPECT_EQ_INT(feed(dec, &c, 0, c.n_pkts, &got), 0);
+    DF_EXPECT_EQ_INT(drain(dec, &got), 0);
+    char msg[256];
+    DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s", msg);
+    DfDecoderStats st;
+    df_decoder_stats(dec, &st);
+    DF_EXPECT_MSG(st.pool_allocs >= 1 && hook.calls > hook.fallbacks,
+                  "%llu pool pictures, %d get_picture calls", (unsigned long long)st.pool_allocs,
+                  hook.calls);
+    DF_EXPECT_MSG(st.pool_idle == 0 && st.pool_outstanding == 0,
+                  "%lld pool pictures kept free, %lld out", (long long)st.pool_idle,
+                  (long long)st.pool_outstanding);
+    df_decoder_free(&dec);
+    t_sums_free(&got);
+    t_sums_free(&ref);
     t_clip_free(&c);
     df_sched_unref(s);
 }
