@@ -45,7 +45,9 @@ void df_proc_sample(DfProcSample *out)
     /* Arena chunks in use plus mmapped ones (libavcodec's and the pools'
      * pictures are mmapped at 1080p). */
     const struct mallinfo2 mi = mallinfo2();
-    out->heap_mib = (double)(mi.uordblks + mi.hblkhd) / (1024.0 * 1024.0);
+    /* An allocator that is not glibc's (a sanitizer's) reports nothing. */
+    if (mi.arena || mi.hblkhd)
+        out->heap_mib = (double)(mi.uordblks + mi.hblkhd) / (1024.0 * 1024.0);
 }
 
 void df_proc_per_stream(const DfProcSample *before, const DfProcSample *mid, int k,
