@@ -22,6 +22,7 @@ DfGroup *df_group_new(DfSched *s, int64_t deadline)
     atomic_init(&g->refs, 2); /* the handle, and the unfinished count */
     atomic_init(&g->done_seq, 0);
     atomic_init(&g->n_waiters, 0);
+    atomic_init(&g->parked_worker, 0);
     atomic_init(&g->cancelled, false);
     g->deadline = deadline ? deadline : DF_NO_DEADLINE;
     g->tag = -1;
@@ -158,10 +159,30 @@ int64_t df_group_tag(const DfGroup *g)
     return g->tag;
 }
 
+void df_group_parking(DfGroup *g, int w)
+{
+    /* seq_cst, before the parker's fence in park.  Pairs with the fence
+     * in df_group_nodes_finished, as waiting_on does: if the finisher's
+     * fence comes later in the total order it sees this word, else the
+     * parker's re-check sees the group done and it does not sleep. */
+    int32_t seen = 0;
+    if (!atomic_compare_exchange_strong_explicit(&g->parked_worker, &seen, w + 1,
+                                                 memory_order_seq_cst, memory_order_seq_cst) &&
+        seen != w + 1 && seen != -1)
+        atomic_store_explicit(&g->parked_worker, -1, memory_order_seq_cst);
+}
+
+/* A group is nearly always awaited by one worker at most (a decode task
+ * waiting for its slice jobs): wake that one without looking at the
+ * others, which at many workers would cost a line per worker for every
+ * finished group somebody waited on. */
 void df_wake_group_waiters(DfGroup *g)
 {
     DfSched *s = g->sched;
-    for (int i = 0; i < s->n_workers; i++)
+    const int32_t pw = atomic_load_explicit(&g->parked_worker, memory_order_seq_cst);
+    const int from = pw > 0 ? pw - 1 : 0;
+    const int to = pw > 0 ? pw : pw < 0 ? s->n_workers : 0;
+    for (int i = from; i < to; i++)
         if (atomic_load_explicit(&s->workers[i].waiting_on, memory_order_seq_cst) == g)
             df_wake(s, i, false);
     atomic_fetch_add_explicit(&g->done_seq, 1, memory_order_seq_cst);

@@ -558,8 +558,8 @@ void df_ready_sets_fini(DfReadySets *rs)
  *    parked, reports a wake check to its caller);
  *  - pusher against a parking worker (worker.c): the pusher's fence here
  *    is the producer's fence of the park handshake.  After it the pusher
- *    reads the bit, sets it (seq_cst RMWs) if clear and reads n_parked
- *    with a seq_cst load; the parker announces itself, fences and reads
+ *    reads the bit, sets it (seq_cst RMWs) if clear and reads the parked
+ *    summary's root with a seq_cst load; the parker announces itself, fences and reads
  *    the summary's root.  Either the parker sees the bit or the pusher
  *    sees the parker. */
 bool df_ready_sets_any(DfReadySets *rs, unsigned *lines)
@@ -571,7 +571,7 @@ void df_ready_sets_mark(DfReadySets *rs, int w)
 {
     /* Pairs with the fence in df_ready_sets_unmark, and with the one in
      * park (worker.c): the nodes just put into w's set are visible before
-     * the bit (and, in the caller, n_parked) is read. */
+     * the bit (and, in the caller, the parked summary's root) is read. */
     DF_FENCE_SEQ_CST();
     if (!df_summary_test(&rs->work, w))
         df_summary_set(&rs->work, w);

@@ -120,6 +120,9 @@ struct DfGroup {
     _Atomic int32_t refs;      /* handle + nodes */
     _Atomic uint32_t done_seq; /* futex word for outside waiters */
     _Atomic int32_t n_waiters;
+    /* The worker parked on it: index + 1; 0 none yet; -1 several (then
+     * the group's finisher looks at every worker). */
+    _Atomic int32_t parked_worker;
     _Atomic bool cancelled;
     int64_t deadline;
     int64_t tag;
@@ -215,8 +218,9 @@ struct DfSched {
     _Atomic bool tracing;
     _Atomic bool stop;
     _Atomic int started;
-    DF_ALIGNED _Atomic int n_parked; /* the park handshake's word */
-    DfSummary parked;         /* bit per parked worker, to wake the nearest */
+    /* Bit per parked worker, to wake the nearest; its root is the park
+     * handshake's word (worker.c). */
+    DfSummary parked;
     DF_ALIGNED _Atomic uint64_t next_node_id;
     _Atomic uint64_t next_group_id;
     /* Written on every submit from outside: its own line. */
@@ -296,6 +300,8 @@ bool df_group_done_by(const DfGroup *g, DfWorker *w);
 
 /* Wake workers parked while waiting on `g`, and outside waiters. */
 void df_wake_group_waiters(DfGroup *g);
+/* Worker w is about to park waiting on g (before it counts in n_waiters). */
+void df_group_parking(DfGroup *g, int w);
 /* A thread that is not a worker waits for `g` to be done: it sleeps. */
 bool df_group_wait_outside_until(DfGroup *g, int64_t until_ns);
 

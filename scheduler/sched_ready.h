@@ -182,7 +182,7 @@ void df_ready_sets_fini(DfReadySets *rs);
 bool df_ready_sets_any(DfReadySets *rs, unsigned *lines);
 /* Nodes went into w's set (push, post, or given back): publish w's bit.
  * Begins with a seq_cst fence, after which the caller needs none to read
- * n_parked with a seq_cst load. */
+ * the parked summary's root with a seq_cst load. */
 void df_ready_sets_mark(DfReadySets *rs, int w);
 /* w's set was seen empty: clear w's bit.  True when nodes arrived
  * meanwhile, or an ancestor bit had to be restored: the caller then does a

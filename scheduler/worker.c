@@ -5,10 +5,15 @@
  *
  * Parking is a Dekker (store-buffering) handshake in two phases, as in
  * Taskflow's notifier: a worker announces itself (its bit in the parked
- * summary, n_parked), fences, re-checks for work (the has-work summary's
- * root: one cache line, ready.c) and only then sleeps; a producer
- * publishes the node, fences, sets its set's summary bit if clear (seq_cst
- * RMWs), then reads n_parked (seq_cst).  The two seq_cst fences (DF_FENCE_SEQ_CST)
+ * summary, set up to the root while its words go non-zero), fences,
+ * re-checks for work (the has-work summary's root: one cache line,
+ * ready.c) and only then sleeps; a producer publishes the node, fences,
+ * sets its set's summary bit if clear (seq_cst RMWs), then reads the
+ * parked summary's root (seq_cst).  That root is the handshake's word and
+ * is per domain in effect: it changes only when a top-level domain gets
+ * its first parked worker or loses its last, not on every park, so the
+ * line every producer reads stays shared at any worker count.  The two
+ * seq_cst fences (DF_FENCE_SEQ_CST)
  * are what C11 needs to exclude the outcome where each side misses the
  * other's store; seq_cst RMWs alone do not order the relaxed loads after
  * them on AArch64 or POWER.  The futex word closes the last gap: the worker
@@ -46,6 +51,15 @@ uint64_t df_sched_current_node_id(const DfSched *s)
 
 /* ------------------------------------------------------------ parking */
 
+/* Anyone parked: the handshake's load (see the top).  Pairs with the
+ * parker's fence after its summary bits are set. */
+static bool anyone_parked(DfSched *s)
+{
+    return df_summary_any(&s->parked, NULL);
+}
+
+static void wake_check(DfSched *s, int near);
+
 static bool clear_parked(DfSched *s, int i)
 {
     const uint64_t bit = 1ull << s->parked.bit_of[i];
@@ -53,12 +67,11 @@ static bool clear_parked(DfSched *s, int i)
     const uint64_t old = df_summary_clear_bit(&s->parked, i);
     if (!(old & bit))
         return false;
-    /* The summary above the leaf only guides the choice of whom to wake
-     * (n_parked is the handshake's word), so a bit it had to restore needs
-     * no wake check here; nearest_parked covers the window. */
-    if (old == bit)
-        df_summary_clear_up(&s->parked, i);
-    atomic_fetch_sub_explicit(&s->n_parked, 1, memory_order_seq_cst);
+    /* A bit above the leaf that had to be restored (summary.c) was
+     * missing for a moment: a producer may have read the root as zero
+     * then and woken nobody. */
+    if (old == bit && df_summary_clear_up(&s->parked, i))
+        wake_check(s, i);
     return true;
 }
 
@@ -99,11 +112,10 @@ static int nearest_bit(const DfSched *s, int wi, uint64_t bits, int near)
  * parked summary's words from near's leaf up to the first with a parked
  * worker, then down its nearest branch.  At most 64 bits per word and one
  * word per level.  A stale bit (a word that went to zero) is cleared on
- * the way.  The words above the leaves may briefly miss a parked worker
- * (summary.c); the leaves do not, and a parked worker counts in n_parked
- * after its leaf bit is set, so while n_parked says someone is parked and
- * the walk found nobody, the leaves are scanned (a rare race, O(N/64)). */
-static int nearest_parked(DfSched *s, int near)
+ * the way; one that had to be restored means a parker raced the clear
+ * (*restored: the caller does a wake check), and the branch is tried
+ * again. */
+static int nearest_parked(DfSched *s, int near, bool *restored)
 {
     DfSummary *ps = &s->parked;
     int wi = near >= 0 ? ps->leaf_of[near] : ps->root;
@@ -118,8 +130,10 @@ static int nearest_parked(DfSched *s, int near)
                 return kid;
             const uint64_t below = df_summary_word(ps, kid);
             if (!below) {
-                df_summary_clear_stale(ps, at, b);
-                bits &= ~(1ull << b);
+                if (df_summary_clear_stale(ps, at, b))
+                    *restored = true;
+                else
+                    bits &= ~(1ull << b);
                 continue;
             }
             at = kid;
@@ -128,14 +142,6 @@ static int nearest_parked(DfSched *s, int near)
         skip = 1ull << ps->words[wi].parent_bit;
         wi = ps->words[wi].parent;
     }
-    if (atomic_load_explicit(&s->n_parked, memory_order_seq_cst) == 0)
-        return -1;
-    for (int k = 0; k < ps->n_words; k++)
-        if (ps->words[k].leaf) {
-            const uint64_t bits = df_summary_word(ps, k);
-            if (bits)
-                return ps->kids[ps->words[k].first + __builtin_ctzll(bits)];
-        }
     return -1;
 }
 
@@ -154,15 +160,32 @@ void df_wake_near(DfSched *s, int preferred, bool any, int near)
         return;
     /* Someone else, nearest to `near` first; a worker another waker took
      * meanwhile is passed over. */
+    bool restored = false;
     for (int tries = 0; tries < s->n_workers; tries++) {
-        const int i = nearest_parked(s, near);
+        const int i = nearest_parked(s, near, &restored);
         if (i < 0)
-            return;
+            break;
         if (clear_parked(s, i)) {
             wake_worker(s, i);
-            return;
+            break;
         }
     }
+    if (restored)
+        wake_check(s, near);
+}
+
+/* The parked summary's root missed a parked worker for a moment (a bit
+ * restored above its leaf): a producer that read it then skipped its
+ * wake.  Pairs with that producer's fence after its push: the restoring
+ * RMW (seq_cst) comes after the producer's load of the root in the total
+ * order, so after this fence the push is seen, and a parked worker is
+ * woken for it.  Rare: it needs a parker and a waker in one domain word
+ * at once. */
+static void wake_check(DfSched *s, int near)
+{
+    DF_FENCE_SEQ_CST();
+    if (s->pops->has_work(s->policy, near, NULL))
+        df_wake_near(s, -1, true, near);
 }
 
 static bool should_stop_parking(DfSched *s, DfWorker *w, DfGroup *g, unsigned *lines)
@@ -178,17 +201,19 @@ static void park(DfSched *s, DfWorker *w, DfGroup *g)
     uint32_t seq = atomic_load_explicit(&w->park_word, memory_order_seq_cst);
     if (g) {
         atomic_store_explicit(&w->waiting_on, g, memory_order_seq_cst);
+        df_group_parking(g, i);
         /* Pairs with the load of n_waiters in df_group_node_finished. */
         atomic_fetch_add_explicit(&g->n_waiters, 1, memory_order_seq_cst);
     }
+    /* Phase one: seq_cst RMWs up the parked summary while its words go
+     * non-zero; producers read its root. */
     df_summary_set(&s->parked, i);
-    atomic_fetch_add_explicit(&s->n_parked, 1, memory_order_seq_cst);
     /* Phase two: the announcement above must be visible before the
      * re-check below reads the has-work summary and the group.  Pairs
      * with the fence after a push (df_ready_sets_mark, or make_ready's for
-     * shared-set policies) and in df_sched_requeued, each before n_parked
-     * is read, and in df_group_node_finished (after pending reached 0,
-     * before reading n_waiters). */
+     * shared-set policies) and in df_sched_requeued, each before the
+     * parked summary's root is read, and in df_group_node_finished (after
+     * pending reached 0, before reading n_waiters). */
     DF_FENCE_SEQ_CST();
     if (should_stop_parking(s, w, g, NULL)) {
         clear_parked(s, i);
@@ -216,7 +241,7 @@ void df_worker_idle(DfWorker *w, DfGroup *g, bool nested)
     df_worker_set_state(w, nested ? DF_WS_WAITING : DF_WS_IDLE);
     if (nested && s->cfg.poll_us >= 0 && !df_ready_own_empty(s, w->index)) {
         DF_FENCE_SEQ_CST(); /* as in make_ready */
-        if (atomic_load_explicit(&s->n_parked, memory_order_seq_cst) > 0)
+        if (anyone_parked(s))
             df_wake_near(s, -1, true, w->index);
     }
     const int64_t start = df_now_ns();
@@ -257,9 +282,9 @@ void df_sched_requeued(void *ctx, int w)
         return;
     /* Pairs with the fence in park, like the one in make_ready (the
      * caller's nodes, or its restored summary bit, are visible before
-     * n_parked is read). */
+     * the parked summary's root is read). */
     DF_FENCE_SEQ_CST();
-    if (atomic_load_explicit(&s->n_parked, memory_order_seq_cst) == 0)
+    if (!anyone_parked(s))
         return;
     const bool spinning = atomic_load_explicit(&s->state[w].v, memory_order_relaxed) == DF_WS_IDLE;
     df_wake_near(s, w, !spinning, w);
@@ -289,13 +314,14 @@ static void wake_for(DfSched *s, DfWorker *self, DfPlacement p, bool running)
     if (s->cfg.poll_us < 0)
         return; /* poll mode: every idle worker is spinning */
     /* Phase two of the producer's side: the push above (and its bit in the
-     * has-work summary) must be visible before n_parked is read; pairs
+     * has-work summary) must be visible before the parked summary's root
+     * is read; pairs
      * with the fence in park.  Stealing policies fenced after the push
      * already (df_ready_sets_mark) and then set the bit with seq_cst RMWs,
      * which the seq_cst load below stays behind. */
     if (!p.fenced)
         DF_FENCE_SEQ_CST();
-    if (atomic_load_explicit(&s->n_parked, memory_order_seq_cst) == 0)
+    if (!anyone_parked(s))
         return;
     if (p.worker < 0) {
         df_wake_near(s, -1, true, self ? self->index : -1);

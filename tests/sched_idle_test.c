@@ -258,3 +258,128 @@ DF_TEST(SchedIdle, StaleSummaryBitsAreCleared)
     }
     policy_close(&x);
 }
+
+/* The word every producer reads after a push to decide on a wake-up is
+ * the parked summary's root (worker.c).  Workers park and wake all the
+ * time; the root must change only when a top-level domain gets its first
+ * parked worker or loses its last, so that at 1024 workers the line stays
+ * shared instead of moving with every park (a global parked count would
+ * change on each).  Random parks and wakes on the 1024-PU machine, half
+ * of the workers parked on average; the root is non-zero exactly while
+ * someone is parked. */
+DF_TEST(SchedIdle, ParkHandshakeWordChangesOnlyPerDomain)
+{
+    const int n = 1024;
+    DfTopo topo;
+    DF_ASSERT(df_topo_model(&topo, BIG_TOPO, n, DF_COST_HIER, NULL, NULL) == 0);
+    DfSummary ps;
+    DF_ASSERT(df_summary_init(&ps, &topo, n) == 0);
+    DF_ASSERT(ps.depth >= 2);
+    bool *parked = calloc((size_t)n, sizeof(bool));
+    DF_ASSERT(parked);
+    uint64_t rng = 99, root = 0;
+    int n_parked = 0;
+    long changes = 0, ops = 0, bad = 0;
+    for (int round = 0; round < 200000; round++) {
+        const int w = (int)(df_rand_next(&rng) % (uint64_t)n);
+        if (parked[w]) { /* woken: as clear_parked does */
+            const uint64_t bit = 1ull << ps.bit_of[w];
+            if (df_summary_clear_bit(&ps, w) == bit)
+                df_summary_clear_up(&ps, w);
+            n_parked--;
+        } else {
+            df_summary_set(&ps, w);
+            n_parked++;
+        }
+        parked[w] = !parked[w];
+        ops++;
+        const uint64_t now = df_summary_word(&ps, ps.root);
+        changes += now != root;
+        bad += (now != 0) != (n_parked > 0);
+        root = now;
+    }
+    printf("%ld parks and wakes at %d workers: the root changed %ld times\n", ops, n, changes);
+    DF_EXPECT_EQ_INT(bad, 0);
+    DF_EXPECT_MSG(changes * 1000 < ops, "root changed %ld times in %ld parks and wakes", changes,
+                  ops);
+    /* Everyone leaves: the root goes to zero, as a producer must see. */
+    for (int w = 0; w < n; w++)
+        if (parked[w]) {
+            const uint64_t bit = 1ull << ps.bit_of[w];
+            if (df_summary_clear_bit(&ps, w) == bit)
+                df_summary_clear_up(&ps, w);
+        }
+    DF_EXPECT(df_summary_word(&ps, ps.root) == 0);
+    free(parked);
+    df_summary_fini(&ps);
+    df_topo_fini(&topo);
+}
+
+typedef struct Waiter {
+    DfGroup *awaited;
+    _Atomic int started, returned;
+} Waiter;
+
+static void wait_body(DfTask *t, void *arg)
+{
+    Waiter *wt = arg;
+    /* Both bodies running at once, so on two workers (a wait could
+     * otherwise run the other body nested, on the same worker). */
+    atomic_fetch_add(&wt->started, 1);
+    const int64_t t_end = df_now_ns() + 60000000000ll;
+    while (atomic_load(&wt->started) < 2 && df_now_ns() < t_end)
+        ;
+    df_sched_wait(df_task_sched(t), wt->awaited);
+    atomic_fetch_add(&wt->returned, 1);
+}
+
+/* Two tasks on two workers wait inside their bodies for one group whose
+ * only node is held: both workers park on it.  Its finisher wakes parked
+ * waiters by the worker the group recorded, or, with several, by looking
+ * at every worker; both must come back once the node may run. */
+DF_TEST(SchedIdle, SeveralWorkersParkedOnOneGroupAllWake)
+{
+    const char *const *pol = df_policy_names();
+    for (int p = 0; pol[p]; p++) {
+        DfSchedConfig cfg;
+        df_sched_config_init(&cfg);
+        cfg.policy = pol[p];
+        cfg.n_workers = 2;
+        cfg.poll_us = 10;
+        cfg.pin = false;
+        DfSched *s;
+        DfError err;
+        DF_ASSERT_MSG(df_sched_new(&cfg, &s, &err) == 0, "%s", err.msg);
+        DfGroup *g = df_group_new(s, 0);
+        _Atomic int ran = 0;
+        DfNode *held = df_node_new(s, &(DfNodeDesc){.fn = noop, .arg = (void *)&ran, .group = g});
+        df_node_hold(held);
+        df_node_submit(held);
+        Waiter wt = {.awaited = g};
+        DfGroup *outer = df_group_new(s, 0);
+        for (int i = 0; i < 2; i++)
+            df_spawn(s, wait_body, &wt, outer);
+        /* Both workers parked waiting on g (the watchdog: 60 s). */
+        const int64_t t_end = df_now_ns() + 60000000000ll;
+        bool both = false;
+        while (!both && df_now_ns() < t_end) {
+            both = true;
+            for (int i = 0; i < 2; i++)
+                both &= atomic_load(&s->workers[i].waiting_on) == g &&
+                        atomic_load(&s->state[i].v) == DF_WS_PARKED;
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+        DF_EXPECT_MSG(both, "%s: the two waiters never both parked on the group", pol[p]);
+        DF_EXPECT_EQ_INT(atomic_load(&g->parked_worker), -1);
+        df_node_unhold(held);
+        DF_EXPECT_MSG(df_sched_wait_until(s, outer, df_now_ns() + 60000000000ll),
+                      "%s: a waiter parked on the group was not woken", pol[p]);
+        DF_EXPECT_EQ_INT(atomic_load(&wt.returned), 2);
+        DF_EXPECT_EQ_INT(atomic_load(&ran), 1);
+        df_node_release(held);
+        df_group_release(outer);
+        df_group_release(g);
+        df_sched_unref(s);
+    }
+}
