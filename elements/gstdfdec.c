@@ -218,7 +218,7 @@ struct _GstDfDec {
     gboolean dr_allowed; /* downstream takes GstVideoMeta, no filter */
     gboolean dr_crop;    /* downstream also takes GstVideoCropMeta */
     GstBufferPool *dr_pool;
-    gboolean dr_pool_touched;                /* dr_pool's pictures faulted in (dr_pool_touch) */
+    gint dr_pool_touched; /* dr_pool's pictures faulted in (dr_pool_touch); atomic */
     int dr_format, dr_width, dr_height;      /* what dr_pool was made for */
     int dr_display_width, dr_display_height; /* negotiated output size */
     GstVideoFormat dr_gst_format;
@@ -496,7 +496,7 @@ static int gst_df_dec_get_picture(void *opaque, AVFrame *frame, const DfPictureL
             gst_object_unref(self->dr_pool);
         }
         self->dr_pool = dr_pool_new(self, layout);
-        self->dr_pool_touched = FALSE;
+        g_atomic_int_set(&self->dr_pool_touched, FALSE);
         self->dr_width = layout->width;
         self->dr_height = layout->height;
         if (!self->dr_pool) {
@@ -1037,12 +1037,24 @@ static void dr_pool_touch(GstDfDec *self)
      * last-sample and next buffer; less the pictures out now, which are
      * written already. */
     enum { MAX_TOUCH = 24 };
+    /* Without the lock on every picture: a pool made meanwhile clears the
+     * flag under the lock, and the next picture sees it. */
+    if (g_atomic_int_get(&self->dr_pool_touched))
+        return;
     const int want = df_decoder_latency_frames(self->dec) + 6;
     pthread_mutex_lock(&self->dr_lock);
     GstBufferPool *pool =
         self->dr_pool && !self->dr_pool_touched ? gst_object_ref(self->dr_pool) : NULL;
-    self->dr_pool_touched = TRUE;
-    const int n = CLAMP(want - (int)g_hash_table_size(self->dr_live), 0, MAX_TOUCH);
+    g_atomic_int_set(&self->dr_pool_touched, TRUE);
+    int live = 0;
+    if (pool) {
+        GHashTableIter it;
+        gpointer key;
+        g_hash_table_iter_init(&it, self->dr_live);
+        while (g_hash_table_iter_next(&it, &key, NULL))
+            live += !((const DrBuffer *)key)->output;
+    }
+    const int n = CLAMP(want - live, 0, MAX_TOUCH);
     pthread_mutex_unlock(&self->dr_lock);
     if (!pool)
         return;
