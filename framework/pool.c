@@ -42,6 +42,9 @@ struct DfPool {
     PoolList *lists;
     _Atomic uint64_t allocs, reuses;
     _Atomic int64_t out;
+    /* The lists' n_free summed, so that a miss at home skips looking at
+     * every other list when nothing is free anywhere (O(workers) lines). */
+    atomic_int n_free_all;
     /* The consumer's get_picture serves the pictures: buffers coming back
      * are freed instead of kept (a hint, relaxed both ways: a stale value
      * keeps or frees one buffer too many). */
@@ -66,6 +69,7 @@ int df_pool_new(DfSched *sched, int max_free, DfPool **out)
         atomic_init(&p->lists[i].n_free, 0);
     }
     atomic_init(&p->refs, 1);
+    atomic_init(&p->n_free_all, 0);
     atomic_init(&p->bypassed, false);
     *out = p;
     return 0;
@@ -104,9 +108,17 @@ void df_pool_counts(const DfPool *p, uint64_t *allocs, uint64_t *reuses, int64_t
     *allocs = atomic_load_explicit(&q->allocs, memory_order_relaxed);
     *reuses = atomic_load_explicit(&q->reuses, memory_order_relaxed);
     *out = atomic_load_explicit(&q->out, memory_order_relaxed);
-    *idle = 0;
-    for (int i = 0; i < q->n_lists; i++)
-        *idle += atomic_load_explicit(&q->lists[i].n_free, memory_order_relaxed);
+    *idle = atomic_load_explicit(&q->n_free_all, memory_order_relaxed);
+}
+
+/* n_free of list l and the pool's sum change by `delta` (under l's lock;
+ * relaxed: counts that readers only peek at). */
+static void count_free(DfPool *p, PoolList *l, int delta)
+{
+    atomic_store_explicit(&l->n_free,
+                          atomic_load_explicit(&l->n_free, memory_order_relaxed) + delta,
+                          memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->n_free_all, delta, memory_order_relaxed);
 }
 
 /* Pictures now come from the consumer (dfdec's direct rendering, once
@@ -115,12 +127,12 @@ void df_pool_counts(const DfPool *p, uint64_t *allocs, uint64_t *reuses, int64_t
 /* Empty list `l`; returns what it held.  Not inlined: GCC 12 with
  * -fsanitize=address,undefined then takes the store to n_free for an
  * overflow of a zero-size region (-Wstringop-overflow, a false positive). */
-__attribute__((noinline)) static PoolBuf *list_drain(PoolList *l)
+__attribute__((noinline)) static PoolBuf *list_drain(DfPool *p, PoolList *l)
 {
     pthread_mutex_lock(&l->lock);
     PoolBuf *chain = l->free;
     l->free = NULL;
-    atomic_store_explicit(&l->n_free, 0, memory_order_relaxed);
+    count_free(p, l, -atomic_load_explicit(&l->n_free, memory_order_relaxed));
     pthread_mutex_unlock(&l->lock);
     return chain;
 }
@@ -131,7 +143,7 @@ static void pool_bypass(DfPool *p)
         atomic_exchange_explicit(&p->bypassed, true, memory_order_relaxed))
         return;
     for (int i = 0; i < p->n_lists; i++)
-        free_chain(list_drain(&p->lists[i]));
+        free_chain(list_drain(p, &p->lists[i]));
 }
 
 /* AVBuffer free callback: any thread (the consumer's, a codec thread). */
@@ -146,7 +158,7 @@ static void pool_buf_free(void *opaque, uint8_t *data)
     if (n_free < p->max_free && !atomic_load_explicit(&p->bypassed, memory_order_relaxed)) {
         b->next = l->free;
         l->free = b;
-        atomic_store_explicit(&l->n_free, n_free + 1, memory_order_relaxed);
+        count_free(p, l, 1);
         b = NULL;
     }
     pthread_mutex_unlock(&l->lock);
@@ -159,16 +171,14 @@ static void pool_buf_free(void *opaque, uint8_t *data)
 
 /* A free buffer of `size` from list `l`, or NULL; buffers of another size
  * (the stream changed geometry) are freed on the way. */
-static PoolBuf *list_take(PoolList *l, size_t size)
+static PoolBuf *list_take(DfPool *p, PoolList *l, size_t size)
 {
     PoolBuf *stale = NULL, *b = NULL;
     pthread_mutex_lock(&l->lock);
     while (l->free) {
         PoolBuf *c = l->free;
         l->free = c->next;
-        atomic_store_explicit(&l->n_free,
-                              atomic_load_explicit(&l->n_free, memory_order_relaxed) - 1,
-                              memory_order_relaxed);
+        count_free(p, l, -1);
         if (c->size == size) {
             b = c;
             break;
@@ -183,16 +193,18 @@ static PoolBuf *list_take(PoolList *l, size_t size)
 
 static PoolBuf *pool_take(DfPool *p, int home, size_t size)
 {
-    PoolBuf *b = list_take(&p->lists[home], size);
+    PoolBuf *b = list_take(p, &p->lists[home], size);
     /* Home is empty: another worker's free buffer before a new one.  A
      * stream whose D tasks move between workers would otherwise grow a
      * full list on each, and a new picture costs more than cold caches:
      * the kernel faults in and zeroes every page of it on first touch. */
-    for (int i = 1; !b && i < p->n_lists; i++) {
+    const bool elsewhere = !b && atomic_load_explicit(&p->n_free_all, memory_order_relaxed) > 0;
+    for (int i = 1; elsewhere && !b && i < p->n_lists; i++) {
         PoolList *l = &p->lists[(home + i) % p->n_lists];
         /* Relaxed peek: the list's lock orders the buffers themselves; a
          * stale count costs one allocation or one empty lock, no more. */
-        if (atomic_load_explicit(&l->n_free, memory_order_relaxed) > 0 && (b = list_take(l, size)))
+        if (atomic_load_explicit(&l->n_free, memory_order_relaxed) > 0 &&
+            (b = list_take(p, l, size)))
             b->home = home; /* it comes back here, where it was written last */
     }
     if (b) {
