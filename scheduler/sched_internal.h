@@ -120,8 +120,8 @@ struct DfGroup {
     _Atomic int32_t refs;      /* handle + nodes */
     _Atomic uint32_t done_seq; /* futex word for outside waiters */
     _Atomic int32_t n_waiters;
-    /* The worker parked on it: index + 1; 0 none yet; -1 several (then
-     * the group's finisher looks at every worker). */
+    /* The first worker that parked waiting on it: index + 1; 0 none yet;
+     * -1 several (then the group's finisher looks at every worker). */
     _Atomic int32_t parked_worker;
     _Atomic bool cancelled;
     int64_t deadline;

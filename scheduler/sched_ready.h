@@ -44,6 +44,10 @@ void df_summary_fini(DfSummary *s);
 /* Set w's bit (and its ancestors' as words go non-zero); true if it was
  * clear.  seq_cst RMWs. */
 bool df_summary_set(DfSummary *s, int w);
+/* Set w's bit and make sure every ancestor's is set (not only those of
+ * words that went non-zero): for a summary whose root must show w as soon
+ * as this returns, whoever else is setting bits on the way.  seq_cst. */
+bool df_summary_set_path(DfSummary *s, int w);
 /* Clear w's bit at the leaf; returns the leaf word before. */
 uint64_t df_summary_clear_bit(DfSummary *s, int w);
 /* w's leaf word went to zero: clear its bit above.  True when a bit had to

@@ -168,6 +168,27 @@ bool df_summary_set(DfSummary *s, int w)
     return was_clear;
 }
 
+bool df_summary_set_path(DfSummary *s, int w)
+{
+    int wi = s->leaf_of[w];
+    /* seq_cst, as in df_summary_set. */
+    const uint64_t bit = 1ull << s->bit_of[w];
+    const bool was_clear =
+        !(atomic_fetch_or_explicit(&s->words[wi].bits, bit, memory_order_seq_cst) & bit);
+    /* Every ancestor, not only while words were 0: the worker that made a
+     * word non-zero may still be on its way up, and until it gets there
+     * the root would not show this one.  A bit seen set here and cleared
+     * right after is a clearer's, which re-reads the word below and
+     * restores it (clear_up_from). */
+    for (; s->words[wi].parent >= 0; wi = s->words[wi].parent) {
+        const int pi = s->words[wi].parent;
+        const uint64_t pbit = 1ull << s->words[wi].parent_bit;
+        if (!(atomic_load_explicit(&s->words[pi].bits, memory_order_seq_cst) & pbit))
+            atomic_fetch_or_explicit(&s->words[pi].bits, pbit, memory_order_seq_cst);
+    }
+    return was_clear;
+}
+
 uint64_t df_summary_clear_bit(DfSummary *s, int w)
 {
     const uint64_t bit = 1ull << s->bit_of[w];

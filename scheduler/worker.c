@@ -5,15 +5,16 @@
  *
  * Parking is a Dekker (store-buffering) handshake in two phases, as in
  * Taskflow's notifier: a worker announces itself (its bit in the parked
- * summary, set up to the root while its words go non-zero), fences,
- * re-checks for work (the has-work summary's root: one cache line,
- * ready.c) and only then sleeps; a producer publishes the node, fences,
- * sets its set's summary bit if clear (seq_cst RMWs), then reads the
- * parked summary's root (seq_cst).  That root is the handshake's word and
- * is per domain in effect: it changes only when a top-level domain gets
- * its first parked worker or loses its last, not on every park, so the
- * line every producer reads stays shared at any worker count.  The two
- * seq_cst fences (DF_FENCE_SEQ_CST)
+ * summary and every ancestor's up to the root), fences, re-checks for
+ * work (the has-work summary's root: one cache line, ready.c) and only
+ * then sleeps; a producer publishes the node, fences, sets its set's
+ * summary bit if clear (seq_cst RMWs), then reads the parked summary's
+ * root (seq_cst).  That root is the handshake's word.  Where the summary
+ * has several words (more than one L3 domain, or more than 64 workers) it
+ * changes only when a top-level domain gets its first parked worker or
+ * loses its last, not on every park, so the line every producer reads
+ * stays shared; below that the root is the one leaf, written on every
+ * park as a count would be.  The two seq_cst fences (DF_FENCE_SEQ_CST)
  * are what C11 needs to exclude the outcome where each side misses the
  * other's store; seq_cst RMWs alone do not order the relaxed loads after
  * them on AArch64 or POWER.  The futex word closes the last gap: the worker
@@ -174,13 +175,15 @@ void df_wake_near(DfSched *s, int preferred, bool any, int near)
         wake_check(s, near);
 }
 
-/* The parked summary's root missed a parked worker for a moment (a bit
- * restored above its leaf): a producer that read it then skipped its
- * wake.  Pairs with that producer's fence after its push: the restoring
- * RMW (seq_cst) comes after the producer's load of the root in the total
- * order, so after this fence the push is seen, and a parked worker is
- * woken for it.  Rare: it needs a parker and a waker in one domain word
- * at once. */
+/* A bit of the parked summary had to be restored above a leaf (a clearer
+ * raced a parker, summary.c): if it was the root's, the root missed a
+ * parked worker for a moment, and a producer that read it then skipped
+ * its wake.  Pairs with that producer's fence after its push: the
+ * restoring RMW (seq_cst) comes after the producer's load of the root in
+ * the total order, so after this fence the push is seen, and a parked
+ * worker is woken for it.  A restore below the root hid nobody from
+ * producers; the check is then merely spare.  Rare: it needs a parker and
+ * a clearer in one word at once. */
 static void wake_check(DfSched *s, int near)
 {
     DF_FENCE_SEQ_CST();
@@ -205,9 +208,12 @@ static void park(DfSched *s, DfWorker *w, DfGroup *g)
         /* Pairs with the load of n_waiters in df_group_node_finished. */
         atomic_fetch_add_explicit(&g->n_waiters, 1, memory_order_seq_cst);
     }
-    /* Phase one: seq_cst RMWs up the parked summary while its words go
-     * non-zero; producers read its root. */
-    df_summary_set(&s->parked, i);
+    /* Phase one: the own bit and every ancestor's, up to the root that
+     * producers read (seq_cst).  Not only while words go non-zero: another
+     * parker that made the leaf non-zero may not have reached the root
+     * yet, and a producer would see nobody parked while this worker
+     * sleeps. */
+    df_summary_set_path(&s->parked, i);
     /* Phase two: the announcement above must be visible before the
      * re-check below reads the has-work summary and the group.  Pairs
      * with the fence after a push (df_ready_sets_mark, or make_ready's for

@@ -288,7 +288,7 @@ DF_TEST(SchedIdle, ParkHandshakeWordChangesOnlyPerDomain)
                 df_summary_clear_up(&ps, w);
             n_parked--;
         } else {
-            df_summary_set(&ps, w);
+            df_summary_set_path(&ps, w);
             n_parked++;
         }
         parked[w] = !parked[w];
@@ -311,6 +311,30 @@ DF_TEST(SchedIdle, ParkHandshakeWordChangesOnlyPerDomain)
         }
     DF_EXPECT(df_summary_word(&ps, ps.root) == 0);
     free(parked);
+    df_summary_fini(&ps);
+    df_topo_fini(&topo);
+}
+
+/* Two workers of one leaf word park at once.  The first made the leaf
+ * non-zero and is still on its way up (here: it stopped after its leaf
+ * RMW); the second must not stop at the non-zero leaf, or the root that
+ * producers read shows nobody parked while it sleeps (and the first may
+ * return at once, its group done, without waking it). */
+DF_TEST(SchedIdle, ParkerShowsInTheRootWhileAnotherIsOnItsWay)
+{
+    const int n = 1024;
+    DfTopo topo;
+    DF_ASSERT(df_topo_model(&topo, BIG_TOPO, n, DF_COST_HIER, NULL, NULL) == 0);
+    DfSummary ps;
+    DF_ASSERT(df_summary_init(&ps, &topo, n) == 0);
+    DF_ASSERT(ps.depth >= 2);
+    const int first = 5, second = 6;
+    DF_ASSERT(ps.leaf_of[first] == ps.leaf_of[second]);
+    atomic_fetch_or(&ps.words[ps.leaf_of[first]].bits, 1ull << ps.bit_of[first]);
+    DF_EXPECT(df_summary_word(&ps, ps.root) == 0);
+    df_summary_set_path(&ps, second);
+    DF_EXPECT_MSG(df_summary_word(&ps, ps.root) != 0, "worker %d parked, but the root shows nobody",
+                  second);
     df_summary_fini(&ps);
     df_topo_fini(&topo);
 }
