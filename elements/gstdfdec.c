@@ -167,6 +167,7 @@ enum {
     PROP_ADMISSION,
     PROP_MAX_LOAD,
     PROP_ADMISSION_FRAMES,
+    PROP_STATS,
 };
 
 struct _GstDfDec {
@@ -197,6 +198,10 @@ struct _GstDfDec {
     gboolean drained;       /* the decoder was drained and needs a flush before more data */
     gboolean delay_bounded; /* max-frame-delay (given, or 0 for live) bounds the latency */
     gboolean qos_cut;       /* frames were cancelled by QoS since the last output */
+    gboolean qos_to_key;    /* QoS gave the stream up: frames skip until a sync point */
+    gboolean qos_restart;   /* decoding from that sync point, no picture out yet */
+    guint64 packets;        /* stats: packets sent to the decoder (stream lock) */
+    guint64 qos_skipped;    /* stats: frames QoS dropped without decoding them */
     gboolean admitted;      /* the stream passed admission: never refused later (until stop) */
     gboolean refused;       /* admission refused the stream: every frame fails (until stop) */
     int out_format, out_width, out_height, out_interlaced;
@@ -218,8 +223,8 @@ struct _GstDfDec {
     gboolean dr_allowed; /* downstream takes GstVideoMeta, no filter */
     gboolean dr_crop;    /* downstream also takes GstVideoCropMeta */
     GstBufferPool *dr_pool;
-    gint dr_pool_touched; /* dr_pool's pictures faulted in (dr_pool_touch); atomic */
-    int dr_format, dr_width, dr_height;      /* what dr_pool was made for */
+    gint dr_pool_touched;               /* dr_pool's pictures faulted in (dr_pool_touch); atomic */
+    int dr_format, dr_width, dr_height; /* what dr_pool was made for */
     int dr_display_width, dr_display_height; /* negotiated output size */
     GstVideoFormat dr_gst_format;
     GHashTable *dr_live;     /* DrBuffer pointers alive (pictures and outputs we made) */
@@ -1122,6 +1127,7 @@ static GstFlowReturn gst_df_dec_output(GstDfDec *self, AVFrame *f)
     }
     if (f->decode_error_flags)
         GST_BUFFER_FLAG_SET(frame->output_buffer, GST_BUFFER_FLAG_CORRUPTED);
+    self->qos_restart = FALSE;
     /* Before the push: in preroll, finish_frame waits in the sink until
      * PLAYING. */
     if (dr && !dr->output)
@@ -1256,6 +1262,7 @@ static gboolean gst_df_dec_start(GstVideoDecoder *vdec)
     gst_segment_init(&self->clock_segment, GST_FORMAT_UNDEFINED);
     atomic_store_explicit(&self->pipeline_latency, 0, memory_order_relaxed);
     self->dr_frames = self->band_frames = self->copied_frames = 0;
+    self->packets = self->qos_skipped = 0;
     self->errors = 0;
     self->admitted = self->refused = FALSE;
     self->pkt = av_packet_alloc();
@@ -1280,6 +1287,7 @@ static gboolean gst_df_dec_stop(GstVideoDecoder *vdec)
                      self->dr_frames, self->band_frames, self->copied_frames);
     /* Called without the stream lock (GstVideoDecoder 1.22). */
     gst_df_dec_close_decoder(self, FALSE);
+    self->qos_cut = self->qos_to_key = self->qos_restart = FALSE;
     gst_df_dec_dr_reset(self, FALSE, FALSE);
     if (self->sched) {
         GST_OBJECT_LOCK(self);
@@ -1395,6 +1403,62 @@ static GstFlowReturn gst_df_dec_admit(GstDfDec *self)
     return GST_FLOW_ERROR;
 }
 
+/* A second: under that a stream that skips non-reference pictures often
+ * catches up, and giving up a group of pictures (up to a few seconds of
+ * frames) costs more than it saves (dfbench realtime --overload, 0.8 K*). */
+#define QOS_GIVE_UP_NS ((GstClockTimeDiff)GST_SECOND)
+
+/* QoS when skipping non-reference pictures is not enough: a stream whose
+ * frames arrive later than a second (or twice its latency plus a frame,
+ * if more) cannot catch up
+ * by shedding output, since its reference pictures still decode.  It gives
+ * up the rest of its group of pictures: the work in flight is cancelled
+ * (df_decoder_flush, as on a seek), every pending frame and every frame up
+ * to the next sync point is dropped undecoded (a QoS message each), and
+ * decoding restarts cleanly there; the cores go to the streams that keep
+ * up.  Until a picture of the restart is out the stream is not given up
+ * again, so that a stream that stays late still shows its sync points.
+ * True when `frame` was dropped (stream lock held). */
+static gboolean gst_df_dec_qos_skip(GstDfDec *self, GstVideoCodecFrame *frame,
+                                    GstClockTimeDiff late)
+{
+    GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
+    const gboolean sync = GST_VIDEO_CODEC_FRAME_IS_SYNC_POINT(frame);
+    if (self->qos_to_key) {
+        if (!sync) {
+            self->qos_skipped++;
+            gst_video_decoder_drop_frame(vdec, frame);
+            return TRUE;
+        }
+        GST_DEBUG_OBJECT(self, "QoS: decoding again from frame %u", frame->system_frame_number);
+        self->qos_to_key = FALSE;
+        self->qos_restart = TRUE;
+        return FALSE;
+    }
+    const GstClockTime d = GST_CLOCK_TIME_IS_VALID(frame->duration) && frame->duration > 0
+                               ? frame->duration
+                               : 40 * GST_MSECOND;
+    const gint64 held = self->latency_frames > 0 ? self->latency_frames : 0;
+    const GstClockTimeDiff give_up = MAX((GstClockTimeDiff)(2 * (held + 1) * d), QOS_GIVE_UP_NS);
+    if (sync || self->qos_restart || late == G_MAXINT64 || late >= -give_up)
+        return FALSE;
+    GST_DEBUG_OBJECT(self, "QoS: %" GST_STIME_FORMAT " late, skipping to the next sync point",
+                     GST_STIME_ARGS(-late));
+    GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+    df_decoder_flush(self->dec);
+    GST_VIDEO_DECODER_STREAM_LOCK(self);
+    GList *frames = gst_video_decoder_get_frames(vdec);
+    for (GList *l = frames; l; l = l->next)
+        if (l->data != frame)
+            gst_video_decoder_drop_frame(vdec, gst_video_codec_frame_ref(l->data));
+    g_list_free_full(frames, (GDestroyNotify)gst_video_codec_frame_unref);
+    self->qos_cut = FALSE;
+    self->qos_to_key = TRUE;
+    self->qos_skipped++;
+    gst_video_decoder_drop_frame(vdec, frame);
+    return TRUE;
+}
+
 static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCodecFrame *frame)
 {
     GstDfDec *self = GST_DF_DEC(vdec);
@@ -1413,6 +1477,9 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
         GST_VIDEO_DECODER_STREAM_LOCK(self);
         self->drained = FALSE;
     }
+    GstClockTimeDiff late = gst_video_decoder_get_max_decode_time(vdec, frame);
+    if (gst_df_dec_qos_skip(self, frame, late))
+        return GST_FLOW_OK;
 
     GstMapInfo map;
     if (!gst_buffer_map(frame->input_buffer, &map, GST_MAP_READ)) {
@@ -1437,7 +1504,6 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
     if (GST_VIDEO_CODEC_FRAME_IS_SYNC_POINT(frame))
         self->pkt->flags |= AV_PKT_FLAG_KEY;
     self->pkt->opaque = (void *)(intptr_t)(frame->system_frame_number + 1);
-    GstClockTimeDiff late = gst_video_decoder_get_max_decode_time(vdec, frame);
     /* QoS, as avdec: while late, packets decode without their
      * non-reference pictures; such a frame is reported dropped
      * (release_stale) when it yields no picture. */
@@ -1449,6 +1515,7 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
     GstClockTime pts = frame->pts;
     gst_video_codec_frame_unref(frame);
 
+    self->packets++;
     for (;;) {
         GST_VIDEO_DECODER_STREAM_UNLOCK(self);
         ret = df_decoder_send_packet(self->dec, self->pkt);
@@ -1515,6 +1582,7 @@ static gboolean gst_df_dec_flush(GstVideoDecoder *vdec)
     }
     self->drained = FALSE;
     self->qos_cut = FALSE;
+    self->qos_to_key = self->qos_restart = FALSE;
     return TRUE;
 }
 
@@ -1651,6 +1719,17 @@ static void gst_df_dec_get_property(GObject *object, guint prop_id, GValue *valu
     case PROP_ADMISSION_FRAMES:
         g_value_set_uint(value, self->admission_frames);
         break;
+    case PROP_STATS: {
+        GST_VIDEO_DECODER_STREAM_LOCK(self);
+        GstStructure *st = gst_structure_new(
+            "application/x-dfdec-stats", "packets", G_TYPE_UINT64, self->packets, "qos-skipped",
+            G_TYPE_UINT64, self->qos_skipped, "frames-direct", G_TYPE_UINT64, self->dr_frames,
+            "frames-banded", G_TYPE_UINT64, self->band_frames, "frames-copied", G_TYPE_UINT64,
+            self->copied_frames, NULL);
+        GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+        g_value_take_boxed(value, st);
+        break;
+    }
     default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
         break;
@@ -1747,6 +1826,13 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
                           "Frames measured before admission decides (0 = about one second of "
                           "frames, at least 32)",
                           0, 100000, DEFAULT_ADMISSION_FRAMES, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_STATS,
+        g_param_spec_boxed("stats", "Statistics",
+                           "Since the element started: packets sent to the decoder, frames QoS "
+                           "dropped without decoding them (qos-skipped), and pictures rendered "
+                           "directly, copied by bands or copied on the streaming thread",
+                           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
     GstCaps *sink_caps = gst_df_dec_codecs_sink_caps();
     gst_element_class_add_pad_template(

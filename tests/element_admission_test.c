@@ -231,3 +231,55 @@ DF_TEST(Admission, LateStreamShedsNonReferenceExact)
         t_clip_free(&clip);
     }
 }
+
+/* Far behind, skipping non-reference pictures cannot catch up (reference
+ * pictures still decode): the stream gives up the rest of each group of
+ * pictures.  Frames up to the next sync point are dropped without being
+ * decoded (`stats`: packets sent + qos-skipped = the clip's packets, and
+ * some were skipped), each with a QoS message, and what is output is
+ * still exact: decoding restarts cleanly at the sync point. */
+DF_TEST(Admission, FarBehindStreamSkipsToTheNextSyncPoint)
+{
+    DF_ASSERT(e_init());
+    const char *clips[] = {"h264_cabac_slices8.mkv", "hevc_wpp8.mkv", "mpeg2_prog.mkv"};
+    for (size_t c = 0; c < sizeof(clips) / sizeof(clips[0]); c++) {
+        TClip clip;
+        TSums ref = {0}, got = {0};
+        DF_ASSERT(t_clip_load(clips[c], &clip) == 0);
+        DF_ASSERT(e_ref(&clip, &ref) == 0);
+        const char *props[] = {"admission", "none", NULL};
+        GstBus *bus = NULL;
+        GstHarness *h = harness(&clip, props, &bus);
+        DF_ASSERT(h);
+        e_push_range(h, &clip, 0, 4, &got, NULL);
+        DF_EXPECT(gst_harness_push_upstream_event(
+            h, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, 10 * GST_SECOND, 0)));
+        e_push_range(h, &clip, 4, clip.n_pkts, &got, NULL);
+        DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+        e_pull_all(h, &got, NULL);
+        GstStructure *st = NULL;
+        g_object_get(h->element, "stats", &st, NULL);
+        DF_ASSERT_MSG(st, "%s: no stats", clips[c]);
+        guint64 packets = 0, skipped = 0;
+        DF_EXPECT(gst_structure_get_uint64(st, "packets", &packets));
+        DF_EXPECT(gst_structure_get_uint64(st, "qos-skipped", &skipped));
+        gst_structure_free(st);
+        DF_EXPECT_MSG(skipped > 0 && packets + skipped == (guint64)clip.n_pkts,
+                      "%s: %" G_GUINT64_FORMAT " packets decoded, %" G_GUINT64_FORMAT
+                      " skipped, of %d",
+                      clips[c], packets, skipped, clip.n_pkts);
+        DF_EXPECT_MSG(got.n > 0, "%s: nothing out", clips[c]);
+        DF_EXPECT_EQ_INT(e_count_inexact_by_pts(&ref, &got), 0);
+        Msgs m;
+        drain_bus(bus, &m);
+        DF_EXPECT_MSG(m.qos == ref.n - got.n, "%s: %d frames dropped, %d QoS messages", clips[c],
+                      ref.n - got.n, m.qos);
+        GList *pending = gst_video_decoder_get_frames(GST_VIDEO_DECODER(h->element));
+        DF_EXPECT_EQ_INT(g_list_length(pending), 0);
+        g_list_free_full(pending, (GDestroyNotify)gst_video_codec_frame_unref);
+        teardown(h, bus);
+        t_sums_free(&got);
+        t_sums_free(&ref);
+        t_clip_free(&clip);
+    }
+}
