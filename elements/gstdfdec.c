@@ -1720,13 +1720,21 @@ static void gst_df_dec_get_property(GObject *object, guint prop_id, GValue *valu
         g_value_set_uint(value, self->admission_frames);
         break;
     case PROP_STATS: {
+        /* Not under the object lock: the streaming thread takes that one
+         * while it holds the stream lock. */
+        GST_OBJECT_UNLOCK(self);
         GST_VIDEO_DECODER_STREAM_LOCK(self);
+        DfDecoderStats ds = {0};
+        if (self->dec)
+            df_decoder_stats(self->dec, &ds);
         GstStructure *st = gst_structure_new(
             "application/x-dfdec-stats", "packets", G_TYPE_UINT64, self->packets, "qos-skipped",
-            G_TYPE_UINT64, self->qos_skipped, "frames-direct", G_TYPE_UINT64, self->dr_frames,
+            G_TYPE_UINT64, self->qos_skipped, "pictures-skipped", G_TYPE_UINT64,
+            (guint64)ds.frames_skipped, "frames-direct", G_TYPE_UINT64, self->dr_frames,
             "frames-banded", G_TYPE_UINT64, self->band_frames, "frames-copied", G_TYPE_UINT64,
             self->copied_frames, NULL);
         GST_VIDEO_DECODER_STREAM_UNLOCK(self);
+        GST_OBJECT_LOCK(self);
         g_value_take_boxed(value, st);
         break;
     }
@@ -1830,8 +1838,10 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
         gobject_class, PROP_STATS,
         g_param_spec_boxed("stats", "Statistics",
                            "Since the element started: packets sent to the decoder, frames QoS "
-                           "dropped without decoding them (qos-skipped), and pictures rendered "
-                           "directly, copied by bands or copied on the streaming thread",
+                           "dropped without decoding them (qos-skipped), non-reference pictures "
+                           "QoS skipped in the packets decoded (pictures-skipped, since the "
+                           "decoder opened), and pictures rendered directly, copied by bands or "
+                           "copied on the streaming thread",
                            GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
     GstCaps *sink_caps = gst_df_dec_codecs_sink_caps();
