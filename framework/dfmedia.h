@@ -229,6 +229,12 @@ typedef struct DfDecoderLoad {
 /* Snapshot of the stream's and the scheduler's load (any thread). */
 DF_MEDIA_API void df_decoder_load(DfDecoder *dec, DfDecoderLoad *out);
 
+/* The caller's own thread spent `ns` of CPU time on the stream (demuxing,
+ * parsing, feeding it, copying pictures) on the cores the scheduler's
+ * workers use: counted in the stream's load with its tasks' time, so that
+ * admission sees what the stream really costs. */
+DF_MEDIA_API void df_decoder_add_load_ns(DfDecoder *dec, uint64_t ns);
+
 /* Count the stream in the scheduler's admitted load (DfSchedLoad.admitted)
  * or not (pending): for an admission decision made by the caller. */
 DF_MEDIA_API void df_decoder_set_admitted(DfDecoder *dec, bool admitted);

@@ -18,6 +18,12 @@ void df_decoder_load(DfDecoder *dec, DfDecoderLoad *out)
     df_sched_load(dec->sched, &out->sched);
 }
 
+void df_decoder_add_load_ns(DfDecoder *dec, uint64_t ns)
+{
+    if (dec && dec->load)
+        df_load_add_ns(dec->load, ns);
+}
+
 void df_decoder_set_admitted(DfDecoder *dec, bool admitted)
 {
     if (dec && dec->load)

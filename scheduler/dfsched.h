@@ -438,6 +438,11 @@ DF_SCHED_API void df_load_set_fps(DfLoad *load, double fps);
 /* The stream's frame rate as set (<= 0: unknown). */
 DF_SCHED_API double df_load_fps(DfLoad *load);
 
+/* Time the stream took outside the workers (ns) on the cores they share:
+ * the application's thread that demuxes, parses and feeds it.  Counted
+ * with its nodes' worker time, into the frame that completes next. */
+DF_SCHED_API void df_load_add_ns(DfLoad *load, uint64_t ns);
+
 /* A frame of the stream has completed (output or dropped): the time
  * counted since the previous one joins the moving average. */
 DF_SCHED_API void df_load_frame_done(DfLoad *load);

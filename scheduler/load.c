@@ -68,6 +68,13 @@ double df_load_fps(DfLoad *l)
     return fps;
 }
 
+void df_load_add_ns(DfLoad *l, uint64_t ns)
+{
+    /* Relaxed, as a worker's add (struct DfLoad): an estimate. */
+    if (l)
+        atomic_fetch_add_explicit(&l->ns, ns, memory_order_relaxed);
+}
+
 void df_load_frame_done(DfLoad *l)
 {
     /* Relaxed: see struct DfLoad for what orders a frame's adds before. */

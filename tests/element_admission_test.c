@@ -283,3 +283,43 @@ DF_TEST(Admission, FarBehindStreamSkipsToTheNextSyncPoint)
         t_clip_free(&clip);
     }
 }
+
+/* While admission measures a stream it decodes every frame, late or not:
+ * shedding would make it look cheaper than it is.  A stream far behind
+ * whose window never ends (admission-frames larger than the clip) skips
+ * no frame and no non-reference picture. */
+DF_TEST(Admission, MeasuredStreamDecodesEveryFrame)
+{
+    DF_ASSERT(e_init());
+    TClip clip;
+    TSums ref = {0}, got = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0);
+    const char *props[] = {"admission", "refuse", "admission-frames", "1000", NULL};
+    GstBus *bus = NULL;
+    GstHarness *h = harness(&clip, props, &bus);
+    DF_ASSERT(h);
+    e_push_range(h, &clip, 0, 4, &got, NULL);
+    DF_EXPECT(gst_harness_push_upstream_event(
+        h, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, 10 * GST_SECOND, 0)));
+    e_push_range(h, &clip, 4, clip.n_pkts, &got, NULL);
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, &got, NULL);
+    GstStructure *st = NULL;
+    g_object_get(h->element, "stats", &st, NULL);
+    DF_ASSERT(st);
+    guint64 skipped = 1, pictures = 1, packets = 0;
+    DF_EXPECT(gst_structure_get_uint64(st, "qos-skipped", &skipped));
+    DF_EXPECT(gst_structure_get_uint64(st, "pictures-skipped", &pictures));
+    DF_EXPECT(gst_structure_get_uint64(st, "packets", &packets));
+    gst_structure_free(st);
+    DF_EXPECT_EQ_INT(skipped, 0);
+    DF_EXPECT_MSG(pictures == 0, "%" G_GUINT64_FORMAT " pictures skipped while measured", pictures);
+    DF_EXPECT_EQ_INT(packets, clip.n_pkts);
+    /* What came out (QoS still cancels late output) is exact. */
+    DF_EXPECT_EQ_INT(e_count_inexact_by_pts(&ref, &got), 0);
+    teardown(h, bus);
+    t_sums_free(&got);
+    t_sums_free(&ref);
+    t_clip_free(&clip);
+}

@@ -238,3 +238,31 @@ DF_TEST(SchedLoad, PerFrameAndSchedulerSum)
     df_load_free(a);
     df_sched_unref(s);
 }
+
+/* Time a stream takes outside the workers (its application thread, on
+ * the same cores) joins its worker time: per frame, in the average and in
+ * cores, exactly what was added on top of the nodes' own time. */
+DF_TEST(SchedLoad, TimeOutsideTheWorkersCounts)
+{
+    DfSched *s = df_test_sched(NULL, 1, 50);
+    DF_ASSERT(s != NULL);
+    DfLoad *a = df_load_new(s, 25.0);
+    DF_ASSERT(a);
+    for (int f = 0; f < 20; f++) {
+        df_load_add_ns(a, 3 * MS);
+        df_load_frame_done(a);
+    }
+    DF_EXPECT_MSG(df_load_ns_per_frame(a) == 3.0 * MS, "%.0f ns per frame",
+                  df_load_ns_per_frame(a));
+    DF_EXPECT_MSG(df_load_cores(a) > 0.0749 && df_load_cores(a) < 0.0751, "%.4f cores",
+                  df_load_cores(a));
+    /* With a node's time: the sum. */
+    int64_t spin = 1 * MS;
+    const uint64_t before = df_load_total_ns(a);
+    run_one(s, (DfNodeDesc){.fn = spin_body, .arg = &spin, .load = a});
+    df_load_add_ns(a, 3 * MS);
+    DF_EXPECT(df_load_total_ns(a) >= before + (uint64_t)(4 * MS));
+    df_load_add_ns(NULL, 1); /* no account: nothing */
+    df_load_free(a);
+    df_sched_unref(s);
+}
