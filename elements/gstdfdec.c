@@ -1475,15 +1475,12 @@ static gboolean gst_df_dec_qos_skip(GstDfDec *self, GstVideoCodecFrame *frame,
     GST_VIDEO_DECODER_STREAM_UNLOCK(self);
     df_decoder_flush(self->dec);
     GST_VIDEO_DECODER_STREAM_LOCK(self);
-    GList *frames = gst_video_decoder_get_frames(vdec);
-    for (GList *l = frames; l; l = l->next)
-        if (l->data != frame)
-            gst_video_decoder_drop_frame(vdec, gst_video_codec_frame_ref(l->data));
-    g_list_free_full(frames, (GDestroyNotify)gst_video_codec_frame_unref);
-    self->qos_cut = FALSE;
+    /* Every pending frame, this one too, goes as a QoS drop. */
+    self->qos_cut = TRUE;
+    gst_df_dec_release_rest(self);
+    gst_video_codec_frame_unref(frame);
     self->qos_to_key = TRUE;
     self->qos_skipped++;
-    gst_video_decoder_drop_frame(vdec, frame);
     return TRUE;
 }
 
