@@ -91,6 +91,36 @@ static void decode_all(const char *const *props, Msgs *m)
     t_clip_free(&clip);
 }
 
+/* The clip one packet at a time until a flow error: that packet's index,
+ * or -1. */
+static int push_until_error(GstHarness *h, const TClip *clip, TSums *got)
+{
+    for (int i = 0; i < clip->n_pkts; i++)
+        if (e_push_range(h, clip, i, i + 1, got, NULL) != GST_FLOW_OK)
+            return i;
+    return -1;
+}
+
+/* The clip through `h`: 4 frames, then a QoS event 10 s late (every later
+ * frame is far behind), the rest and EOS; the frames out into `got`. */
+static void push_far_behind(GstHarness *h, const TClip *clip, TSums *got)
+{
+    e_push_range(h, clip, 0, 4, got, NULL);
+    DF_EXPECT(gst_harness_push_upstream_event(
+        h, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, 10 * GST_SECOND, 0)));
+    e_push_range(h, clip, 4, clip->n_pkts, got, NULL);
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, got, NULL);
+}
+
+/* GstVideoDecoder holds no frame after EOS: each was output or dropped. */
+static void expect_no_pending_frame(GstHarness *h)
+{
+    GList *pending = gst_video_decoder_get_frames(GST_VIDEO_DECODER(h->element));
+    DF_EXPECT_EQ_INT(g_list_length(pending), 0);
+    g_list_free_full(pending, (GDestroyNotify)gst_video_codec_frame_unref);
+}
+
 DF_TEST(Admission, WarnsWhenOverloaded)
 {
     DF_ASSERT(e_init());
@@ -139,10 +169,7 @@ DF_TEST(Admission, RefuseFailsAndReleases)
     GstHarness *h = harness(&clip, props, &bus);
     DF_ASSERT(h);
     TSums got = {0};
-    int failed_at = -1;
-    for (int i = 0; i < clip.n_pkts && failed_at < 0; i++)
-        if (e_push_range(h, &clip, i, i + 1, &got, NULL) != GST_FLOW_OK)
-            failed_at = i;
+    const int failed_at = push_until_error(h, &clip, &got);
     /* Packet 7 completes the 8-frame window at the earliest. */
     DF_EXPECT_MSG(failed_at >= 7, "flow error at packet %d (8 frames are measured first)",
                   failed_at);
@@ -208,13 +235,7 @@ DF_TEST(Admission, LateStreamShedsNonReferenceExact)
         GstBus *bus = NULL;
         GstHarness *h = harness(&clip, props, &bus);
         DF_ASSERT(h);
-        e_push_range(h, &clip, 0, 4, &got, NULL);
-        /* Far behind: every later frame is late. */
-        DF_EXPECT(gst_harness_push_upstream_event(
-            h, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, 10 * GST_SECOND, 0)));
-        e_push_range(h, &clip, 4, clip.n_pkts, &got, NULL);
-        DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
-        e_pull_all(h, &got, NULL);
+        push_far_behind(h, &clip, &got);
         DF_EXPECT_MSG(got.n < ref.n && got.n > 0, "%s: %d of %d frames out", clips[c], got.n,
                       ref.n);
         DF_EXPECT_EQ_INT(e_count_inexact_by_pts(&ref, &got), 0);
@@ -222,9 +243,7 @@ DF_TEST(Admission, LateStreamShedsNonReferenceExact)
         drain_bus(bus, &m);
         DF_EXPECT_MSG(m.qos == ref.n - got.n, "%s: %d frames dropped, %d QoS messages", clips[c],
                       ref.n - got.n, m.qos);
-        GList *pending = gst_video_decoder_get_frames(GST_VIDEO_DECODER(h->element));
-        DF_EXPECT_EQ_INT(g_list_length(pending), 0);
-        g_list_free_full(pending, (GDestroyNotify)gst_video_codec_frame_unref);
+        expect_no_pending_frame(h);
         teardown(h, bus);
         t_sums_free(&got);
         t_sums_free(&ref);
@@ -251,12 +270,7 @@ DF_TEST(Admission, FarBehindStreamSkipsToTheNextSyncPoint)
         GstBus *bus = NULL;
         GstHarness *h = harness(&clip, props, &bus);
         DF_ASSERT(h);
-        e_push_range(h, &clip, 0, 4, &got, NULL);
-        DF_EXPECT(gst_harness_push_upstream_event(
-            h, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, 10 * GST_SECOND, 0)));
-        e_push_range(h, &clip, 4, clip.n_pkts, &got, NULL);
-        DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
-        e_pull_all(h, &got, NULL);
+        push_far_behind(h, &clip, &got);
         GstStructure *st = NULL;
         g_object_get(h->element, "stats", &st, NULL);
         DF_ASSERT_MSG(st, "%s: no stats", clips[c]);
@@ -274,9 +288,7 @@ DF_TEST(Admission, FarBehindStreamSkipsToTheNextSyncPoint)
         drain_bus(bus, &m);
         DF_EXPECT_MSG(m.qos == ref.n - got.n, "%s: %d frames dropped, %d QoS messages", clips[c],
                       ref.n - got.n, m.qos);
-        GList *pending = gst_video_decoder_get_frames(GST_VIDEO_DECODER(h->element));
-        DF_EXPECT_EQ_INT(g_list_length(pending), 0);
-        g_list_free_full(pending, (GDestroyNotify)gst_video_codec_frame_unref);
+        expect_no_pending_frame(h);
         teardown(h, bus);
         t_sums_free(&got);
         t_sums_free(&ref);
@@ -299,12 +311,7 @@ DF_TEST(Admission, MeasuredStreamDecodesEveryFrame)
     GstBus *bus = NULL;
     GstHarness *h = harness(&clip, props, &bus);
     DF_ASSERT(h);
-    e_push_range(h, &clip, 0, 4, &got, NULL);
-    DF_EXPECT(gst_harness_push_upstream_event(
-        h, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, 10 * GST_SECOND, 0)));
-    e_push_range(h, &clip, 4, clip.n_pkts, &got, NULL);
-    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
-    e_pull_all(h, &got, NULL);
+    push_far_behind(h, &clip, &got);
     GstStructure *st = NULL;
     g_object_get(h->element, "stats", &st, NULL);
     DF_ASSERT(st);
