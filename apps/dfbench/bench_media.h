@@ -168,6 +168,19 @@ void df_proc_sample_trimmed(DfProcSample *out);
 void df_proc_per_stream(const DfProcSample *before, const DfProcSample *mid, int k,
                         DfPerStream *out);
 
+/* A thread that takes df_proc_sample_trimmed() every `every_s` seconds
+ * until stopped: memory over a long run (--overload's soak).  The trim
+ * returns what the allocator holds free, so that a flat trimmed RSS means
+ * nothing grows, not that the arenas happen to be big enough. */
+typedef struct DfProcPoint {
+    double t_s; /* since df_proc_sampler_start() */
+    DfProcSample p;
+} DfProcPoint;
+typedef struct DfProcSampler DfProcSampler;
+DfProcSampler *df_proc_sampler_start(double every_s);
+/* Joins the thread; returns its samples (DfProcPoint), the caller's to free. */
+GArray *df_proc_sampler_stop(DfProcSampler *s);
+
 /* Several pipelines at once (realtime: K independent avdec pipelines in
  * one process); res[i] per pipeline.  Returns 0 when all ran.  `mid`
  * (may be NULL): the process sampled half way through the runs' window

@@ -1,7 +1,8 @@
 /* What the process holds at one moment: threads, resident memory, heap in
  * use.  dfbench realtime samples it before a trial and half way through,
  * and divides the growth by the trial's streams (threads and memory per
- * added stream, for dfmedia and for the pipelines alike). */
+ * added stream, for dfmedia and for the pipelines alike); --overload can
+ * sample it all along a run (df_proc_sampler_start). */
 #include "bench_media.h"
 
 #include <malloc.h>
@@ -60,4 +61,63 @@ void df_proc_per_stream(const DfProcSample *before, const DfProcSample *mid, int
         out->threads = (double)(mid->threads - before->threads) / k;
     out->rss_mib = (mid->rss_mib - before->rss_mib) / k;
     out->heap_mib = (mid->heap_mib - before->heap_mib) / k;
+}
+
+struct DfProcSampler {
+    GThread *thread;
+    GMutex lock;
+    GCond cond;
+    bool stop; /* under lock */
+    double every_s;
+    int64_t t0_us; /* g_get_monotonic_time() at the start */
+    GArray *points;
+};
+
+static gpointer sampler_main(gpointer data)
+{
+    DfProcSampler *s = data;
+    const int64_t every_us = (int64_t)(s->every_s * 1e6);
+    int64_t next = s->t0_us + every_us;
+    g_mutex_lock(&s->lock);
+    for (;;) {
+        /* A spurious wake-up or a stop both come back here. */
+        while (!s->stop && g_get_monotonic_time() < next)
+            g_cond_wait_until(&s->cond, &s->lock, next);
+        if (s->stop)
+            break;
+        g_mutex_unlock(&s->lock);
+        DfProcPoint pt = {.t_s = (double)(g_get_monotonic_time() - s->t0_us) / 1e6};
+        df_proc_sample_trimmed(&pt.p);
+        g_array_append_val(s->points, pt);
+        next += every_us;
+        g_mutex_lock(&s->lock);
+    }
+    g_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+DfProcSampler *df_proc_sampler_start(double every_s)
+{
+    DfProcSampler *s = g_new0(DfProcSampler, 1);
+    g_mutex_init(&s->lock);
+    g_cond_init(&s->cond);
+    s->every_s = every_s;
+    s->points = g_array_new(FALSE, FALSE, sizeof(DfProcPoint));
+    s->t0_us = g_get_monotonic_time();
+    s->thread = g_thread_new("dfbench-mem", sampler_main, s);
+    return s;
+}
+
+GArray *df_proc_sampler_stop(DfProcSampler *s)
+{
+    g_mutex_lock(&s->lock);
+    s->stop = true;
+    g_cond_signal(&s->cond);
+    g_mutex_unlock(&s->lock);
+    g_thread_join(s->thread);
+    GArray *points = s->points;
+    g_mutex_clear(&s->lock);
+    g_cond_clear(&s->cond);
+    g_free(s);
+    return points;
 }

@@ -164,6 +164,11 @@ static int parse_options(DfRt *rt, int argc, char **argv)
          NULL},
         {"overload-factor", 0, 0, G_OPTION_ARG_DOUBLE, &o->overload_factor,
          "Streams requested by --overload, as a multiple of K* (default 1.3)", "F"},
+        {"memory-every", 0, 0, G_OPTION_ARG_DOUBLE, &o->memory_every,
+         "With --overload: every S seconds of each run, the process's threads, heap in use and "
+         "resident memory after malloc_trim() (a long run's memory over time; default: not "
+         "sampled)",
+         "S"},
         {"json", 'j', 0, G_OPTION_ARG_FILENAME, &o->json, "Write the results as JSON to FILE",
          "FILE"},
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv, "Write the results as CSV to FILE", "FILE"},
@@ -231,13 +236,21 @@ static int parse_options(DfRt *rt, int argc, char **argv)
                               o->overload_factor);
         goto cleanup;
     }
+    if (!(o->memory_every >= 0 && o->memory_every <= 3600)) {
+        status = df_cli_usage(PROG, "bad --memory-every %g (seconds, 0 to 3600)", o->memory_every);
+        goto cleanup;
+    }
+    if (o->memory_every > 0 && !o->overload) {
+        status = df_cli_usage(PROG, "--memory-every needs --overload");
+        goto cleanup;
+    }
     if (o->sink && strcmp(o->sink, "fakevideosink") != 0 && strcmp(o->sink, "fakesink") != 0) {
         status = df_cli_usage(PROG, "bad --sink \"%s\" (fakevideosink or fakesink)", o->sink);
         goto cleanup;
     }
     if (o->threading && df_threading_parse(o->threading, &rt->threading) < 0) {
-        status = df_cli_usage(PROG, "bad --threading \"%s\" (auto, slice, frame, none)",
-                              o->threading);
+        status =
+            df_cli_usage(PROG, "bad --threading \"%s\" (auto, slice, frame, none)", o->threading);
         goto cleanup;
     }
     const DfCliOption lists[] = {{"--policy", o->policy}, {"--peers", o->peers}};

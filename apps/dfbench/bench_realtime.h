@@ -25,6 +25,8 @@ typedef struct DfRtOpts {
     gboolean eager_jobs; /* --eager-jobs */
     gboolean overload;  /* --overload: dfdec past capacity, admission on and off */
     double overload_factor;
+    /* --memory-every: --overload samples memory this often (s; 0: not) */
+    double memory_every;
 } DfRtOpts;
 
 /* One trial: K streams on one configuration. */

@@ -18,7 +18,8 @@
  * after running time + budget, as the search counts them) and frames
  * dropped.  The goal (issue 21): with admission on, the admitted streams
  * have no late frame; with it off, only the streams QoS drops from are
- * late.  Timings are never pass/fail. */
+ * late.  With --memory-every, the process's memory along each run (the
+ * ten-minute soak).  Timings are never pass/fail. */
 #include "bench_realtime.h"
 
 #include <math.h>
@@ -28,7 +29,12 @@
 typedef struct OverloadRun {
     const char *admission; /* dfdec's admission property */
     DfGstResult *res;      /* k entries */
+    GArray *memory;        /* DfProcPoint over the run (--memory-every), or NULL */
 } OverloadRun;
+
+/* Memory settles in the first minute (pools fill, the allocator's arenas
+ * grow to the streams' working set); growth after it is a leak. */
+#define MEMORY_WARMUP_S 60.0
 
 static void run_one(const DfRt *rt, int workers, int k, const char *admission, DfGstResult *res)
 {
@@ -80,6 +86,38 @@ static void print_runs(const DfRt *rt, int workers, int k, double kstar, const O
     df_table_free(t);
 }
 
+static void print_memory(const OverloadRun *run)
+{
+    const GArray *m = run->memory;
+    if (!m || m->len == 0)
+        return;
+    printf("\nmemory, admission %s (after malloc_trim):\n%8s %8s %10s %10s\n", run->admission,
+           "t s", "threads", "heap MiB", "RSS MiB");
+    const DfProcPoint *warm = NULL;
+    double heap_max = -INFINITY, rss_max = -INFINITY;
+    for (guint i = 0; i < m->len; i++) {
+        const DfProcPoint *pt = &g_array_index(m, DfProcPoint, i);
+        printf("%8.0f %8d %10.1f %10.1f\n", pt->t_s, pt->p.threads, pt->p.heap_mib, pt->p.rss_mib);
+        if (pt->t_s < MEMORY_WARMUP_S)
+            continue;
+        if (!warm)
+            warm = pt;
+        heap_max = fmax(heap_max, pt->p.heap_mib);
+        rss_max = fmax(rss_max, pt->p.rss_mib);
+    }
+    const DfProcPoint *last = &g_array_index(m, DfProcPoint, m->len - 1);
+    if (!warm || last == warm) {
+        printf("(too short to compare after a %.0f s warm-up)\n", MEMORY_WARMUP_S);
+        return;
+    }
+    const double min = (last->t_s - warm->t_s) / 60.0;
+    printf("after the %.0f s warm-up, %.0f s to %.0f s: heap %.1f -> %.1f MiB (max %.1f, %+.2f "
+           "MiB/min), RSS %.1f -> %.1f MiB (max %.1f, %+.2f MiB/min), threads %d -> %d\n",
+           MEMORY_WARMUP_S, warm->t_s, last->t_s, warm->p.heap_mib, last->p.heap_mib, heap_max,
+           (last->p.heap_mib - warm->p.heap_mib) / min, warm->p.rss_mib, last->p.rss_mib, rss_max,
+           (last->p.rss_mib - warm->p.rss_mib) / min, warm->p.threads, last->p.threads);
+}
+
 void df_rt_overload(DfRt *rt, DfProgress *prog)
 {
     static const char *const modes[] = {"refuse", "none"};
@@ -101,15 +139,22 @@ void df_rt_overload(DfRt *rt, DfProgress *prog)
                              workers == 1 ? "" : "s", k, modes[m]);
             runs[m].admission = modes[m];
             runs[m].res = g_new0(DfGstResult, (gsize)k);
+            DfProcSampler *sampler =
+                rt->o.memory_every > 0 ? df_proc_sampler_start(rt->o.memory_every) : NULL;
             run_one(rt, workers, k, modes[m], runs[m].res);
+            runs[m].memory = sampler ? df_proc_sampler_stop(sampler) : NULL;
             for (int i = 0; i < k; i++)
                 if (runs[m].res[i].error[0])
                     rt->overload_failed = true;
         }
         printf("\n");
         print_runs(rt, workers, k, kstar, runs, 2);
-        for (int m = 0; m < 2; m++)
+        for (int m = 0; m < 2; m++) {
+            print_memory(&runs[m]);
             g_free(runs[m].res);
+            if (runs[m].memory)
+                g_array_free(runs[m].memory, TRUE);
+        }
     }
     printf("late: frames reaching the sink after running time + %d frame periods; dropped: "
            "frames dfdec's QoS dropped (QoS messages); refused: admission=refuse refused the "
