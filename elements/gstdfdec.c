@@ -228,6 +228,8 @@ struct _GstDfDec {
     gboolean dr_allowed; /* downstream takes GstVideoMeta, no filter */
     gboolean dr_crop;    /* downstream also takes GstVideoCropMeta */
     GstBufferPool *dr_pool;
+    /* dr_pool's caps, to map its buffers without parsing them */
+    GstVideoInfo dr_info;
     gint dr_pool_touched;               /* dr_pool's pictures faulted in (dr_pool_touch); atomic */
     int dr_format, dr_width, dr_height; /* what dr_pool was made for */
     int dr_display_width, dr_display_height; /* negotiated output size */
@@ -442,7 +444,13 @@ static GstBufferPool *dr_pool_new(GstDfDec *self, const DfPictureLayout *layout)
     GstStructure *config = gst_buffer_pool_get_config(pool);
     GstCaps *caps = gst_video_info_to_caps(&info);
     gst_buffer_pool_config_set_params(config, caps, info.size, 0, 0);
+    const gboolean parsed = gst_video_info_from_caps(&self->dr_info, caps);
     gst_caps_unref(caps);
+    if (!parsed) {
+        gst_structure_free(config);
+        gst_object_unref(pool);
+        return NULL;
+    }
     GstAllocationParams params;
     gst_allocation_params_init(&params);
     params.align = layout->align - 1;
@@ -515,16 +523,12 @@ static int gst_df_dec_get_picture(void *opaque, AVFrame *frame, const DfPictureL
         }
     }
     GstBufferPool *pool = gst_object_ref(self->dr_pool);
+    /* Every picture's: a copy, not the pool's config parsed again. */
+    const GstVideoInfo info = self->dr_info;
     pthread_mutex_unlock(&self->dr_lock);
 
-    GstVideoInfo info;
-    GstCaps *caps = NULL;
-    GstStructure *config = gst_buffer_pool_get_config(pool);
-    gst_buffer_pool_config_get_params(config, &caps, NULL, NULL, NULL);
-    gboolean ok = caps && gst_video_info_from_caps(&info, caps);
-    gst_structure_free(config);
     b = dr_buffer_new(self, FALSE);
-    if (!ok || gst_buffer_pool_acquire_buffer(pool, &b->buffer, NULL) != GST_FLOW_OK) {
+    if (gst_buffer_pool_acquire_buffer(pool, &b->buffer, NULL) != GST_FLOW_OK) {
         gst_object_unref(pool);
         g_free(b);
         return AVERROR(ENOSYS);
