@@ -1372,8 +1372,12 @@ static gboolean gst_df_dec_set_format(GstVideoDecoder *vdec, GstVideoCodecState 
 /* Admission (docs/dfdec.md, "Admission"): once the stream's own work has
  * been measured over its window, the measured load of the admitted
  * streams plus this one is compared with max-load of the scheduler's
- * capacity.  Decided once per stream (until stop): an admitted stream is
- * never refused later.  Stream lock held. */
+ * capacity.  Before that, from its first packet, a stream like streams
+ * already measured on the scheduler (same codec, size, format, threading)
+ * that would not fit by their load is decided at once: it never takes the
+ * cores from the admitted streams during a window of its own.  Decided
+ * once per stream (until stop): an admitted stream is never refused
+ * later.  Stream lock held. */
 static GstFlowReturn gst_df_dec_admit(GstDfDec *self)
 {
     GST_OBJECT_LOCK(self);
@@ -1396,17 +1400,23 @@ static GstFlowReturn gst_df_dec_admit(GstDfDec *self)
         if (need < ADMISSION_MIN_FRAMES)
             need = ADMISSION_MIN_FRAMES;
     }
-    if (ld.frames < need)
-        return GST_FLOW_OK;
-    const double total = ld.sched.admitted + ld.cores;
     const double limit = max_load * ld.sched.capacity;
+    double own = ld.cores;
+    const char *basis = "measured";
+    if (ld.frames < need) {
+        if (!(ld.class_cores > 0 && ld.sched.admitted + ld.class_cores > limit))
+            return GST_FLOW_OK;
+        own = ld.class_cores;
+        basis = "as the streams like it";
+    }
+    const double total = ld.sched.admitted + own;
     char detail[512];
     g_snprintf(detail, sizeof(detail),
-               "this stream %.3f cores (%.2f ms of worker time per frame at %.3g fps, over "
-               "%" G_GUINT64_FORMAT
+               "this stream %.3f cores (%s; its own %.2f ms of worker time per frame at %.3g fps, "
+               "over %" G_GUINT64_FORMAT
                " frames), %d admitted streams %.3f cores, capacity %.0f workers x max-load %.2f "
                "= %.2f cores",
-               ld.cores, ld.ns_per_frame / 1e6, ld.fps, ld.frames, ld.sched.n_admitted,
+               own, basis, ld.ns_per_frame / 1e6, ld.fps, ld.frames, ld.sched.n_admitted,
                ld.sched.admitted, ld.sched.capacity, max_load, limit);
     if (total <= limit) {
         GST_INFO_OBJECT(self, "admitted: %s", detail);
@@ -1866,10 +1876,12 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
                             0.0, 16.0, DEFAULT_MAX_LOAD, rw));
     g_object_class_install_property(
         gobject_class, PROP_ADMISSION_FRAMES,
-        g_param_spec_uint("admission-frames", "Admission frames",
-                          "Frames measured before admission decides (0 = about one second of "
-                          "frames, at least 32)",
-                          0, 100000, DEFAULT_ADMISSION_FRAMES, rw));
+        g_param_spec_uint(
+            "admission-frames", "Admission frames",
+            "Frames measured before admission decides (0 = about one second of frames, at "
+            "least 32); a stream like streams already measured on the scheduler that would "
+            "not fit by their load is decided at once",
+            0, 100000, DEFAULT_ADMISSION_FRAMES, rw));
     g_object_class_install_property(
         gobject_class, PROP_STATS,
         g_param_spec_boxed("stats", "Statistics",

@@ -142,6 +142,7 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     const bool rate = cfg->frame_rate.num > 0 && cfg->frame_rate.den > 0;
     if (!(dec->load = df_load_new(sched, rate ? av_q2d(cfg->frame_rate) : 0.0)))
         goto nomem;
+    df_load_set_class(dec->load, df_load_class_of(par, cfg->threading));
     if (cfg->filter && *cfg->filter && !(dec->filter_desc = strdup(cfg->filter)))
         goto nomem;
     if (!(dec->par = avcodec_parameters_alloc()) || avcodec_parameters_copy(dec->par, par) < 0)

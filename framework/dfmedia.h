@@ -224,6 +224,10 @@ typedef struct DfDecoderLoad {
     double fps;          /* rate used (<= 0: unknown, completion rate used) */
     uint64_t frames;     /* frames measured */
     DfSchedLoad sched;   /* every stream of the scheduler */
+    /* Cores this stream would use at its rate by the streams of its class
+     * (same codec, profile, picture size and format, threading) measured
+     * over a whole window on the scheduler; 0: none measured yet. */
+    double class_cores;
 } DfDecoderLoad;
 
 /* Snapshot of the stream's and the scheduler's load (any thread). */

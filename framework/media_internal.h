@@ -194,6 +194,10 @@ void df_slot_reclaim(DfDecoder *dec);
 /* Cancel every queued slot, wait for its tasks and free it. */
 void df_slot_cancel_all(DfDecoder *dec);
 
+/* media_load.c: the load class of a stream (df_load_set_class): streams
+ * alike cost alike per frame. */
+uint64_t df_load_class_of(const AVCodecParameters *par, DfThreading threading);
+
 /* ---------------------------------------------------------------- graph */
 
 typedef struct DfGraph {

@@ -480,6 +480,16 @@ typedef struct DfSchedLoad {
 /* Snapshot of the load of every account of `sched`. */
 DF_SCHED_API void df_sched_load(DfSched *sched, DfSchedLoad *out);
 
+/* Streams alike (same codec, picture size, format) cost alike per frame:
+ * an account's class (any non-zero key; 0: none) lets a new stream be
+ * judged by the streams of its class already measured. */
+DF_SCHED_API void df_load_set_class(DfLoad *load, uint64_t cls);
+
+/* Mean worker time per frame (ns) of the other streams of the class of
+ * `load` on its scheduler that were measured over a whole window (16
+ * frames); 0 when there is none.  *n (NULL: not wanted): their number. */
+DF_SCHED_API double df_load_class_ns_per_frame(DfLoad *load, int *n);
+
 /* ------------------------------------------------------------- statistics */
 
 typedef struct DfWorkerStats {

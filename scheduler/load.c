@@ -191,3 +191,35 @@ void df_sched_load(DfSched *s, DfSchedLoad *out)
     }
     pthread_mutex_unlock(&registry_lock);
 }
+
+void df_load_set_class(DfLoad *l, uint64_t cls)
+{
+    pthread_mutex_lock(&l->lock);
+    l->cls = cls;
+    pthread_mutex_unlock(&l->lock);
+}
+
+double df_load_class_ns_per_frame(DfLoad *self, int *n)
+{
+    pthread_mutex_lock(&self->lock);
+    const uint64_t cls = self->cls;
+    pthread_mutex_unlock(&self->lock);
+    double sum = 0.0;
+    int count = 0;
+    /* Lock order: registry, then an account (as df_sched_load). */
+    pthread_mutex_lock(&registry_lock);
+    for (DfLoad *l = cls ? registry : NULL; l; l = l->next) {
+        if (l == self || l->sched != self->sched)
+            continue;
+        pthread_mutex_lock(&l->lock);
+        if (l->cls == cls && l->frames >= DF_LOAD_WINDOW) {
+            sum += ns_per_frame_locked(l);
+            count++;
+        }
+        pthread_mutex_unlock(&l->lock);
+    }
+    pthread_mutex_unlock(&registry_lock);
+    if (n)
+        *n = count;
+    return count ? sum / count : 0.0;
+}

@@ -21,6 +21,7 @@ struct DfLoad {
     pthread_mutex_t lock;
     double fps;      /* frames per second the stream must keep; <= 0: unknown */
     bool admitted;   /* counted in the scheduler's admitted load */
+    uint64_t cls;    /* df_load_set_class(); 0: none */
     uint64_t frames; /* frames completed */
     /* Account total and time at the last DF_LOAD_WINDOW + 1 completions
      * (ring, index frames % size); slot of frame 0 is the registration. */

@@ -190,6 +190,57 @@ DF_TEST(Admission, RefuseFailsAndReleases)
     t_clip_free(&clip);
 }
 
+/* On one scheduler, a stream like one already measured (same codec, size,
+ * format) is judged by it from its first packet: one that cannot fit is
+ * refused before it has decoded a frame, so it never takes the cores from
+ * the admitted streams.  A stream of another class is not judged so. */
+DF_TEST(Admission, StreamLikeAMeasuredOneIsJudgedAtOnce)
+{
+    DF_ASSERT(e_init());
+    TClip clip, other;
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(t_clip_load("hevc_wpp8.mkv", &other) == 0);
+    const char *first_props[] = {
+        "n-workers", "2",  "shared-scheduler", "true", "admission", "refuse",
+        "max-load",  "16", "admission-frames", "20",   NULL};
+    GstBus *bus1 = NULL, *bus2 = NULL, *bus3 = NULL;
+    GstHarness *h1 = harness(&clip, first_props, &bus1);
+    DF_ASSERT(h1);
+    TSums got1 = {0}, got2 = {0}, got3 = {0};
+    /* Measured over more than a whole window (16 frames) and admitted. */
+    DF_EXPECT(e_push_range(h1, &clip, 0, clip.n_pkts, &got1, NULL) == GST_FLOW_OK);
+
+    const char *props[] = {"n-workers", "2",  "shared-scheduler", "true", "admission", "refuse",
+                           "max-load",  TINY, "admission-frames", "1000", NULL};
+    GstHarness *h2 = harness(&clip, props, &bus2);
+    DF_ASSERT(h2);
+    const int failed_at = push_until_error(h2, &clip, &got2);
+    DF_EXPECT_MSG(failed_at == 0, "the stream like a measured one failed at packet %d, not 0",
+                  failed_at);
+    Msgs m;
+    drain_bus(bus2, &m);
+    DF_EXPECT_EQ_INT(m.errors, 1);
+    DF_EXPECT_MSG(strstr(m.text, "refused") && strstr(m.text, "streams like it"),
+                  "error does not say it judged by streams like it: %s", m.text);
+
+    /* HEVC: not of the H.264 stream's class; measured first (5 frames
+     * pass, fewer than the early 8). */
+    GstHarness *h3 = harness(&other, props, &bus3);
+    DF_ASSERT(h3);
+    DF_EXPECT(e_push_range(h3, &other, 0, 5, &got3, NULL) == GST_FLOW_OK);
+    drain_bus(bus3, &m);
+    DF_EXPECT_EQ_INT(m.errors, 0);
+
+    teardown(h3, bus3);
+    teardown(h2, bus2);
+    teardown(h1, bus1);
+    t_sums_free(&got3);
+    t_sums_free(&got2);
+    t_sums_free(&got1);
+    t_clip_free(&other);
+    t_clip_free(&clip);
+}
+
 DF_TEST(Admission, AdmittedNeverRefusedLater)
 {
     DF_ASSERT(e_init());

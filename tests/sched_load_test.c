@@ -266,3 +266,55 @@ DF_TEST(SchedLoad, TimeOutsideTheWorkersCounts)
     df_load_free(a);
     df_sched_unref(s);
 }
+
+static void frames(DfLoad *l, int n, int64_t ns)
+{
+    for (int f = 0; f < n; f++) {
+        df_load_add_ns(l, (uint64_t)ns);
+        df_load_frame_done(l);
+    }
+}
+
+/* A stream is judged by the streams of its class on its scheduler that
+ * were measured over a whole window (16 frames), itself excepted: not by
+ * streams with fewer frames, of another class or on another scheduler. */
+DF_TEST(SchedLoad, ClassEstimateFromStreamsMeasuredWhole)
+{
+    DfSched *s = df_test_sched(NULL, 1, 50), *s2 = df_test_sched(NULL, 1, 50);
+    DF_ASSERT(s != NULL && s2 != NULL);
+    DfLoad *a = df_load_new(s, 25.0), *b = df_load_new(s, 25.0), *c = df_load_new(s, 25.0),
+           *d = df_load_new(s, 25.0), *e = df_load_new(s2, 25.0);
+    DF_ASSERT(a && b && c && d && e);
+    df_load_set_class(a, 1);
+    df_load_set_class(b, 1);
+    df_load_set_class(c, 1);
+    df_load_set_class(d, 2);
+    df_load_set_class(e, 1);
+    frames(a, 20, 3 * MS); /* a whole window */
+    frames(b, 15, 1 * MS); /* one frame short */
+    frames(d, 20, 9 * MS); /* another class */
+    frames(e, 20, 7 * MS); /* another scheduler */
+
+    int n = -1;
+    double v = df_load_class_ns_per_frame(c, &n);
+    DF_EXPECT_MSG(v == 3.0 * MS && n == 1, "c: %.0f ns per frame over %d streams", v, n);
+    /* a has no other measured stream of its class (b is short). */
+    v = df_load_class_ns_per_frame(a, &n);
+    DF_EXPECT_MSG(v == 0.0 && n == 0, "a: %.0f ns per frame over %d streams", v, n);
+    /* b's 16th frame makes it count: the mean of a and b. */
+    frames(b, 1, 1 * MS);
+    v = df_load_class_ns_per_frame(c, &n);
+    DF_EXPECT_MSG(v == 2.0 * MS && n == 2, "c: %.0f ns per frame over %d streams", v, n);
+    DF_EXPECT(df_load_class_ns_per_frame(a, NULL) == 1.0 * MS);
+    /* No class: no estimate. */
+    df_load_set_class(c, 0);
+    v = df_load_class_ns_per_frame(c, &n);
+    DF_EXPECT_MSG(v == 0.0 && n == 0, "classless c: %.0f ns per frame over %d streams", v, n);
+    df_load_free(e);
+    df_load_free(d);
+    df_load_free(c);
+    df_load_free(b);
+    df_load_free(a);
+    df_sched_unref(s2);
+    df_sched_unref(s);
+}

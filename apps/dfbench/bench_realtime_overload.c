@@ -5,10 +5,11 @@
  * N x T(1) fps / --fps, the first T(1) sample), filesrc ! parsebin !
  * dfdec n-workers=N ... ! SINK sync=true qos=true max-lateness=-1, all
  * started together and sharing the process's one scheduler, twice:
- *  - admission on:  dfdec admission=refuse: once its first second of
- *    frames is measured, a stream that would take the admitted streams'
- *    measured load past max-load of the capacity is refused (a
- *    resource-busy error; its pipeline stops);
+ *  - admission on:  dfdec admission=refuse: a stream that would take
+ *    the admitted streams' measured load past max-load of the capacity
+ *    is refused (a resource-busy error; its pipeline stops), once its
+ *    first second of frames is measured, or at its first packet when
+ *    streams like it already measured say so;
  *  - admission off: admission=none: every stream decodes.
  * The sink sends QoS events (qos=true) but renders every frame
  * (max-lateness=-1), so that a late frame is counted, not hidden; dfdec's
