@@ -566,6 +566,8 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"realtime", "--input", h264, "--csv", "/proc/x/y"}, 1, "--csv: cannot write /proc/x/y"},
         {{"realtime", "--input", h264, "extra"}, 2, "unexpected argument \"extra\""},
         {{"realtime", "--input", h264, "--overload-factor", "0"}, 2, "bad --overload-factor 0"},
+        {{"realtime", "--input", h264, "--stagger", "-1"}, 2, "bad --stagger -1"},
+        {{"realtime", "--input", h264, "--stagger", "1"}, 2, "--stagger needs --overload"},
         {{"realtime", "--input", h264, "--overload", "--peers", "none"},
          2,
          "--overload needs the dfdec peer"},

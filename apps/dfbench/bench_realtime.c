@@ -164,6 +164,10 @@ static int parse_options(DfRt *rt, int argc, char **argv)
          NULL},
         {"overload-factor", 0, 0, G_OPTION_ARG_DOUBLE, &o->overload_factor,
          "Streams requested by --overload, as a multiple of K* (default 1.3)", "F"},
+        {"stagger", 0, 0, G_OPTION_ARG_DOUBLE, &o->stagger,
+         "With --overload: start stream i at i x S seconds (streams joining a loaded scheduler "
+         "one by one; the run lasts (K - 1) x S longer; default: all within one frame period)",
+         "S"},
         {"memory-every", 0, 0, G_OPTION_ARG_DOUBLE, &o->memory_every,
          "With --overload: every S seconds of each run, the process's threads, heap in use and "
          "resident memory after malloc_trim() (a long run's memory over time; default: not "
@@ -238,6 +242,14 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     }
     if (!(o->memory_every >= 0 && o->memory_every <= 3600)) {
         status = df_cli_usage(PROG, "bad --memory-every %g (seconds, 0 to 3600)", o->memory_every);
+        goto cleanup;
+    }
+    if (!(o->stagger >= 0 && o->stagger <= 60)) {
+        status = df_cli_usage(PROG, "bad --stagger %g (seconds, 0 to 60)", o->stagger);
+        goto cleanup;
+    }
+    if (o->stagger > 0 && !o->overload) {
+        status = df_cli_usage(PROG, "--stagger needs --overload");
         goto cleanup;
     }
     if (o->memory_every > 0 && !o->overload) {

@@ -27,6 +27,9 @@ typedef struct DfRtOpts {
     double overload_factor;
     /* --memory-every: --overload samples memory this often (s; 0: not) */
     double memory_every;
+    /* --stagger: --overload starts stream i at i x this (s; 0: all in one
+     * frame period) */
+    double stagger;
 } DfRtOpts;
 
 /* One trial: K streams on one configuration. */

@@ -19,7 +19,9 @@
  * after running time + budget, as the search counts them) and frames
  * dropped.  The goal (issue 21): with admission on, the admitted streams
  * have no late frame; with it off, only the streams QoS drops from are
- * late.  With --memory-every, the process's memory along each run (the
+ * late.  With --stagger, the streams start one by one, each into the
+ * load of those before it (admission's judgement by streams of the same
+ * class).  With --memory-every, the process's memory along each run (the
  * ten-minute soak).  Timings are never pass/fail. */
 #include "bench_realtime.h"
 
@@ -77,11 +79,15 @@ static void print_runs(const DfRt *rt, int workers, int k, double kstar, const O
             late_frames += x->late;
         }
         df_table_rule(t);
-        printf("%d workers, admission %s: K = %d requested (%.2f x K* = %.1f): %d admitted, %d "
+        char stagger[48] = "";
+        if (rt->o.stagger > 0)
+            snprintf(stagger, sizeof(stagger), ", started %g s apart", rt->o.stagger);
+        printf("%d workers, admission %s: K = %d requested (%.2f x K* = %.1f%s): %d admitted, %d "
                "refused; %d streams late (%d of them admitted), %llu late frames; %d streams "
                "dropped frames\n",
-               workers, runs[r].admission, k, rt->o.overload_factor, kstar, admitted, k - admitted,
-               late_streams, late_admitted, (unsigned long long)late_frames, dropping);
+               workers, runs[r].admission, k, rt->o.overload_factor, kstar, stagger, admitted,
+               k - admitted, late_streams, late_admitted, (unsigned long long)late_frames,
+               dropping);
     }
     df_table_print(t, stdout);
     df_table_free(t);

@@ -373,8 +373,10 @@ void df_rt_run_pipelines(const DfRt *rt, int workers, const char *decoder, const
             .reorder_lead_ns = lead,
             /* Spread over one frame period, as trial_dfmedia() starts
              * its streams: started at once, all K pipelines would have
-             * every frame due at the same instants. */
-            .start_offset_ns = (int64_t)((double)i * 1e9 / (rt->o.fps * k)),
+             * every frame due at the same instants.  --stagger (overload
+             * only): one by one, each into the load of those before. */
+            .start_offset_ns = rt->o.stagger > 0 ? (int64_t)((double)i * rt->o.stagger * 1e9)
+                                                 : (int64_t)((double)i * 1e9 / (rt->o.fps * k)),
         };
     DfAffinity saved;
     df_affinity_save(&saved);
