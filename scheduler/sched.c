@@ -54,6 +54,29 @@ static void sched_destroy(DfSched *s)
     free(s);
 }
 
+/* A worker is born pinned: pinning from inside the thread left a window
+ * in which it ran (and first-touched memory) anywhere, and in which
+ * df_sched_worker_cpus() did not yet describe the threads. */
+static int start_worker(DfSched *s, int i)
+{
+    const size_t stack = s->cfg.stack_size ? s->cfg.stack_size : 8u << 20;
+    int ret = 0;
+    for (int pin = 1; pin >= 0; pin--) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, stack);
+        const bool pinned = pin && df_topo_pin_attr(&s->topo, i, &attr);
+        ret = pthread_create(&s->workers[i].thread, &attr, df_worker_main, &s->workers[i]);
+        pthread_attr_destroy(&attr);
+        /* EINVAL: the pin set is not allowed here (a container, a cgroup
+         * that shrank): run unpinned, the costs stay a model, which is
+         * all the patent's scheme needs. */
+        if (ret != EINVAL || !pinned)
+            break;
+    }
+    return ret;
+}
+
 int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
 {
     DfSchedConfig defaults;
@@ -160,13 +183,9 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
         goto fail;
     }
 
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, cfg_in->stack_size ? cfg_in->stack_size : 8u << 20);
     for (int i = 0; i < nw; i++) {
-        if (pthread_create(&s->workers[i].thread, &attr, df_worker_main, &s->workers[i]) != 0) {
+        if (start_worker(s, i) != 0) {
             s->workers[i].thread = 0;
-            pthread_attr_destroy(&attr);
             ret = df_set_error(err, -EAGAIN, "cannot start worker %d of %d", i, nw);
             goto fail;
         }
@@ -174,7 +193,6 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
         snprintf(name, sizeof(name), "dfsched-%d", i & 0xffff);
         pthread_setname_np(s->workers[i].thread, name);
     }
-    pthread_attr_destroy(&attr);
     *out = s;
     return 0;
 

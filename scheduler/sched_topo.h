@@ -4,6 +4,7 @@
 
 #include "dfsched.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 /* ------------------------------------------------------------ topology */
@@ -32,8 +33,9 @@ typedef struct DfTopo {
 
 int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err);
 void df_topo_fini(DfTopo *t);
-/* Pin the calling thread as worker `w` (no-op when not pinning). */
-void df_topo_pin(const DfTopo *t, int w);
+/* Give the thread to be created as worker `w` its pin set; false when
+ * not pinning. */
+bool df_topo_pin_attr(const DfTopo *t, int w, pthread_attr_t *attr);
 /* Union of the workers' pin sets; -ENOENT when not pinning. */
 int df_topo_cpus(const DfTopo *t, cpu_set_t *out);
 /* Compute the levels and trCost of `n_workers` workers on a topology

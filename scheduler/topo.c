@@ -443,12 +443,8 @@ int df_topo_cpus(const DfTopo *t, cpu_set_t *out)
     return CPU_COUNT(out) > 0 ? 0 : -ENOENT;
 }
 
-void df_topo_pin(const DfTopo *t, int w)
+bool df_topo_pin_attr(const DfTopo *t, int w, pthread_attr_t *attr)
 {
-    if (!t->pin_sets)
-        return;
-    /* Failure (e.g. a container forbids it) leaves the thread unpinned:
-     * the costs stay a model, which is all the patent's scheme needs. */
-    if (t->pin_cpus[w])
-        pthread_setaffinity_np(pthread_self(), t->pin_bytes[w], t->pin_cpus[w]);
+    return t->pin_sets && t->pin_cpus[w] &&
+           pthread_attr_setaffinity_np(attr, t->pin_bytes[w], t->pin_cpus[w]) == 0;
 }

@@ -443,7 +443,6 @@ void *df_worker_main(void *arg)
     tls_worker = w;
     w->stack_base = (uintptr_t)__builtin_frame_address(0);
     w->stack_size = s->cfg.stack_size ? s->cfg.stack_size : 8u << 20;
-    df_topo_pin(&s->topo, w->index);
     atomic_fetch_add_explicit(&s->started, 1, memory_order_release);
     while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
         DfNode *n = s->pops->pop(s->policy, w->index, NULL);
