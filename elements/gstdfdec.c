@@ -220,6 +220,11 @@ struct _GstDfDec {
      * a buffer that long after its running time.  Written on the thread
      * that sends the event, read by the clock. */
     _Atomic gint64 pipeline_latency;
+    /* Running time before which output is late, from the last QoS event
+     * without GstVideoDecoder's clamp (-1: none).  Written on the thread
+     * that sends the event, read on the streaming thread: one word that
+     * publishes nothing else, so relaxed on both sides. */
+    _Atomic gint64 qos_earliest;
 
     /* Direct rendering (dr_lock, a leaf lock taken on worker threads; a
      * pthread mutex, not a GMutex, so that ThreadSanitizer sees it: GLib's
@@ -1292,6 +1297,7 @@ static gboolean gst_df_dec_start(GstVideoDecoder *vdec)
     self->latency_frames = -1;
     gst_segment_init(&self->clock_segment, GST_FORMAT_UNDEFINED);
     atomic_store_explicit(&self->pipeline_latency, 0, memory_order_relaxed);
+    atomic_store_explicit(&self->qos_earliest, -1, memory_order_relaxed);
     self->dr_frames = self->band_frames = self->copied_frames = 0;
     self->packets = self->qos_skipped = 0;
     self->errors = 0;
@@ -1498,6 +1504,24 @@ static gboolean gst_df_dec_qos_skip(GstDfDec *self, GstVideoCodecFrame *frame,
     return TRUE;
 }
 
+/* How much time `frame` has to be decoded before it is late (negative:
+ * late already; G_MAXINT64: no QoS yet).  GstVideoDecoder's figure, or
+ * the uncapped one of the last QoS event when that is later: from 1.26 on
+ * the base class never projects more than a second (+ a frame) of
+ * lateness, so a stream seconds behind would never reach the give-up
+ * threshold of gst_df_dec_qos_skip. */
+static GstClockTimeDiff gst_df_dec_late(GstDfDec *self, const GstVideoCodecFrame *frame)
+{
+    GstClockTimeDiff late =
+        gst_video_decoder_get_max_decode_time(GST_VIDEO_DECODER(self), (GstVideoCodecFrame *)frame);
+    const gint64 earliest = atomic_load_explicit(&self->qos_earliest, memory_order_relaxed);
+    if (earliest >= 0 && GST_CLOCK_TIME_IS_VALID(frame->deadline)) {
+        const GstClockTimeDiff own = GST_CLOCK_DIFF((GstClockTime)earliest, frame->deadline);
+        late = MIN(late, own);
+    }
+    return late;
+}
+
 static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCodecFrame *frame)
 {
     GstDfDec *self = GST_DF_DEC(vdec);
@@ -1517,7 +1541,7 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
         self->drained = FALSE;
     }
     gst_df_dec_charge_thread(self);
-    GstClockTimeDiff late = gst_video_decoder_get_max_decode_time(vdec, frame);
+    const GstClockTimeDiff late = gst_df_dec_late(self, frame);
     if (gst_df_dec_qos_skip(self, frame, late))
         return GST_FLOW_OK;
 
@@ -1629,6 +1653,7 @@ static gboolean gst_df_dec_flush(GstVideoDecoder *vdec)
     self->qos_cut = FALSE;
     self->qos_to_key = self->qos_restart = FALSE;
     self->charge_valid = FALSE;
+    atomic_store_explicit(&self->qos_earliest, -1, memory_order_relaxed);
     return TRUE;
 }
 
@@ -1644,6 +1669,18 @@ static gboolean gst_df_dec_src_event(GstVideoDecoder *vdec, GstEvent *event)
             latency = 0;
         GST_DEBUG_OBJECT(self, "pipeline latency %" GST_TIME_FORMAT, GST_TIME_ARGS(latency));
         atomic_store_explicit(&self->pipeline_latency, (gint64)latency, memory_order_relaxed);
+    } else if (GST_EVENT_TYPE(event) == GST_EVENT_QOS) {
+        GstClockTimeDiff diff = 0;
+        GstClockTime ts = GST_CLOCK_TIME_NONE;
+        gst_event_parse_qos(event, NULL, NULL, &diff, &ts);
+        /* GstVideoDecoder 1.22's projection, 2 x the lateness ahead;
+         * 1.26 caps it at a second, which hides how far behind a
+         * stream is from the give-up rule (gst_df_dec_late). */
+        const gint64 earliest = !GST_CLOCK_TIME_IS_VALID(ts) ? -1
+                                : diff > 0                   ? (gint64)ts + 2 * diff
+                                : (gint64)ts + diff >= 0     ? (gint64)ts + diff
+                                                             : 0;
+        atomic_store_explicit(&self->qos_earliest, earliest, memory_order_relaxed);
     }
     return GST_VIDEO_DECODER_CLASS(gst_df_dec_parent_class)->src_event(vdec, event);
 }
@@ -1933,6 +1970,7 @@ static void gst_df_dec_init(GstDfDec *self)
     self->latency_frames = -1;
     gst_segment_init(&self->clock_segment, GST_FORMAT_UNDEFINED);
     atomic_init(&self->pipeline_latency, 0);
+    atomic_init(&self->qos_earliest, -1);
     pthread_mutex_init(&self->dr_lock, NULL);
     self->dr_live = g_hash_table_new(NULL, NULL);
     gst_video_decoder_set_packetized(GST_VIDEO_DECODER(self), TRUE);
