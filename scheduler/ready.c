@@ -275,10 +275,21 @@ DfNode *df_ready_pop(DfReady *r, bool lifo, const DfWaitFilter *f)
         DfLane *q = &r->lane[order[k]];
         bool empty = false;
         DfNode *x;
-        if (lifo || f) {
+        if (lifo) {
             x = lane_pop_newest(q, f);
             if (!x && f)
                 x = lane_take(q, f, &empty);
+        } else if (f) {
+            /* A waiting owner takes its group's jobs oldest first, as its
+             * thieves do: both ends of one group's list then interleave
+             * (list scheduling), where newest-first split it into a
+             * thief's prefix and the owner's suffix, and jobs of unequal
+             * cost (a picture's detailed rows) piled up on one side.
+             * Newest when the oldest is not the waiter's (an unrelated
+             * node behind the group's). */
+            x = lane_take(q, f, &empty);
+            if (!x && !empty)
+                x = lane_pop_newest(q, f);
         } else {
             x = lane_take_own(q);
             empty = !x;

@@ -200,6 +200,80 @@ DF_TEST(SchedRealtime, WaiterIsNotTrappedUnderUnrelatedWork)
         }
 }
 
+/* A waiting owner takes its group's jobs oldest first, as a thief does:
+ * newest first split a picture's slices into a thief's prefix and the
+ * owner's suffix, and the costly rows piled up on one worker.  On one
+ * worker (no thief) the jobs then run in index order. */
+#define ORDER_JOBS 8
+
+typedef struct Order {
+    _Atomic int n;
+    int ran[ORDER_JOBS];
+    int index[ORDER_JOBS];
+} Order;
+
+typedef struct OrderJob {
+    Order *o;
+    int index;
+} OrderJob;
+
+static void order_job(DfTask *t, void *arg)
+{
+    const OrderJob *j = arg;
+    j->o->ran[atomic_fetch_add(&j->o->n, 1)] = j->index;
+}
+
+static void order_waiter(DfTask *t, void *arg)
+{
+    Order *o = arg;
+    DfSched *s = df_task_sched(t);
+    const int64_t due = df_now_ns() + 1000 * MS;
+    DfGroup *g = df_group_new(s, due);
+    OrderJob jobs[ORDER_JOBS];
+    for (int i = 0; i < ORDER_JOBS; i++) {
+        jobs[i] = (OrderJob){o, i};
+        DfNode *n = df_node_new(
+            s, &(DfNodeDesc){
+                   .fn = order_job, .arg = &jobs[i], .module = -1, .group = g, .deadline = due});
+        df_node_submit(n);
+        df_node_release(n);
+    }
+    df_sched_wait(s, g);
+    df_group_release(g);
+}
+
+DF_TEST(SchedRealtime, WaitingOwnerRunsItsJobsOldestFirst)
+{
+    /* The policies whose owner serves its set oldest first (steal's owner
+     * is newest first by design). */
+    const char *pol[] = {"cost-local", "learned"};
+    for (size_t p = 0; p < sizeof(pol) / sizeof(pol[0]); p++) {
+        DfSched *s = df_test_sched(pol[p], 1, 10);
+        DF_ASSERT(s);
+        Order o = {0};
+        DfGroup *outer = df_group_new(s, 0);
+        /* Due: a waiter with a deadline filters what it helps with. */
+        DfNode *w = df_node_new(s, &(DfNodeDesc){.fn = order_waiter,
+                                                 .arg = &o,
+                                                 .module = -1,
+                                                 .group = outer,
+                                                 .deadline = df_now_ns() + 2000 * MS});
+        df_node_submit(w);
+        df_node_release(w);
+        df_sched_wait(s, outer);
+        DF_ASSERT_EQ_INT(atomic_load(&o.n), ORDER_JOBS);
+        char got[3 * ORDER_JOBS + 1] = "";
+        bool in_order = true;
+        for (int i = 0; i < ORDER_JOBS; i++) {
+            snprintf(got + strlen(got), sizeof(got) - strlen(got), " %d", o.ran[i]);
+            in_order = in_order && o.ran[i] == i;
+        }
+        DF_EXPECT_MSG(in_order, "%s: jobs ran in the order%s", pol[p], got);
+        df_group_release(outer);
+        df_sched_unref(s);
+    }
+}
+
 /* ------------------------------------------------------ wakes */
 
 typedef struct Busy {
