@@ -501,6 +501,34 @@ static void dr_meta_restore(GstBuffer *buf)
     memcpy(m->offset, o->offset, sizeof(m->offset));
 }
 
+/* A buffer goes back to its pool through atomics inside libgstreamer,
+ * which ThreadSanitizer does not see: the next user of the memory (a band
+ * copy on a worker, say) looked like a race with the last one (the
+ * streaming thread's copy of an earlier frame).  Under TSan the push
+ * releases the memory and every acquisition from a pool acquires it,
+ * which is the order the pool guarantees. */
+#ifdef __SANITIZE_THREAD__
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+static void pool_memory_acquired(GstBuffer *b)
+{
+    __tsan_acquire(gst_buffer_peek_memory(b, 0));
+}
+static void pool_memory_pushed(GstBuffer *b)
+{
+    __tsan_release(gst_buffer_peek_memory(b, 0));
+}
+#else
+static void pool_memory_acquired(GstBuffer *b)
+{
+    (void)b;
+}
+static void pool_memory_pushed(GstBuffer *b)
+{
+    (void)b;
+}
+#endif
+
 /* dfmedia's get_picture hook: runs on a worker (or a libavcodec frame
  * thread).  Falls back to dfmedia's pools (ENOSYS) whenever the picture
  * could not go downstream as it is. */
@@ -539,6 +567,7 @@ static int gst_df_dec_get_picture(void *opaque, AVFrame *frame, const DfPictureL
         return AVERROR(ENOSYS);
     }
     gst_object_unref(pool);
+    pool_memory_acquired(b->buffer);
     dr_meta_restore(b->buffer);
     /* READWRITE, not WRITE: downstream maps READ while libavcodec still
      * holds the picture as a reference (GstMemory lock rules).  NO_REF:
@@ -627,6 +656,7 @@ static int gst_df_dec_get_output(void *opaque, AVFrame *dst, const AVFrame *src)
         g_free(b);
         return DF_OUTPUT_IN_PLACE;
     }
+    pool_memory_acquired(b->buffer);
     if (!gst_video_frame_map(&b->vframe, &info, b->buffer, GST_MAP_READWRITE)) {
         gst_buffer_unref(b->buffer);
         g_free(b);
@@ -996,6 +1026,7 @@ static GstFlowReturn gst_df_dec_copy_out(GstDfDec *self, const AVFrame *f,
     GstFlowReturn flow = gst_video_decoder_allocate_output_frame(vdec, frame);
     if (flow != GST_FLOW_OK)
         return flow;
+    pool_memory_acquired(frame->output_buffer);
     GstVideoFrame vf;
     if (!gst_video_frame_map(&vf, &self->output_state->info, frame->output_buffer, GST_MAP_WRITE)) {
         GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map an output buffer"), (NULL));
@@ -1169,6 +1200,7 @@ static GstFlowReturn gst_df_dec_output(GstDfDec *self, AVFrame *f)
     if (dr && !dr->output)
         dr_pool_touch(self);
     av_frame_unref(f);
+    pool_memory_pushed(frame->output_buffer);
     return gst_video_decoder_finish_frame(vdec, frame);
 }
 
