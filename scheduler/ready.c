@@ -285,11 +285,18 @@ DfNode *df_ready_pop(DfReady *r, bool lifo, const DfWaitFilter *f)
              * (list scheduling), where newest-first split it into a
              * thief's prefix and the owner's suffix, and jobs of unequal
              * cost (a picture's detailed rows) piled up on one side.
-             * Newest when the oldest is not the waiter's (an unrelated
-             * node behind the group's). */
-            x = lane_take(q, f, &empty);
+             * When the oldest is not the group's, the newest accepted
+             * (the jobs it has just made ready), and only then an older
+             * node due before the waiter: its own jobs first, so that its
+             * task resumes soonest (oldest accepted first could make a
+             * waiting stream run other streams' whole frames before its
+             * own slices). */
+            const DfWaitFilter group_only = {.group = f->group, .deadline = INT64_MIN};
+            x = lane_take(q, &group_only, &empty);
             if (!x && !empty)
                 x = lane_pop_newest(q, f);
+            if (!x && !empty)
+                x = lane_take(q, f, &empty);
         } else {
             x = lane_take_own(q);
             empty = !x;
