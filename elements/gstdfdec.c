@@ -1118,7 +1118,7 @@ static void fault_in(guint8 *p, gsize size)
 /* Once per direct-rendering pool, after its first picture went out, on
  * the streaming thread: fault in the pictures the stream will cycle
  * through (the frames in flight, references and the ones downstream
- * holds), by writing them once.  Left to libavcodec, each new picture's
+ * holds), with fault_in().  Left to libavcodec, each new picture's
  * first touch would fault page by page inside a D task on a worker, in
  * the first second of playback, every stream at once: on the 2-core VM of
  * the benchmarks that made 12 MPEG-2 1080p pipelines late where 21-26
