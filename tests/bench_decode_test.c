@@ -159,6 +159,18 @@ DF_TEST(BenchDecode, RunsAndWritesJsonCsvPlotTrace)
                       json_object_get_string_member_with_default(r, "error", "?"));
         DF_EXPECT_MSG(json_object_get_int_member(r, "frames") > 0, "%s: no frames", key);
         DF_EXPECT(json_object_has_member(r, "oversubscribed"));
+        /* Start-up and the rate once frames flow, for every
+         * implementation: the pass from its start lasts at least as long
+         * as from its first frame, so (frames - 1) / steady cannot exceed
+         * frames / fps (medians of the same samples: with some slack). */
+        DF_EXPECT_MSG(is_number(r, "fps_steady_median") && is_number(r, "first_frame_ms_median"),
+                      "%s: steady fps and first frame", key);
+        const double steady = json_object_get_double_member(r, "fps_steady_median"),
+                     first = json_object_get_double_member(r, "first_frame_ms_median");
+        const double n_frames = (double)json_object_get_int_member(r, "frames");
+        DF_EXPECT_MSG(steady > 0 && first > 0 && (n_frames - 1) / steady <= 1.5 * n_frames / med,
+                      "%s: steady %g fps, first frame %g ms, %g fps over %g frames", key, steady,
+                      first, med, n_frames);
         if (g_str_has_prefix(impl, "dfmedia/"))
             DF_EXPECT_MSG(is_number(r, "latency_p50_ms") && is_number(r, "latency_p99_ms"),
                           "%s: dfmedia latency", key);

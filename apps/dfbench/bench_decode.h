@@ -36,6 +36,8 @@ typedef struct DfDecConfig {
     int n;                   /* samples taken (failed ones as NAN) */
     double *fps, *p50, *p99; /* per sample */
     double *cpu;             /* per sample: CPU ms per frame, NAN where not measured */
+    double *steady;          /* per sample: df_steady_fps() */
+    double *first_ms;        /* per sample: df_first_frame_ms() */
     uint64_t frames;         /* of the last good sample */
     int failures;
     char *error;         /* the first failure */

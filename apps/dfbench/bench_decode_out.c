@@ -167,10 +167,10 @@ void df_dec_print_trace_overhead(const DfDecBench *b)
 
 void df_dec_print_table(const DfDecBench *b)
 {
-    static const char *const headers[] = {"clip",   "workers", "impl",    "fps",      "min",
-                                          "max",    "n",       "speedup", "cpu ms/f", "p50 ms",
-                                          "p99 ms", "frames",  "note"};
-    DfTable *t = df_table_new(13, headers, "lrlrrrrrrrrrl");
+    static const char *const headers[] = {"clip",     "workers", "impl",    "fps",    "min",
+                                          "max",      "n",       "speedup", "steady", "1st ms",
+                                          "cpu ms/f", "p50 ms",  "p99 ms",  "frames", "note"};
+    DfTable *t = df_table_new(15, headers, "lrlrrrrrrrrrrrl");
     int last_input = -1;
     for (int in = 0; in < b->n_clips; in++)
         for (int w = 0; w < b->n_workers; w++)
@@ -182,14 +182,16 @@ void df_dec_print_table(const DfDecBench *b)
                     df_table_rule(t);
                 last_input = in;
                 const DfSummary fps = df_summarize(cf->fps, cf->n);
-                char workers[16], med[32], mn[32], mx[32], n[16], sp[32], cpu[32], p50[32], p99[32],
-                    frames[32], note[512];
+                char workers[16], med[32], mn[32], mx[32], n[16], sp[32], steady[32], first[32],
+                    cpu[32], p50[32], p99[32], frames[32], note[512];
                 snprintf(workers, sizeof(workers), "%d", cf->workers);
                 df_fmt_num(med, sizeof(med), fps.median, 1);
                 df_fmt_num(mn, sizeof(mn), fps.min, 1);
                 df_fmt_num(mx, sizeof(mx), fps.max, 1);
                 snprintf(n, sizeof(n), "%d", fps.n);
                 df_fmt_num(sp, sizeof(sp), fps.median / baseline_fps(b, in), 2);
+                df_fmt_num(steady, sizeof(steady), df_summarize(cf->steady, cf->n).median, 1);
+                df_fmt_num(first, sizeof(first), df_summarize(cf->first_ms, cf->n).median, 1);
                 df_fmt_num(cpu, sizeof(cpu), df_summarize(cf->cpu, cf->n).median, 2);
                 df_fmt_num(p50, sizeof(p50), df_summarize(cf->p50, cf->n).median, 1);
                 df_fmt_num(p99, sizeof(p99), df_summarize(cf->p99, cf->n).median, 1);
@@ -203,6 +205,8 @@ void df_dec_print_table(const DfDecBench *b)
                                        mx,
                                        n,
                                        sp,
+                                       steady,
+                                       first,
                                        cpu,
                                        p50,
                                        p99,
@@ -213,7 +217,10 @@ void df_dec_print_table(const DfDecBench *b)
     df_table_print(t, stdout);
     df_table_free(t);
     printf("fps: median of the samples (min, max beside it); speedup: S(N) = fps / fps of "
-           "single-threaded libavcodec (ffmpeg)\ncpu ms/f: CPU time per frame of all the "
+           "single-threaded libavcodec (ffmpeg)\nsteady: fps from the first frame out to the "
+           "last; 1st ms: from the timed pass's start to its first frame (a pipeline: from "
+           "PLAYING, with its start-up; in-process decoders are opened and warmed before)\n"
+           "cpu ms/f: CPU time per frame of all the "
            "implementation's threads (in-process ones)\np50/p99: dfmedia's packet-in to frame-out "
            "latency (median over samples)\n");
 
@@ -380,6 +387,9 @@ bool df_dec_write_json(const DfDecBench *b)
         df_json_double(jb, "fps_max", fps.max);
         df_json_double_array(jb, "fps_samples", cf->fps, cf->n);
         df_json_double(jb, "speedup", fps.median / baseline_fps(b, cf->input));
+        df_json_double(jb, "fps_steady_median", df_summarize(cf->steady, cf->n).median);
+        df_json_double_array(jb, "fps_steady_samples", cf->steady, cf->n);
+        df_json_double(jb, "first_frame_ms_median", df_summarize(cf->first_ms, cf->n).median);
         /* Measured only by dfmedia (its own counters). */
         df_json_double(jb, "latency_p50_ms", df_summarize(cf->p50, cf->n).median);
         df_json_double(jb, "latency_p99_ms", df_summarize(cf->p99, cf->n).median);
@@ -442,10 +452,23 @@ bool df_dec_write_json(const DfDecBench *b)
 
 bool df_dec_write_csv(const DfDecBench *b)
 {
-    static const char *const headers[] = {
-        "input",          "impl",    "workers",  "oversubscribed", "samples",
-        "fps_median",     "fps_min", "fps_max",  "speedup",        "latency_p50_ms",
-        "latency_p99_ms", "frames",  "failures", "error",          "cpu_ms_per_frame"};
+    static const char *const headers[] = {"input",
+                                          "impl",
+                                          "workers",
+                                          "oversubscribed",
+                                          "samples",
+                                          "fps_median",
+                                          "fps_min",
+                                          "fps_max",
+                                          "speedup",
+                                          "latency_p50_ms",
+                                          "latency_p99_ms",
+                                          "frames",
+                                          "failures",
+                                          "error",
+                                          "cpu_ms_per_frame",
+                                          "fps_steady_median",
+                                          "first_frame_ms_median"};
     enum { N_COLS = sizeof(headers) / sizeof(headers[0]) };
     DfCsv csv;
     int ret = df_csv_open(&csv, b->o.csv, N_COLS, headers);
@@ -456,19 +479,21 @@ bool df_dec_write_csv(const DfDecBench *b)
     for (guint k = 0; k < b->configs->len; k++) {
         const DfDecConfig *cf = &g_array_index(b->configs, DfDecConfig, k);
         const DfSummary fps = df_summarize(cf->fps, cf->n);
-        const double v[7] = {fps.median,
+        const double v[9] = {fps.median,
                              fps.min,
                              fps.max,
                              fps.median / baseline_fps(b, cf->input),
                              df_summarize(cf->p50, cf->n).median,
                              df_summarize(cf->p99, cf->n).median,
-                             df_summarize(cf->cpu, cf->n).median};
-        char f[11][40];
+                             df_summarize(cf->cpu, cf->n).median,
+                             df_summarize(cf->steady, cf->n).median,
+                             df_summarize(cf->first_ms, cf->n).median};
+        char f[13][40];
         snprintf(f[0], sizeof(f[0]), "%d", cf->workers);
         snprintf(f[1], sizeof(f[1]), "%d", cf->n);
         /* Empty cells, not "nan", where nothing was measured. */
-        for (int j = 0; j < 7; j++) {
-            char *cell = f[j < 6 ? 2 + j : 10];
+        for (int j = 0; j < 9; j++) {
+            char *cell = f[j < 6 ? 2 + j : 4 + j];
             if (isnan(v[j]))
                 cell[0] = '\0';
             else
@@ -490,7 +515,9 @@ bool df_dec_write_csv(const DfDecBench *b)
                                      f[8],
                                      f[9],
                                      cf->error,
-                                     f[10]};
+                                     f[10],
+                                     f[11],
+                                     f[12]};
         df_csv_row(&csv, cells);
     }
     ret = df_csv_close(&csv);

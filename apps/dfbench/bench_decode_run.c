@@ -19,7 +19,8 @@
 
 typedef struct DfSample {
     double fps, p50, p99;
-    double cpu; /* ms of CPU per frame over the timed pass */
+    double first_ms, steady_fps; /* df_first_frame_ms(), df_steady_fps() */
+    double cpu;                  /* ms of CPU per frame over the timed pass */
     uint64_t frames;
     char threading[160];
     char error[256];
@@ -32,7 +33,7 @@ static void sample_fail(DfSample *s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(s->error, sizeof(s->error), fmt, ap);
     va_end(ap);
-    s->fps = NAN;
+    s->fps = s->first_ms = s->steady_fps = NAN;
 }
 
 /* `sync`: ffmpeg-streams' barrier, so that the timed passes overlap. */
@@ -43,6 +44,8 @@ static void run_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *
     out->cpu = r.cpu_ms;
     out->frames = r.frames;
     out->fps = r.fps;
+    out->first_ms = r.first_ms;
+    out->steady_fps = r.steady_fps;
     if (r.error[0])
         sample_fail(out, "%s", r.error);
 }
@@ -81,7 +84,7 @@ static void run_lavc_streams(const DfClip *c, int n, DfSample *out)
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     pthread_barrier_destroy(&sync);
-    out->fps = 0;
+    out->fps = out->steady_fps = out->first_ms = 0;
     out->frames = 0;
     double cpu_ms = 0;
     if (started < n)
@@ -90,6 +93,9 @@ static void run_lavc_streams(const DfClip *c, int n, DfSample *out)
         if (r[i].out.error[0])
             sample_fail(out, "%s", r[i].out.error);
         out->fps += r[i].out.fps;
+        out->steady_fps += r[i].out.steady_fps;
+        /* The streams' frames flow once the last one's do. */
+        out->first_ms = fmax(out->first_ms, r[i].out.first_ms);
         out->frames += r[i].out.frames;
         cpu_ms += r[i].out.cpu * (double)r[i].out.frames;
     }
@@ -119,21 +125,32 @@ static int new_sched(const DfDecBench *b, const char *policy, int workers, bool 
     return df_sched_new(&sc, out, err);
 }
 
-/* All of `n` packets of `c` into `dec` and its frames out; the count. */
-static uint64_t decode_packets(DfDecoder *dec, const DfClip *c, int n, AVFrame *f)
+/* When the frames of a pass came out. */
+typedef struct FrameTimes {
+    uint64_t frames;
+    int64_t first_ns, last_ns;
+} FrameTimes;
+
+static void frame_out(FrameTimes *t)
 {
-    uint64_t frames = 0;
+    t->last_ns = df_now_ns();
+    if (!t->frames++)
+        t->first_ns = t->last_ns;
+}
+
+/* All of `n` packets of `c` into `dec` and its frames out. */
+static void decode_packets(DfDecoder *dec, const DfClip *c, int n, AVFrame *f, FrameTimes *t)
+{
     for (int i = 0; i < n; i++) {
         while (df_decoder_send_packet(dec, c->pkts[i]) == AVERROR(EAGAIN))
             if (df_decoder_receive_frame(dec, f) == 0)
-                frames++;
+                frame_out(t);
         while (df_decoder_try_receive_frame(dec, f) == 0)
-            frames++;
+            frame_out(t);
     }
     df_decoder_send_packet(dec, NULL);
     while (df_decoder_receive_frame(dec, f) == 0)
-        frames++;
-    return frames;
+        frame_out(t);
 }
 
 /* One dfmedia decode of the clip on `s`: packets sent as fast as the
@@ -160,7 +177,8 @@ static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, size_t trac
         sample_fail(out, "%s", err.msg);
         goto cleanup;
     }
-    decode_packets(dec, c, df_clip_warmup_packets(c), f);
+    FrameTimes warm = {0}, pass = {0};
+    decode_packets(dec, c, df_clip_warmup_packets(c), f, &warm);
     df_decoder_flush(dec);
     df_decoder_reset_latency(dec);
     if (trace_capacity && df_sched_trace_start(s, trace_capacity) < 0) {
@@ -169,8 +187,9 @@ static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, size_t trac
     }
     const int64_t c0 = df_report_cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
     const int64_t t0 = df_now_ns();
-    const uint64_t frames = decode_packets(dec, c, c->n_pkts, f);
+    decode_packets(dec, c, c->n_pkts, f, &pass);
     const int64_t t1 = df_now_ns();
+    const uint64_t frames = pass.frames;
     /* The workers' idle spin included: CPU the decode kept from others. */
     out->cpu = df_cpu_ms_per_frame(c0, df_report_cpu_ns(CLOCK_PROCESS_CPUTIME_ID), frames);
     DfDecoderStats st;
@@ -181,6 +200,8 @@ static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, size_t trac
              reason ? reason : "");
     out->frames = frames;
     out->fps = frames ? (double)frames / ((double)(t1 - t0) / 1e9) : NAN;
+    out->first_ms = df_first_frame_ms(t0, pass.first_ns, frames);
+    out->steady_fps = df_steady_fps(pass.first_ns, pass.last_ns, frames);
     out->p50 = st.latency_p50_ms;
     out->p99 = st.latency_p99_ms;
     if (!frames)
@@ -218,6 +239,8 @@ static void run_gst(const DfDecBench *b, const DfClip *c, const DfDecImpl *im, i
     }
     out->frames = res.frames;
     out->fps = res.fps;
+    out->first_ms = res.first_ms;
+    out->steady_fps = res.steady_fps;
 }
 
 /* Trace events per worker to hold a whole decode of `c`: a frame makes
@@ -251,7 +274,8 @@ static void run_sample(DfDecBench *b, DfDecConfig *cf)
 {
     const DfClip *c = &b->clips[cf->input];
     const DfDecImpl *im = &b->impls[cf->impl];
-    DfSample s = {.fps = NAN, .p50 = NAN, .p99 = NAN, .cpu = NAN};
+    DfSample s = {
+        .fps = NAN, .p50 = NAN, .p99 = NAN, .cpu = NAN, .first_ms = NAN, .steady_fps = NAN};
     DfAffinity saved;
     df_affinity_save(&saved);
     /* The caller's thread too: it runs the packet loop (and, for peers,
@@ -288,6 +312,8 @@ static void run_sample(DfDecBench *b, DfDecConfig *cf)
     df_affinity_restore(&saved);
     const int i = cf->n++;
     cf->fps[i] = s.fps;
+    cf->first_ms[i] = s.error[0] ? NAN : s.first_ms;
+    cf->steady[i] = s.error[0] ? NAN : s.steady_fps;
     cf->p50[i] = s.p50;
     cf->p99[i] = s.p99;
     cf->cpu[i] = s.error[0] ? NAN : s.cpu;
@@ -318,6 +344,8 @@ void df_dec_configs_init(DfDecBench *b)
                 };
                 cf.oversubscribed = df_cpu_map_oversubscribed(&b->map, cf.workers);
                 cf.fps = g_new(double, (gsize)b->o.repeat);
+                cf.steady = g_new(double, (gsize)b->o.repeat);
+                cf.first_ms = g_new(double, (gsize)b->o.repeat);
                 cf.p50 = g_new(double, (gsize)b->o.repeat);
                 cf.p99 = g_new(double, (gsize)b->o.repeat);
                 cf.cpu = g_new(double, (gsize)b->o.repeat);
@@ -334,6 +362,8 @@ void df_dec_configs_free(DfDecBench *b)
     for (guint i = 0; i < b->configs->len; i++) {
         DfDecConfig *cf = &g_array_index(b->configs, DfDecConfig, i);
         g_free(cf->fps);
+        g_free(cf->steady);
+        g_free(cf->first_ms);
         g_free(cf->p50);
         g_free(cf->cpu);
         g_free(cf->p99);

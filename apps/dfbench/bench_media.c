@@ -145,20 +145,32 @@ double df_cpu_ms_per_frame(int64_t c0, int64_t c1, uint64_t frames)
     return c0 >= 0 && c1 >= c0 && frames ? (double)(c1 - c0) / 1e6 / (double)frames : NAN;
 }
 
+double df_first_frame_ms(int64_t t0_ns, int64_t first_ns, uint64_t frames)
+{
+    return frames && first_ns >= t0_ns ? (double)(first_ns - t0_ns) / 1e6 : NAN;
+}
+
+double df_steady_fps(int64_t first_ns, int64_t last_ns, uint64_t frames)
+{
+    return frames >= 2 && last_ns > first_ns
+               ? (double)(frames - 1) / ((double)(last_ns - first_ns) / 1e9)
+               : NAN;
+}
+
 static void lavc_fail(DfLavcRun *out, const char *what, int ret)
 {
     char e[AV_ERROR_MAX_STRING_SIZE] = "";
     if (ret < 0)
         av_strerror(ret, e, sizeof(e));
     snprintf(out->error, sizeof(out->error), "%s%s%s", what, ret < 0 ? ": " : "", e);
-    out->fps = NAN;
+    out->fps = out->first_ms = out->steady_fps = NAN;
 }
 
 void df_clip_decode_lavc(const DfClip *c, int type, int threads, pthread_barrier_t *sync,
                          DfLavcRun *out)
 {
     memset(out, 0, sizeof(*out));
-    out->fps = out->cpu_ms = NAN;
+    out->fps = out->first_ms = out->steady_fps = out->cpu_ms = NAN;
     bool synced = false;
     const AVCodec *codec = avcodec_find_decoder(c->par->codec_id);
     AVCodecContext *ctx = avcodec_alloc_context3(codec);
@@ -193,15 +205,21 @@ void df_clip_decode_lavc(const DfClip *c, int type, int threads, pthread_barrier
     const clockid_t clock = sync ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID;
     const int64_t c0 = df_report_cpu_ns(clock);
     const int64_t t0 = df_now_ns();
+    int64_t first = 0, last = 0;
     for (int i = 0; i <= c->n_pkts; i++) {
         avcodec_send_packet(ctx, i < c->n_pkts ? c->pkts[i] : NULL);
-        while (avcodec_receive_frame(ctx, f) == 0)
-            frames++;
+        while (avcodec_receive_frame(ctx, f) == 0) {
+            last = df_now_ns();
+            if (!frames++)
+                first = last;
+        }
     }
     const int64_t t1 = df_now_ns();
     out->cpu_ms = df_cpu_ms_per_frame(c0, df_report_cpu_ns(clock), frames);
     out->frames = frames;
     out->fps = frames ? (double)frames / ((double)(t1 - t0) / 1e9) : NAN;
+    out->first_ms = df_first_frame_ms(t0, first, frames);
+    out->steady_fps = df_steady_fps(first, last, frames);
     if (!frames)
         lavc_fail(out, "no frames decoded", 0);
 cleanup:
@@ -356,7 +374,7 @@ typedef struct GstCtx {
     cpu_set_t cpus;
     GstClockTime window_end; /* sync: frames from this PTS on are not counted */
     GThread *confined;       /* the streaming thread already confined */
-    int64_t t0_ns, last_ns;
+    int64_t t0_ns, first_ns, last_ns;
     GArray *lateness; /* double ms, sync only */
     GArray *lead;     /* double ms, sync only: decoder input ahead of its running time */
 } GstCtx;
@@ -419,8 +437,9 @@ static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
     if (GST_CLOCK_TIME_IS_VALID(c->window_end) && GST_BUFFER_PTS_IS_VALID(buf) &&
         GST_BUFFER_PTS(buf) >= c->window_end)
         return GST_PAD_PROBE_OK;
-    c->res->frames++;
     c->last_ns = df_now_ns();
+    if (!c->res->frames++)
+        c->first_ns = c->last_ns;
     if (!c->run->sync || !GST_BUFFER_PTS_IS_VALID(buf))
         return GST_PAD_PROBE_OK;
     GstEvent *ev = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0);
@@ -551,7 +570,8 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res, DfProcSample *mid)
     GstCtx *ctx = g_new0(GstCtx, (gsize)n);
     for (int i = 0; i < n; i++) {
         memset(&res[i], 0, sizeof(res[i]));
-        res[i].fps = res[i].late_p99_ms = res[i].lead_p50_ms = res[i].lead_min_ms = NAN;
+        res[i].fps = res[i].first_ms = res[i].steady_fps = res[i].late_p99_ms = res[i].lead_p50_ms =
+            res[i].lead_min_ms = NAN;
     }
     if (!df_gst_init()) {
         for (int i = 0; i < n; i++)
@@ -643,6 +663,8 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res, DfProcSample *mid)
         }
         if (res[i].frames > 0 && ctx[i].last_ns > ctx[i].t0_ns)
             res[i].fps = (double)res[i].frames / ((double)(ctx[i].last_ns - ctx[i].t0_ns) / 1e9);
+        res[i].first_ms = df_first_frame_ms(ctx[i].t0_ns, ctx[i].first_ns, res[i].frames);
+        res[i].steady_fps = df_steady_fps(ctx[i].first_ns, ctx[i].last_ns, res[i].frames);
         GArray *l = ctx[i].lateness;
         if (l->len > 0) {
             qsort(l->data, l->len, sizeof(double), cmp_double);

@@ -56,12 +56,23 @@ int64_t df_clip_reorder_lead_ns(const DfClip *c);
 /* CPU ms per frame between two CPU clock readings; NAN when unknown. */
 double df_cpu_ms_per_frame(int64_t c0, int64_t c1, uint64_t frames);
 
+/* A timed pass's start-up and its rate once frames flow, beside the whole
+ * pass's rate: a pipeline's start (states, typefinding, preroll, pools)
+ * is a large share of a short clip's pass, while an in-process decoder is
+ * opened and warmed before it.  ms from the pass's start to its first
+ * frame (NAN: none); frames after the first over the time from the first
+ * to the last (NAN: fewer than two). */
+double df_first_frame_ms(int64_t t0_ns, int64_t first_ns, uint64_t frames);
+double df_steady_fps(int64_t first_ns, int64_t last_ns, uint64_t frames);
+
 /* One in-process libavcodec decode of a whole clip. */
 typedef struct DfLavcRun {
-    double fps;      /* frames / wall time of the timed pass; NAN when it failed */
-    double cpu_ms;   /* CPU time per frame over the timed pass; NAN when unknown */
-    uint64_t frames; /* frames out of the timed pass */
-    char error[256]; /* non-empty when it failed */
+    double fps;        /* frames / wall time of the timed pass; NAN when it failed */
+    double first_ms;   /* df_first_frame_ms() of the timed pass */
+    double steady_fps; /* df_steady_fps() of the timed pass */
+    double cpu_ms;     /* CPU time per frame over the timed pass; NAN when unknown */
+    uint64_t frames;   /* frames out of the timed pass */
+    char error[256];   /* non-empty when it failed */
 } DfLavcRun;
 
 /* Decode every packet of `c` with libavcodec on the calling thread, after
@@ -134,7 +145,9 @@ int64_t df_gst_window_ns(double duration_s, double rate);
 typedef struct DfGstResult {
     uint64_t frames;
     uint64_t late;      /* sync: frames past their due time + budget */
-    double fps;         /* frames / wall time from PLAYING to EOS */
+    double fps;         /* frames / wall time from PLAYING to the last frame */
+    double first_ms;    /* df_first_frame_ms() from PLAYING */
+    double steady_fps;  /* df_steady_fps() */
     double late_p99_ms; /* sync: p99 of arrival - (running time + budget); < 0: early */
     /* sync: how long before its running time (by DTS) a packet reached the
      * decoder, median and least: the pipeline reads ahead of a live source
