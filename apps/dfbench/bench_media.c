@@ -585,8 +585,11 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res, DfProcSample *mid)
         const int64_t window = df_gst_window_ns(runs[i].duration_s, runs[i].rate);
         ctx[i].window_end =
             runs[i].sync && window >= 0 ? (GstClockTime)window : GST_CLOCK_TIME_NONE;
-        ctx[i].lateness = g_array_new(FALSE, FALSE, sizeof(double));
-        ctx[i].lead = g_array_new(FALSE, FALSE, sizeof(double));
+        const guint room = runs[i].sync && runs[i].window_frames > 0
+                               ? (guint)runs[i].window_frames + 64 /* reorder, a margin */
+                               : 0;
+        ctx[i].lateness = g_array_sized_new(FALSE, FALSE, sizeof(double), room);
+        ctx[i].lead = g_array_sized_new(FALSE, FALSE, sizeof(double), room);
         cpu_set_of(runs[i].map, runs[i].cpus, &ctx[i].cpus);
         if (!gst_ctx_build(&ctx[i]))
             ret = -EINVAL;

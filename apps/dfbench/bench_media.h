@@ -136,6 +136,10 @@ typedef struct DfGstRun {
     int64_t budget_ns;
     int64_t reorder_lead_ns;
     int64_t start_offset_ns; /* goes PLAYING this long after the first run (runs in order) */
+    /* sync: frames the window holds (0: unknown).  The per-frame samples
+     * are reserved for them up front, so that the harness's own arrays do
+     * not read as the decoders' memory growing over a long run. */
+    int window_frames;
 } DfGstRun;
 
 /* The end of a run's window in the clip's stream time: `duration_s` of

@@ -371,6 +371,7 @@ void df_rt_run_pipelines(const DfRt *rt, int workers, const char *decoder, const
             .duration_s = rt->o.duration,
             .budget_ns = (int64_t)((double)rt->budget_frames * 1e9 / rt->o.fps),
             .reorder_lead_ns = lead,
+            .window_frames = (int)(rt->o.duration * rt->o.fps),
             /* Spread over one frame period, as trial_dfmedia() starts
              * its streams: started at once, all K pipelines would have
              * every frame due at the same instants.  --stagger (overload
