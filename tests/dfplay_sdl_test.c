@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CLIP "play_h264_10s.mkv"
 #define W    320
@@ -29,12 +30,17 @@ static gchar *xvfb(void)
 static DfRun run_xvfb(const char *const *args)
 {
     gchar *x = xvfb();
-    const char *argv[32] = {x, "-a", "-s", "-screen 0 1024x768x24", dfplay()};
-    int n = 5;
+    /* A first display number of this process's own (before -a, which
+     * searches from it): element_launch's xvfb-run may start at the same
+     * moment. */
+    gchar *num = g_strdup_printf("%d", 100 + (int)(getpid() % 20000));
+    const char *argv[32] = {x, "-n", num, "-a", "-s", "-screen 0 1024x768x24", dfplay()};
+    int n = 7;
     for (int i = 0; args[i] && n < 31; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
     DfRun r = df_test_run(argv, NULL);
+    g_free(num);
     g_free(x);
     return r;
 }
