@@ -125,32 +125,19 @@ static int new_sched(const DfDecBench *b, const char *policy, int workers, bool 
     return df_sched_new(&sc, out, err);
 }
 
-/* When the frames of a pass came out. */
-typedef struct FrameTimes {
-    uint64_t frames;
-    int64_t first_ns, last_ns;
-} FrameTimes;
-
-static void frame_out(FrameTimes *t)
-{
-    t->last_ns = df_now_ns();
-    if (!t->frames++)
-        t->first_ns = t->last_ns;
-}
-
 /* All of `n` packets of `c` into `dec` and its frames out. */
-static void decode_packets(DfDecoder *dec, const DfClip *c, int n, AVFrame *f, FrameTimes *t)
+static void decode_packets(DfDecoder *dec, const DfClip *c, int n, AVFrame *f, DfFrameTimes *t)
 {
     for (int i = 0; i < n; i++) {
         while (df_decoder_send_packet(dec, c->pkts[i]) == AVERROR(EAGAIN))
             if (df_decoder_receive_frame(dec, f) == 0)
-                frame_out(t);
+                df_frame_out(t);
         while (df_decoder_try_receive_frame(dec, f) == 0)
-            frame_out(t);
+            df_frame_out(t);
     }
     df_decoder_send_packet(dec, NULL);
     while (df_decoder_receive_frame(dec, f) == 0)
-        frame_out(t);
+        df_frame_out(t);
 }
 
 /* One dfmedia decode of the clip on `s`: packets sent as fast as the
@@ -177,7 +164,7 @@ static void run_df(const DfDecBench *b, DfSched *s, const DfClip *c, size_t trac
         sample_fail(out, "%s", err.msg);
         goto cleanup;
     }
-    FrameTimes warm = {0}, pass = {0};
+    DfFrameTimes warm = {0}, pass = {0};
     decode_packets(dec, c, df_clip_warmup_packets(c), f, &warm);
     df_decoder_flush(dec);
     df_decoder_reset_latency(dec);

@@ -157,6 +157,13 @@ double df_steady_fps(int64_t first_ns, int64_t last_ns, uint64_t frames)
                : NAN;
 }
 
+void df_frame_out(DfFrameTimes *t)
+{
+    t->last_ns = df_now_ns();
+    if (!t->frames++)
+        t->first_ns = t->last_ns;
+}
+
 static void lavc_fail(DfLavcRun *out, const char *what, int ret)
 {
     char e[AV_ERROR_MAX_STRING_SIZE] = "";
@@ -205,21 +212,19 @@ void df_clip_decode_lavc(const DfClip *c, int type, int threads, pthread_barrier
     const clockid_t clock = sync ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID;
     const int64_t c0 = df_report_cpu_ns(clock);
     const int64_t t0 = df_now_ns();
-    int64_t first = 0, last = 0;
+    DfFrameTimes ft = {0};
     for (int i = 0; i <= c->n_pkts; i++) {
         avcodec_send_packet(ctx, i < c->n_pkts ? c->pkts[i] : NULL);
-        while (avcodec_receive_frame(ctx, f) == 0) {
-            last = df_now_ns();
-            if (!frames++)
-                first = last;
-        }
+        while (avcodec_receive_frame(ctx, f) == 0)
+            df_frame_out(&ft);
     }
+    frames = ft.frames;
     const int64_t t1 = df_now_ns();
     out->cpu_ms = df_cpu_ms_per_frame(c0, df_report_cpu_ns(clock), frames);
     out->frames = frames;
     out->fps = frames ? (double)frames / ((double)(t1 - t0) / 1e9) : NAN;
-    out->first_ms = df_first_frame_ms(t0, first, frames);
-    out->steady_fps = df_steady_fps(first, last, frames);
+    out->first_ms = df_first_frame_ms(t0, ft.first_ns, frames);
+    out->steady_fps = df_steady_fps(ft.first_ns, ft.last_ns, frames);
     if (!frames)
         lavc_fail(out, "no frames decoded", 0);
 cleanup:
@@ -374,7 +379,8 @@ typedef struct GstCtx {
     cpu_set_t cpus;
     GstClockTime window_end; /* sync: frames from this PTS on are not counted */
     GThread *confined;       /* the streaming thread already confined */
-    int64_t t0_ns, first_ns, last_ns;
+    int64_t t0_ns;
+    DfFrameTimes out; /* frames at the sink; out.frames is res->frames' count */
     GArray *lateness; /* double ms, sync only */
     GArray *lead;     /* double ms, sync only: decoder input ahead of its running time */
 } GstCtx;
@@ -437,9 +443,8 @@ static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
     if (GST_CLOCK_TIME_IS_VALID(c->window_end) && GST_BUFFER_PTS_IS_VALID(buf) &&
         GST_BUFFER_PTS(buf) >= c->window_end)
         return GST_PAD_PROBE_OK;
-    c->last_ns = df_now_ns();
-    if (!c->res->frames++)
-        c->first_ns = c->last_ns;
+    df_frame_out(&c->out);
+    c->res->frames = c->out.frames;
     if (!c->run->sync || !GST_BUFFER_PTS_IS_VALID(buf))
         return GST_PAD_PROBE_OK;
     GstEvent *ev = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0);
@@ -628,6 +633,7 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res, DfProcSample *mid)
             gst_ctx_wait(&ctx[i], GST_MESSAGE_ASYNC_DONE, 60 * GST_SECOND);
             /* The prerolled frames were counted before the clock ran. */
             res[i].frames = 0;
+            ctx[i].out = (DfFrameTimes){0};
             res[i].late = 0;
             g_array_set_size(ctx[i].lateness, 0);
             g_array_set_size(ctx[i].lead, 0);
@@ -664,10 +670,11 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res, DfProcSample *mid)
             ret = -EIO;
             continue;
         }
-        if (res[i].frames > 0 && ctx[i].last_ns > ctx[i].t0_ns)
-            res[i].fps = (double)res[i].frames / ((double)(ctx[i].last_ns - ctx[i].t0_ns) / 1e9);
-        res[i].first_ms = df_first_frame_ms(ctx[i].t0_ns, ctx[i].first_ns, res[i].frames);
-        res[i].steady_fps = df_steady_fps(ctx[i].first_ns, ctx[i].last_ns, res[i].frames);
+        const DfFrameTimes *o = &ctx[i].out;
+        if (res[i].frames > 0 && o->last_ns > ctx[i].t0_ns)
+            res[i].fps = (double)res[i].frames / ((double)(o->last_ns - ctx[i].t0_ns) / 1e9);
+        res[i].first_ms = df_first_frame_ms(ctx[i].t0_ns, o->first_ns, res[i].frames);
+        res[i].steady_fps = df_steady_fps(o->first_ns, o->last_ns, res[i].frames);
         GArray *l = ctx[i].lateness;
         if (l->len > 0) {
             qsort(l->data, l->len, sizeof(double), cmp_double);

@@ -57,13 +57,21 @@ int64_t df_clip_reorder_lead_ns(const DfClip *c);
 double df_cpu_ms_per_frame(int64_t c0, int64_t c1, uint64_t frames);
 
 /* A timed pass's start-up and its rate once frames flow, beside the whole
- * pass's rate: a pipeline's start (states, typefinding, preroll, pools)
- * is a large share of a short clip's pass, while an in-process decoder is
- * opened and warmed before it.  ms from the pass's start to its first
- * frame (NAN: none); frames after the first over the time from the first
- * to the last (NAN: fewer than two). */
+ * pass's rate: a pipeline's pass includes its start (states, typefinding,
+ * preroll, pools), while an in-process decoder is opened and warmed
+ * before it.  ms from the pass's start to its first frame (NAN: none);
+ * frames after the first over the time from the first to the last (NAN:
+ * fewer than two). */
 double df_first_frame_ms(int64_t t0_ns, int64_t first_ns, uint64_t frames);
 double df_steady_fps(int64_t first_ns, int64_t last_ns, uint64_t frames);
+
+/* When the frames of a pass came out: df_frame_out() per frame. */
+typedef struct DfFrameTimes {
+    uint64_t frames;
+    int64_t first_ns, last_ns;
+} DfFrameTimes;
+
+void df_frame_out(DfFrameTimes *t);
 
 /* One in-process libavcodec decode of a whole clip. */
 typedef struct DfLavcRun {
