@@ -6,6 +6,11 @@
 
 #include <stdlib.h>
 
+/* The slabs' slots align objects to 8 bytes only (slab.c). */
+_Static_assert(_Alignof(DfNode) <= 8 && _Alignof(DfEdge) <= 8 && _Alignof(DfInputBlock) <= 8 &&
+                   _Alignof(DfGroup) <= 8,
+               "slab objects need no more than 8-byte alignment");
+
 static void cache_init(DfCache *c, DfSched *s, int worker)
 {
     c->sched = s;

@@ -7,24 +7,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLOT_HEADER 16 /* keeps objects 16-byte aligned */
+/* A slot is the slab's address, then the object (8-byte aligned: no
+ * object kept in a slab asks for more).  A free slot's link lives in the
+ * object's first bytes, so the header costs 8 bytes, not 16: a short node
+ * (DF_NODE_SHORT_SIZE) then fills two cache lines exactly. */
+#define SLOT_HEADER 8
 
-typedef struct SlotHeader {
-    DfSlab *slab;
-    void *next_free; /* while free */
-} SlotHeader;
-
-_Static_assert(sizeof(SlotHeader) <= SLOT_HEADER, "slot header too large");
-
-static inline SlotHeader *header_of(void *obj)
+static inline DfSlab **slab_of(void *slot)
 {
-    return (SlotHeader *)((char *)obj - SLOT_HEADER);
+    return (DfSlab **)slot;
+}
+
+static inline void **next_free(void *slot)
+{
+    return (void **)((char *)slot + SLOT_HEADER);
 }
 
 void df_slab_init(DfSlab *slab, DfCache *home, size_t obj_size, size_t per_chunk)
 {
     memset(slab, 0, sizeof(*slab));
-    slab->slot_size = (SLOT_HEADER + obj_size + 15) & ~(size_t)15;
+    /* Room for the free link too, whatever the object. */
+    const size_t obj = obj_size < sizeof(void *) ? sizeof(void *) : obj_size;
+    slab->slot_size = (SLOT_HEADER + obj + 7) & ~(size_t)7;
     slab->per_chunk = per_chunk;
     slab->home = home;
     atomic_init(&slab->remote, NULL);
@@ -56,9 +60,8 @@ __attribute__((noinline, cold)) static int slab_grow(DfSlab *slab)
     atomic_fetch_add_explicit(&slab->home->chunk_count, 1, memory_order_relaxed);
     char *p = chunk + 64;
     for (size_t i = 0; i < slab->per_chunk; i++, p += slab->slot_size) {
-        SlotHeader *h = (SlotHeader *)p;
-        h->slab = slab;
-        h->next_free = slab->local;
+        *slab_of(p) = slab;
+        *next_free(p) = slab->local;
         slab->local = p;
     }
     return 0;
@@ -75,22 +78,25 @@ void *df_slab_alloc(DfSlab *slab)
             slot = slab->local;
         }
     }
-    slab->local = ((SlotHeader *)slot)->next_free;
+    slab->local = *next_free(slot);
     return slot + SLOT_HEADER;
 }
 
 void df_slab_free(void *obj, const DfCache *self)
 {
-    SlotHeader *h = header_of(obj);
-    DfSlab *slab = h->slab;
+    char *slot = (char *)obj - SLOT_HEADER;
+    DfSlab *slab = *slab_of(slot);
     if (slab->home == self) {
-        h->next_free = slab->local;
-        slab->local = h;
+        *next_free(slot) = slab->local;
+        slab->local = slot;
         return;
     }
     void *head = atomic_load_explicit(&slab->remote, memory_order_relaxed);
     do {
-        h->next_free = head;
-    } while (!atomic_compare_exchange_weak_explicit(&slab->remote, &head, h, memory_order_release,
-                                                    memory_order_relaxed));
+        *next_free(slot) = head;
+        /* Release, paired with the owner's acquire exchange in
+         * df_slab_alloc: the link (and the object's last uses) come
+         * before the slot is handed out again. */
+    } while (!atomic_compare_exchange_weak_explicit(&slab->remote, &head, slot,
+                                                    memory_order_release, memory_order_relaxed));
 }
