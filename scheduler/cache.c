@@ -16,6 +16,7 @@ static void cache_init(DfCache *c, DfSched *s, int worker)
     c->sched = s;
     c->worker = worker;
     df_slab_init(&c->nodes, c, s->node_size, 256);
+    df_slab_init(&c->tasks, c, DF_NODE_SHORT_SIZE, 512);
     df_slab_init(&c->edges, c, sizeof(DfEdge), 512);
     df_slab_init(&c->blocks, c, sizeof(DfInputBlock), 128);
     df_slab_init(&c->groups, c, sizeof(DfGroup), 128);
@@ -24,6 +25,7 @@ static void cache_init(DfCache *c, DfSched *s, int worker)
 void df_cache_fini(DfCache *c)
 {
     df_slab_fini(&c->nodes);
+    df_slab_fini(&c->tasks);
     df_slab_fini(&c->edges);
     df_slab_fini(&c->blocks);
     df_slab_fini(&c->groups);

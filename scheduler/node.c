@@ -69,8 +69,9 @@ static uint64_t next_id(DfSched *s, DfCache *c)
     return c->next_id++;
 }
 
-void df_node_init(DfNode *n, const DfNodeDesc *d, int64_t deadline, uint64_t id, int refs,
-                  int pending)
+/* The head of a node (what a short node has). */
+static void node_init_head(DfNode *n, const DfNodeDesc *d, int64_t deadline, uint64_t id, int refs,
+                           int pending)
 {
     atomic_init(&n->pending, pending);
     atomic_init(&n->refs, (uint32_t)refs);
@@ -89,31 +90,48 @@ void df_node_init(DfNode *n, const DfNodeDesc *d, int64_t deadline, uint64_t id,
     n->sched = NULL;
     n->deadline = deadline;
     n->id = id;
-    n->out_size = d->out_size;
-    n->in_bytes = 0;
-    n->more = NULL;
     n->next = n->prev = NULL;
-    n->start_pred_id = 0;
-    n->parent_id = 0;
-    n->created_ns = 0;
     n->load = d->load;
 }
 
-static DfNode *node_alloc(DfSched *s, DfCache *c, const DfNodeDesc *d, int refs, int pending)
+void df_node_init(DfNode *n, const DfNodeDesc *d, int64_t deadline, uint64_t id, int refs,
+                  int pending)
 {
-    DfNode *n = df_slab_alloc(&c->nodes);
+    node_init_head(n, d, deadline, id, refs, pending);
+    n->in_bytes = 0;
+    n->more = NULL;
+    n->ready_ns = 0;
+    n->created_ns = 0;
+    n->parent_id = 0;
+    n->start_pred_id = 0;
+    n->out_size = d->out_size;
+}
+
+/* `spawned`: a df_spawn task, short unless it is traced (whoever traces
+ * reads the tail) or the policy keeps scratch there. */
+static DfNode *node_alloc(DfSched *s, DfCache *c, const DfNodeDesc *d, int refs, int pending,
+                          bool spawned)
+{
+    const bool tracing = atomic_load_explicit(&s->tracing, memory_order_relaxed);
+    const bool short_node = spawned && !tracing && s->node_size == sizeof(DfNode);
+    DfNode *n = df_slab_alloc(short_node ? &c->tasks : &c->nodes);
     if (DF_UNLIKELY(!n))
         return NULL;
-    df_node_init(n, d,
-                 d->deadline ? d->deadline : (d->group ? d->group->deadline : DF_NO_DEADLINE),
-                 next_id(s, c), refs, pending);
+    const int64_t deadline =
+        d->deadline ? d->deadline : (d->group ? d->group->deadline : DF_NO_DEADLINE);
+    if (short_node) {
+        node_init_head(n, d, deadline, next_id(s, c), refs, pending);
+        n->flags = DF_NF_SHORT;
+    } else {
+        df_node_init(n, d, deadline, next_id(s, c), refs, pending);
+    }
     n->sched = s;
     if (!n->load) {
         /* Work a body creates counts for its stream (load.c). */
         const DfWorker *w = df_current_worker(s);
         n->load = w && w->current ? w->current->load : NULL;
     }
-    if (atomic_load_explicit(&s->tracing, memory_order_relaxed)) {
+    if (tracing) {
         DfWorker *w = df_current_worker(s);
         n->parent_id = w && w->current ? w->current->id : 0;
         n->created_ns = df_now_ns();
@@ -129,7 +147,7 @@ DfNode *df_node_new(DfSched *s, const DfNodeDesc *desc)
     if (!c)
         return NULL;
     /* One reference for the caller, one held until the node has run. */
-    return node_alloc(s, c, desc, 2, 1);
+    return node_alloc(s, c, desc, 2, 1, false);
 }
 
 bool df_node_input_block_needed(const DfNode *n)
@@ -310,7 +328,7 @@ void df_spawn(DfSched *s, DfTaskFn fn, void *arg, DfGroup *group)
     DfWorker *w = df_current_worker(s);
     DfCache *c = w ? w->cache : df_cache_get(s);
     DfNodeDesc d = {.fn = fn, .arg = arg, .module = -1, .group = group};
-    DfNode *n = c ? node_alloc(s, c, &d, 1, 0) : NULL;
+    DfNode *n = c ? node_alloc(s, c, &d, 1, 0, true) : NULL;
     if (DF_UNLIKELY(!n)) {
         /* No memory for a node: run it here rather than lose it. */
         DfTask t = {.sched = s, .node = NULL, .worker = df_sched_current_worker(s)};

@@ -159,7 +159,7 @@ static inline unsigned df_pnode_flags(const DfNode *n)
 /* Sum of the node's input bytes (0: it reads nothing that has a place). */
 static inline uint64_t df_pnode_bytes(const DfNode *n)
 {
-    return n->in_bytes;
+    return (n->flags & DF_NF_SHORT) ? 0 : n->in_bytes;
 }
 
 static inline unsigned df_pnode_n_inputs(const DfNode *n)
@@ -198,7 +198,10 @@ static inline DfPInputCursor df_pnode_inputs(const DfNode *n)
 {
     const unsigned k = n->n_inputs < DF_INLINE_INPUTS ? n->n_inputs : DF_INLINE_INPUTS;
     return (DfPInputCursor){
-        .cur = n->in, .end = n->in + k, .next = n->more, .left = n->n_inputs - k};
+        .cur = n->in,
+        .end = n->in + k,
+        .next = n->n_inputs > DF_INLINE_INPUTS ? n->more : NULL, /* a short node has none */
+        .left = n->n_inputs - k};
 }
 
 static inline bool df_pnode_input_next(DfPInputCursor *c, DfPInput *out)

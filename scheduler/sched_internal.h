@@ -79,6 +79,7 @@ struct DfCache {
     DfSched *sched;
     int worker;           /* -1 for outside threads */
     DfSlab nodes;
+    DfSlab tasks; /* short nodes (df_spawn, untraced): DF_NODE_SHORT_SIZE */
     DfSlab edges;
     DfSlab blocks;
     DfSlab groups;

@@ -8,6 +8,7 @@
 #include "sched_base.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 
 /* ------------------------------------------------------------------ nodes */
 
@@ -43,8 +44,15 @@ enum {
     DF_NF_SUBMITTED = 1 << 3,
     DF_NF_DISCARD = 1 << 4,
     DF_NF_SPAWNED = 1 << 5, /* df_spawn: no handle, so no edge can be added */
+    DF_NF_SHORT = 1 << 6,   /* allocated without its tail (DF_NODE_SHORT_SIZE) */
 };
 
+/* The fields every node's path reads come first, up to `more`: that head
+ * is all a spawned node has when nothing traces it (DF_NF_SHORT, from the
+ * caches' `tasks` slab: 128 bytes with the slab's header, where a whole
+ * node takes 296).  A root spawning a hundred thousand tasks then streams
+ * half the memory through the caches.  Whoever reads the tail of a node
+ * that may be short tests DF_NF_SHORT first. */
 struct DfNode {
     _Atomic int32_t pending; /* unmet dependencies + holds (+1 until submit) */
     _Atomic uint32_t refs;
@@ -63,20 +71,25 @@ struct DfNode {
     DfSched *sched;
     int64_t deadline;
     uint64_t id;
-    uint64_t out_size;
-    uint64_t in_bytes; /* sum of input bytes */
-    uintptr_t aux[2];  /* for internal users (jobs) */
-    DfNode *next;      /* ready-set links */
+    DfNode *next; /* ready-set links */
     DfNode *prev;
+    DfLoad *load; /* stream account (load.c), or NULL */
+    /* The tail: not there in a DF_NF_SHORT node (which has no inputs). */
+    uint64_t in_bytes; /* sum of input bytes */
+    DfInputBlock *more;
     int64_t ready_ns;       /* when it became ready (tracing) */
     int64_t created_ns;     /* when it was created (tracing) */
     uint64_t parent_id;     /* node running on the creating worker, 0 if none */
     uint64_t start_pred_id; /* ordered jobs: released by the start of this node */
-    DfLoad *load;           /* stream account (load.c), or NULL */
-    DfInputBlock *more;
+    uint64_t out_size;
+    uintptr_t aux[2]; /* for internal users (jobs) */
     DfInput in[DF_INLINE_INPUTS];
     uint64_t cost_cache[]; /* policy scratch (cost policy: one per worker) */
 };
+
+#define DF_NODE_SHORT_SIZE offsetof(DfNode, in_bytes)
+/* With the slab's 8-byte header (slab.c): two cache lines. */
+_Static_assert(DF_NODE_SHORT_SIZE == 120, "a short node is its head");
 
 /* Input slot `i` of a node (walks the blocks: O(i); loops use the
  * cursor of policy.h, df_pnode_inputs). */

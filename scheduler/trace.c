@@ -134,10 +134,13 @@ void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end, i
     e->start_ns = start;
     e->end_ns = end;
     e->deadline = n->deadline;
-    e->created_ns = n->created_ns;
-    e->ready_ns = n->ready_ns;
-    e->parent_id = n->parent_id;
-    e->start_pred_id = n->start_pred_id;
+    /* A short node was spawned before tracing began: it has no record of
+     * its creation, so it shows as created and ready when it started. */
+    const bool tail = !(n->flags & DF_NF_SHORT);
+    e->created_ns = tail ? n->created_ns : start;
+    e->ready_ns = tail ? n->ready_ns : start;
+    e->parent_id = tail ? n->parent_id : 0;
+    e->start_pred_id = tail ? n->start_pred_id : 0;
     e->group_id = n->group ? n->group->id : 0;
     e->cpu_ns = cpu_ns;
     e->first_input = (uint32_t)b->n_inputs;

@@ -300,7 +300,7 @@ static void wake_for(DfSched *s, DfWorker *self, DfPlacement p, bool running);
 
 static void make_ready(DfSched *s, DfWorker *self, DfNode *n, bool running)
 {
-    if (atomic_load_explicit(&s->tracing, memory_order_relaxed))
+    if (atomic_load_explicit(&s->tracing, memory_order_relaxed) && !(n->flags & DF_NF_SHORT))
         n->ready_ns = df_now_ns();
     DfPlacement p = s->pops->push(s->policy, self ? self->index : -1, n);
     if (!self)

@@ -921,6 +921,83 @@ DF_TEST(SchedTrace, RecordsEveryTaskWithInputs)
     df_sched_unref(s);
 }
 
+/* A root task spawns tasks; some before the trace starts (short nodes,
+ * without the tail that holds the creation record), some after. */
+#define SPAWN_HALF 50
+
+typedef struct SpawnTrace {
+    uint64_t root_id;
+    uint64_t ids[2 * SPAWN_HALF];
+    int started;
+} SpawnTrace;
+
+static void record_id(DfTask *t, void *arg)
+{
+    *(uint64_t *)arg = df_node_id(df_task_node(t));
+}
+
+static void spawn_across_trace_start(DfTask *t, void *arg)
+{
+    SpawnTrace *st = arg;
+    DfSched *s = df_task_sched(t);
+    st->root_id = df_node_id(df_task_node(t));
+    DfGroup *g = df_group_new(s, 0);
+    for (int i = 0; i < SPAWN_HALF; i++)
+        df_spawn(s, record_id, &st->ids[i], g);
+    st->started = df_sched_trace_start(s, 1000);
+    for (int i = SPAWN_HALF; i < 2 * SPAWN_HALF; i++)
+        df_spawn(s, record_id, &st->ids[i], g);
+    df_sched_wait(s, g);
+    df_group_release(g);
+}
+
+/* Tasks spawned before tracing began are recorded when they run, as
+ * created and ready at their start (they carry no creation record); those
+ * spawned after carry it, with their parent. */
+DF_TEST(SchedTrace, TasksSpawnedBeforeTheTraceStartedAreRecorded)
+{
+    DfSched *s = df_test_sched("cost-local", 1, 50);
+    DF_ASSERT(s);
+    SpawnTrace st = {0};
+    DfGroup *g = df_group_new(s, 0);
+    df_spawn(s, spawn_across_trace_start, &st, g);
+    df_sched_wait(s, g);
+    df_group_release(g);
+    DF_ASSERT_EQ_INT(st.started, 0);
+    DfTrace tr;
+    DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &tr), 0);
+    int seen[2] = {0, 0};
+    for (size_t e = 0; e < tr.n_events; e++) {
+        const DfTraceEvent *ev = &tr.events[e];
+        for (int i = 0; i < 2 * SPAWN_HALF; i++) {
+            if (ev->node_id != st.ids[i])
+                continue;
+            if (i < SPAWN_HALF) {
+                seen[0]++;
+                DF_EXPECT_MSG(ev->created_ns == ev->start_ns && ev->ready_ns == ev->start_ns &&
+                                  ev->parent_id == 0,
+                              "task %d spawned untraced: created %lld ready %lld start %lld "
+                              "parent %llu",
+                              i, (long long)ev->created_ns, (long long)ev->ready_ns,
+                              (long long)ev->start_ns, (unsigned long long)ev->parent_id);
+            } else {
+                seen[1]++;
+                DF_EXPECT_MSG(ev->created_ns <= ev->ready_ns && ev->ready_ns <= ev->start_ns &&
+                                  ev->parent_id == st.root_id,
+                              "task %d spawned traced: created %lld ready %lld start %lld "
+                              "parent %llu (root %llu)",
+                              i, (long long)ev->created_ns, (long long)ev->ready_ns,
+                              (long long)ev->start_ns, (unsigned long long)ev->parent_id,
+                              (unsigned long long)st.root_id);
+            }
+        }
+    }
+    DF_EXPECT_EQ_INT(seen[0], SPAWN_HALF);
+    DF_EXPECT_EQ_INT(seen[1], SPAWN_HALF);
+    df_trace_free(&tr);
+    df_sched_unref(s);
+}
+
 DF_TEST(SchedStats, BytesByLevelAndNoSlabGrowthInSteadyState)
 {
     DfSched *s = df_test_sched("cost-local", 2, -1);
