@@ -13,9 +13,9 @@
  *   create (node_alloc)   slab: 0 (the owner's list; a remote list is taken
  *                         with one exchange per refill); id: 0 (a range of
  *                         ID_BLOCK per cache); group: 1 RMW
- *   input edge (depend)   pending +1: 1 RMW, none when pred has finished;
- *                         pred's successor list: 1 CAS
- *   submit / unhold       pending -1: 1 RMW
+ *   input edge (depend)   pred's successor list: 1 CAS (counted by the
+ *                         creator, no RMW on pending)
+ *   submit / unhold       pending -(open - counted) / -1: 1 RMW
  *   make-ready            push into the own set: 0 (release store of
  *                         bottom), another's inbox: 1 CAS; round robin: 0
  *                         on a worker, 1 RMW outside; summary mark: 1
@@ -100,6 +100,7 @@ void df_node_init(DfNode *n, const DfNodeDesc *d, int64_t deadline, uint64_t id,
     node_init_head(n, d, deadline, id, refs, pending);
     n->in_bytes = 0;
     n->more = NULL;
+    n->counted = 0;
     n->ready_ns = 0;
     n->created_ns = 0;
     n->parent_id = 0;
@@ -147,7 +148,7 @@ DfNode *df_node_new(DfSched *s, const DfNodeDesc *desc)
     if (!c)
         return NULL;
     /* One reference for the caller, one held until the node has run. */
-    return node_alloc(s, c, desc, 2, 1, false);
+    return node_alloc(s, c, desc, 2, DF_PENDING_OPEN, false);
 }
 
 bool df_node_input_block_needed(const DfNode *n)
@@ -227,39 +228,41 @@ int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes)
     /* Acquire, paired with the acq_rel exchange in df_node_complete: a
      * CLOSED list publishes pred->worker and pred->flags. */
     DfEdge *head = atomic_load_explicit(&pred->succ, memory_order_acquire);
-    /* pending counts the edge before the edge is published (the CAS), so
-     * that pred's completion cannot drop it below the count; a pred found
-     * finished needs no count at all (no RMW pair). */
-    bool counted = false;
+    /* The edge is counted only by its creator (succ->counted, settled at
+     * submit): pending starts at DF_PENDING_OPEN, which no number of
+     * completions can bring to 0 before the submit takes the rest off, so
+     * publishing the edge needs no RMW on pending; a pred found finished
+     * needs no count at all. */
     for (;;) {
         if (head == DF_EDGES_CLOSED) {
             /* pred already finished: the dependency holds; record where. */
             in->worker = pred->worker;
             if (pred->flags & DF_NF_SKIPPED)
                 atomic_store_explicit(&succ->pred_cancelled, 1, memory_order_relaxed);
-            if (counted)
-                atomic_fetch_sub_explicit(&succ->pending, 1, memory_order_relaxed);
             df_slab_free(e, c);
             return 0;
         }
-        if (!counted) {
-            /* Relaxed: the release CAS below publishes it with the edge;
-             * the completer's decrement reads that CAS through its
-             * exchange (acq_rel), so it comes after this add. */
-            atomic_fetch_add_explicit(&succ->pending, 1, memory_order_relaxed);
-            counted = true;
-        }
         e->next = head;
+        /* Release, paired with the acq_rel exchange in df_node_complete:
+         * the completer that finds the edge sees e and succ's input slot. */
         if (atomic_compare_exchange_weak_explicit(&pred->succ, &head, e, memory_order_release,
-                                                  memory_order_acquire))
+                                                  memory_order_acquire)) {
+            succ->counted++;
             return 0;
+        }
     }
 }
 
 void df_node_submit(DfNode *node)
 {
     node->flags |= DF_NF_SUBMITTED;
-    if (atomic_fetch_sub_explicit(&node->pending, 1, memory_order_acq_rel) == 1)
+    /* What is left of pending after this is the edges whose producers
+     * have not finished, and the holds not yet released.  acq_rel, paired
+     * with the completers' and unholders' decrements (df_node_complete,
+     * df_node_unhold): whichever RMW brings pending to 0 sees the node as
+     * its creator and every producer left it. */
+    const int32_t k = DF_PENDING_OPEN - node->counted;
+    if (atomic_fetch_sub_explicit(&node->pending, k, memory_order_acq_rel) == k)
         df_make_ready_running(node->sched, df_current_worker(node->sched), node);
 }
 
@@ -271,7 +274,8 @@ void df_node_discard(DfNode *node)
 
 void df_node_hold(DfNode *node)
 {
-    atomic_fetch_add_explicit(&node->pending, 1, memory_order_relaxed);
+    /* Before submit only, by the creator: counted like an edge. */
+    node->counted++;
 }
 
 void df_node_unhold(DfNode *node)

@@ -53,8 +53,13 @@ enum {
  * node takes 296).  A root spawning a hundred thousand tasks then streams
  * half the memory through the caches.  Whoever reads the tail of a node
  * that may be short tests DF_NF_SHORT first. */
+/* A node's pending count until it is submitted: more than any number of
+ * edges and holds, so that it cannot reach 0 before the submit. */
+#define DF_PENDING_OPEN (1 << 30)
+
 struct DfNode {
-    _Atomic int32_t pending; /* unmet dependencies + holds (+1 until submit) */
+    /* Unmet dependencies + holds, + DF_PENDING_OPEN - counted until submit. */
+    _Atomic int32_t pending;
     _Atomic uint32_t refs;
     _Atomic(DfEdge *) succ; /* successors, or DF_EDGES_CLOSED */
     _Atomic uint8_t pred_cancelled;
@@ -77,6 +82,7 @@ struct DfNode {
     /* The tail: not there in a DF_NF_SHORT node (which has no inputs). */
     uint64_t in_bytes; /* sum of input bytes */
     DfInputBlock *more;
+    int32_t counted; /* edges published and holds taken (creator, before submit) */
     int64_t ready_ns;       /* when it became ready (tracing) */
     int64_t created_ns;     /* when it was created (tracing) */
     uint64_t parent_id;     /* node running on the creating worker, 0 if none */
