@@ -498,6 +498,23 @@ bool df_ready_empty(const DfReady *r)
     return df_ready_size(r) == 0;
 }
 
+bool df_ready_empty_own(const DfReady *r)
+{
+    DfReady *m = (DfReady *)r;
+    /* Relaxed: as df_ready_size, a hint; the owner's own pushes are seen
+     * in program order, and lanes outside `live` are empty (only the
+     * owner refills one, and it sets the bit when it does). */
+    if (atomic_load_explicit(&m->inbox, memory_order_relaxed))
+        return false;
+    for (uint32_t live = r->live; live; live &= live - 1) {
+        const DfLane *q = &r->lane[__builtin_ctz(live)];
+        if (atomic_load_explicit(&((DfLane *)q)->bottom, memory_order_relaxed) >
+            atomic_load_explicit(&((DfLane *)q)->top, memory_order_relaxed))
+            return false;
+    }
+    return true;
+}
+
 bool df_ready_none_before(const DfReady *r, int64_t deadline)
 {
     /* Relaxed: a hint, read by the owner (a node posted meanwhile is

@@ -167,6 +167,8 @@ uint64_t df_ready_head_key(const DfReady *r);
 /* Approximate number of nodes queued (lanes + non-empty inbox as 1). */
 int64_t df_ready_size(const DfReady *r);
 bool df_ready_empty(const DfReady *r);
+/* The same, by the owner: reads only the lanes it may have filled. */
+bool df_ready_empty_own(const DfReady *r);
 /* Owner: nothing queued in r is due before `deadline` (lane heads; a
  * non-empty inbox counts as due: its order is not known until drained). */
 bool df_ready_none_before(const DfReady *r, int64_t deadline);

@@ -998,6 +998,68 @@ DF_TEST(SchedTrace, TasksSpawnedBeforeTheTraceStartedAreRecorded)
     df_sched_unref(s);
 }
 
+/* ------------------------------------------------------------ placement */
+
+#define SPAWN_MANY 400
+
+typedef struct SpawnRun {
+    int worker;
+    bool stolen;
+} SpawnRun;
+
+typedef struct SpawnRoot {
+    int worker;
+    SpawnRun runs[SPAWN_MANY];
+} SpawnRoot;
+
+static void note_run(DfTask *t, void *arg)
+{
+    SpawnRun *r = arg;
+    r->worker = df_task_worker(t);
+    r->stolen = df_task_stolen(t);
+}
+
+static void spawn_many(DfTask *t, void *arg)
+{
+    SpawnRoot *sr = arg;
+    DfSched *s = df_task_sched(t);
+    sr->worker = df_task_worker(t);
+    DfGroup *g = df_group_new(s, 0);
+    for (int i = 0; i < SPAWN_MANY; i++)
+        df_spawn(s, note_run, &sr->runs[i], g);
+    df_sched_wait(s, g);
+    df_group_release(g);
+}
+
+/* cost-local: a task spawned on a worker has no consumer to place, so it
+ * is queued where it was spawned, and runs elsewhere only when an idle
+ * worker steals it (spreading a burst of spawns over the other workers'
+ * inboxes cost more than the tasks themselves). */
+DF_TEST(SchedPlace, SpawnedTasksStayWithTheirSpawner)
+{
+    DfSched *s = df_test_sched("cost-local", 2, 50);
+    DF_ASSERT(s);
+    SpawnRoot *sr = calloc(1, sizeof(*sr));
+    DF_ASSERT(sr);
+    for (int round = 0; round < 5; round++) {
+        DfGroup *g = df_group_new(s, 0);
+        df_spawn(s, spawn_many, sr, g);
+        df_sched_wait(s, g);
+        df_group_release(g);
+        int away = 0, posted = 0;
+        for (int i = 0; i < SPAWN_MANY; i++)
+            if (sr->runs[i].worker != sr->worker) {
+                away++;
+                posted += !sr->runs[i].stolen;
+            }
+        DF_EXPECT_MSG(posted == 0,
+                      "round %d: %d of %d tasks ran on the other worker, %d of them not stolen",
+                      round, away, SPAWN_MANY, posted);
+    }
+    free(sr);
+    df_sched_unref(s);
+}
+
 DF_TEST(SchedStats, BytesByLevelAndNoSlabGrowthInSteadyState)
 {
     DfSched *s = df_test_sched("cost-local", 2, -1);
