@@ -20,9 +20,11 @@
  *                         bottom), another's inbox: 1 CAS; round robin: 0
  *                         on a worker, 1 RMW outside; summary mark: 1
  *                         fence (+ RMWs up the summary when the bit was
- *                         clear); outside threads: +1 RMW
+ *                         clear; none of it in the own set of a one-worker
+ *                         scheduler); outside threads: +1 RMW
  *                         (external_submits).  Continuation: none of it
- *   pop                   own FIFO lane: 1 CAS, no fence (lane_take_own);
+ *   pop                   own FIFO lane: 1 CAS, no fence (lane_take_own;
+ *                         0 with one worker: lane_take_solo);
  *                         inbox: 1 exchange per drained batch; a steal:
  *                         1 fence + 1 CAS (+ unmark: 1 RMW + 1 fence when
  *                         the set is found empty); continuation: 0

@@ -173,6 +173,11 @@ static DfPlacement place(DfPolicy *p, int self, DfNode *n, bool may_keep)
         df_ready_push(r, n);
     else
         df_ready_post(r, n);
+    if (best == self && cl->rs.n == 1) {
+        /* The only worker's own set: nobody to see the bit but itself. */
+        df_ready_sets_mark_alone(&cl->rs, best);
+        return (DfPlacement){.worker = best, .backlog = backlog};
+    }
     df_ready_sets_mark(&cl->rs, best);
     return (DfPlacement){.worker = best, .backlog = backlog, .fenced = true};
 }

@@ -53,6 +53,7 @@ int df_ready_init(DfReady *r, int64_t capacity)
     }
     atomic_init(&r->inbox, NULL);
     r->live = 0;
+    r->solo = false;
     return 0;
 }
 
@@ -227,6 +228,19 @@ static DfNode *lane_take_own(DfLane *q)
     return NULL;
 }
 
+/* lane_take_own in a set nobody else takes from (DfReady.solo): top is
+ * the owner's alone, so a plain store moves it. */
+static DfNode *lane_take_solo(DfLane *q)
+{
+    const int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
+    if (t >= atomic_load_explicit(&q->bottom, memory_order_relaxed))
+        return NULL;
+    DfDequeBuf *a = atomic_load_explicit(&q->buf, memory_order_relaxed);
+    DfNode *x = atomic_load_explicit(&a->slots[t & a->mask].node, memory_order_relaxed);
+    atomic_store_explicit(&q->top, t + 1, memory_order_relaxed);
+    return x;
+}
+
 /* Deadline at the old end of lane l, DF_NO_DEADLINE when empty.  A hint:
  * the node may be taken meanwhile. */
 static int64_t lane_head_deadline(const DfLane *q)
@@ -298,7 +312,7 @@ DfNode *df_ready_pop(DfReady *r, bool lifo, const DfWaitFilter *f)
             if (!x && !empty)
                 x = lane_take(q, f, &empty);
         } else {
-            x = lane_take_own(q);
+            x = r->solo ? lane_take_solo(q) : lane_take_own(q);
             empty = !x;
         }
         if (x)
@@ -558,7 +572,7 @@ int df_ready_sets_init(DfReadySets *rs, const struct DfTopo *topo, int n)
         df_summary_fini(&rs->work);
         return -1;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (df_ready_init(&rs->sets[i], 256) < 0) {
             for (int j = 0; j < i; j++)
                 df_ready_fini(&rs->sets[j]);
@@ -567,6 +581,8 @@ int df_ready_sets_init(DfReadySets *rs, const struct DfTopo *topo, int n)
             df_summary_fini(&rs->work);
             return -1;
         }
+        rs->sets[i].solo = n == 1;
+    }
     return 0;
 }
 
@@ -608,6 +624,12 @@ void df_ready_sets_mark(DfReadySets *rs, int w)
      * park (worker.c): the nodes just put into w's set are visible before
      * the bit (and, in the caller, the parked summary's root) is read. */
     DF_FENCE_SEQ_CST();
+    if (!df_summary_test(&rs->work, w))
+        df_summary_set(&rs->work, w);
+}
+
+void df_ready_sets_mark_alone(DfReadySets *rs, int w)
+{
     if (!df_summary_test(&rs->work, w))
         df_summary_set(&rs->work, w);
 }

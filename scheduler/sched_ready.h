@@ -120,6 +120,10 @@ typedef struct DfReady {
     DF_ALIGNED _Atomic(DfNode *) inbox;
     /* Owner only: lanes that may hold nodes (a thief may have emptied one). */
     DF_ALIGNED uint32_t live;
+    /* The only set of a one-worker scheduler: nobody but its owner ever
+     * takes from its lanes (there is no thief), so the owner's FIFO take
+     * needs no CAS.  Set once, before the worker starts. */
+    bool solo;
 } DfReady;
 
 /* What a task that waits inside its body may run meanwhile: nodes of the
@@ -194,6 +198,10 @@ void df_ready_sets_mark(DfReadySets *rs, int w);
  * meanwhile, or an ancestor bit had to be restored: the caller then does a
  * wake check (DfPolicyEnv.requeued). */
 bool df_ready_sets_unmark(DfReadySets *rs, int w);
+/* df_ready_sets_mark for the owner's push into its own set when it is the
+ * only worker: no thief clears its bit and no other worker parks, so the
+ * bit needs no fence before it (outside threads post with the fence). */
+void df_ready_sets_mark_alone(DfReadySets *rs, int w);
 /* Take the most urgent node of another worker's set that the filter
  * accepts (lanes, then inbox).  *returned as for df_ready_steal_inbox. */
 DfNode *df_ready_steal(DfReady *victim, const DfWaitFilter *f, bool *returned);

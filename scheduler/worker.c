@@ -319,6 +319,8 @@ static void wake_for(DfSched *s, DfWorker *self, DfPlacement p, bool running)
 {
     if (s->cfg.poll_us < 0)
         return; /* poll mode: every idle worker is spinning */
+    if (self && s->n_workers == 1)
+        return; /* the only worker is this one, and it is not parked */
     /* Phase two of the producer's side: the push above (and its bit in the
      * has-work summary) must be visible before the parked summary's root
      * is read; pairs
