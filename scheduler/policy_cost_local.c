@@ -143,7 +143,8 @@ static DfPlacement place(DfPolicy *p, int self, DfNode *n, bool may_keep)
      * on its spawner's worker and idle workers steal it, as fork-join
      * schedulers do; posting half of a burst of spawns to other workers'
      * inboxes cost a contended CAS each, their draining and a remote free
-     * (dfbench sched empty at 2 workers: 280 ns per task against 110-150). */
+     * (dfbench sched empty at 2 workers: 280-340 ns per task against
+     * 170-220 with thieves sharing the burst; oneTBB 230-270). */
     const bool spread = !(df_pnode_flags(n) & DF_NF_SPAWNED);
     if (best < 0 || (spread && best_cost == 0 && df_pnode_bytes(n) == 0 && self >= 0 &&
                      cl->rs.n > 1 && !df_ready_empty_own(&cl->rs.sets[self]))) {
@@ -247,6 +248,18 @@ static bool nearer(const DfPolicyEnv *env, int self, int a, int b)
 #define STEAL_NEAR 2
 #define STEAL_FAR  1
 #define STEAL_MAX  (1 + STEAL_NEAR + STEAL_FAR)
+/* Nodes a victim's owner may take between a thief's two looks with the
+ * thief still stealing a spawned task: about a poll's worth
+ * (32 pauses, 1-2 us) of tasks of a few hundred ns. */
+#define STEAL_SLOW 4
+
+/* Victim r of the thief's last poll may be stolen from now (the grace
+ * rule in df_cost_local_steal). */
+static bool in_grace_no_more(const DfThief *th, const DfReady *r)
+{
+    const uint64_t moved = df_ready_taken(r) - th->taken;
+    return moved == 0 || (moved <= STEAL_SLOW && df_ready_head_movable(r));
+}
 
 static int add_candidate(int *cand, int nc, int v, int self)
 {
@@ -334,7 +347,7 @@ DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore, const DfWai
             best = v;
             best_dl = dl;
         }
-        if (v == th->victim && df_ready_head_key(r) == th->key)
+        if (v == th->victim && in_grace_no_more(th, r))
             armed = v;
     }
     DF_THIEF_LINES_ADD(th, lines);
@@ -343,16 +356,20 @@ DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore, const DfWai
     if (!explore) {
         /* A busy owner may be just finishing the producer and about to pop
          * it, and a waiting one takes what its wait accepts in a moment:
-         * steal only a node seen at the head on two polls in a row (what a
-         * waiter refuses stays there).  The thief remembers one victim and
-         * its head (O(1) per worker); a victim whose grace has passed goes
-         * before a more urgent one still in its grace, so that a thief
-         * between two victims cannot re-arm forever. */
-        const uint64_t key = df_ready_head_key(&cl->rs.sets[best]);
-        if (best != th->victim || key != th->key) {
+         * steal only from the victim of the last poll whose head has not
+         * moved since (what a waiter refuses stays there), or has moved by
+         * at most STEAL_SLOW nodes when the node at the head is a spawned
+         * task (no input, no consumer: no locality to lose; a waiting
+         * owner takes its burst of spawns one at a time).  An owner that
+         * takes nodes faster than that runs tasks too short to be worth a
+         * steal.  The thief remembers one victim and its count (O(1) per
+         * worker); a victim whose grace has passed goes before a more
+         * urgent one still in its grace, so that a thief between two
+         * victims cannot re-arm forever. */
+        if (best != th->victim || !in_grace_no_more(th, &cl->rs.sets[best])) {
             if (armed < 0) {
                 th->victim = best;
-                th->key = key;
+                th->taken = df_ready_taken(&cl->rs.sets[best]);
                 return NULL;
             }
             best = armed;

@@ -27,7 +27,7 @@ static DfDequeBuf *buf_new(int64_t cap)
     b->mask = cap - 1;
     b->prev = NULL;
     for (int64_t i = 0; i < cap; i++) {
-        atomic_init(&b->slots[i].node, NULL);
+        atomic_init(&b->slots[i].node, 0);
         atomic_init(&b->slots[i].deadline, DF_NO_DEADLINE);
         atomic_init(&b->slots[i].group, NULL);
     }
@@ -97,6 +97,14 @@ __attribute__((noinline, cold)) static DfDequeBuf *grow(DfLane *q, DfDequeBuf *o
     return nb;
 }
 
+#define SLOT_MOVABLE ((uintptr_t)1)
+_Static_assert(_Alignof(DfNode) >= 2, "a node pointer's low bit is free for the tag");
+
+static inline DfNode *slot_node(uintptr_t v)
+{
+    return (DfNode *)(v & ~SLOT_MOVABLE);
+}
+
 static int lane_of(int64_t deadline)
 {
     if (deadline == DF_NO_DEADLINE)
@@ -115,7 +123,12 @@ static void lane_push(DfReady *r, int l, DfNode *n)
     if (DF_UNLIKELY(b - t > a->mask))
         a = grow(q, a, b, t);
     DfSlot *sl = &a->slots[b & a->mask];
-    atomic_store_explicit(&sl->node, n, memory_order_relaxed);
+    /* A spawned task reads nothing and feeds nobody: it loses nothing by
+     * running elsewhere.  A thief learns it here without touching the node
+     * (df_ready_head_movable). */
+    const bool movable = n->flags & DF_NF_SPAWNED;
+    atomic_store_explicit(&sl->node, (uintptr_t)n | (movable ? SLOT_MOVABLE : 0),
+                          memory_order_relaxed);
     atomic_store_explicit(&sl->deadline, n->deadline, memory_order_relaxed);
     atomic_store_explicit(&sl->group, n->group, memory_order_relaxed);
     /* Release, paired with the acquire load of `bottom` in lane_take: a
@@ -156,7 +169,7 @@ static DfNode *lane_pop_newest(DfLane *q, const DfWaitFilter *f)
     int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
     DfNode *x = NULL;
     if (t <= b) {
-        x = atomic_load_explicit(&a->slots[b & a->mask].node, memory_order_relaxed);
+        x = slot_node(atomic_load_explicit(&a->slots[b & a->mask].node, memory_order_relaxed));
         if (t == b) {
             /* Last element: race against thieves (their CAS on top). */
             if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
@@ -189,7 +202,7 @@ static DfNode *lane_take(DfLane *q, const DfWaitFilter *f, bool *empty)
         /* Pairs with the release store of buf in grow. */
         DfDequeBuf *a = atomic_load_explicit(&q->buf, memory_order_acquire);
         DfSlot *sl = &a->slots[t & a->mask];
-        DfNode *x = atomic_load_explicit(&sl->node, memory_order_relaxed);
+        DfNode *x = slot_node(atomic_load_explicit(&sl->node, memory_order_relaxed));
         if (f && !df_wait_accepts(f, atomic_load_explicit(&sl->group, memory_order_relaxed),
                                   atomic_load_explicit(&sl->deadline, memory_order_relaxed)))
             return NULL;
@@ -219,7 +232,8 @@ static DfNode *lane_take_own(DfLane *q)
     const int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
     DfDequeBuf *a = atomic_load_explicit(&q->buf, memory_order_relaxed);
     while (t < b) {
-        DfNode *x = atomic_load_explicit(&a->slots[t & a->mask].node, memory_order_relaxed);
+        DfNode *x =
+            slot_node(atomic_load_explicit(&a->slots[t & a->mask].node, memory_order_relaxed));
         /* On failure t holds the new top: retry while nodes remain. */
         if (atomic_compare_exchange_weak_explicit(&q->top, &t, t + 1, memory_order_acq_rel,
                                                   memory_order_relaxed))
@@ -236,7 +250,7 @@ static DfNode *lane_take_solo(DfLane *q)
     if (t >= atomic_load_explicit(&q->bottom, memory_order_relaxed))
         return NULL;
     DfDequeBuf *a = atomic_load_explicit(&q->buf, memory_order_relaxed);
-    DfNode *x = atomic_load_explicit(&a->slots[t & a->mask].node, memory_order_relaxed);
+    DfNode *x = slot_node(atomic_load_explicit(&a->slots[t & a->mask].node, memory_order_relaxed));
     atomic_store_explicit(&q->top, t + 1, memory_order_relaxed);
     return x;
 }
@@ -483,14 +497,33 @@ int64_t df_ready_urgency(const DfReady *r)
     return best;
 }
 
-uint64_t df_ready_head_key(const DfReady *r)
+uint64_t df_ready_taken(const DfReady *r)
 {
     DfReady *m = (DfReady *)r;
-    uint64_t key = (uint64_t)(uintptr_t)atomic_load_explicit(&m->inbox, memory_order_relaxed);
+    uint64_t taken = 0;
+    /* Relaxed: a hint for thieves; tops only grow. */
     for (int l = 0; l < DF_LANES; l++)
-        key = (key ^ (uint64_t)atomic_load_explicit(&m->lane[l].top, memory_order_relaxed)) *
-              0x9e3779b97f4a7c15ull;
-    return key;
+        taken += (uint64_t)atomic_load_explicit(&m->lane[l].top, memory_order_relaxed);
+    return taken;
+}
+
+bool df_ready_head_movable(const DfReady *r)
+{
+    int order[DF_LANES];
+    const int n = lane_order(r, (1u << DF_LANES) - 1, order);
+    for (int k = 0; k < n; k++) {
+        DfLane *q = (DfLane *)&r->lane[order[k]];
+        const int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
+        /* Pairs with the release store of bottom in lane_push: the slot
+         * below it is written. */
+        if (t >= atomic_load_explicit(&q->bottom, memory_order_acquire))
+            continue;
+        /* Pairs with the release store of buf in grow. */
+        DfDequeBuf *a = atomic_load_explicit(&q->buf, memory_order_acquire);
+        return atomic_load_explicit(&a->slots[t & a->mask].node, memory_order_relaxed) &
+               SLOT_MOVABLE;
+    }
+    return false;
 }
 
 int64_t df_ready_size(const DfReady *r)

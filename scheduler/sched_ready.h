@@ -98,7 +98,9 @@ static inline bool df_summary_test(const DfSummary *s, int w)
 #define DF_LANE1_NS  16000000
 
 typedef struct DfSlot {
-    _Atomic(DfNode *) node;
+    /* The node, its low bit set for a spawned task (nothing to lose by
+     * running elsewhere: see df_ready_head_movable). */
+    _Atomic uintptr_t node;
     _Atomic int64_t deadline; /* the node's, readable while a thief takes it */
     _Atomic(const DfGroup *) group;
 } DfSlot;
@@ -163,8 +165,10 @@ DfNode *df_ready_steal_inbox(DfReady *r, const DfWaitFilter *f, bool *returned);
 /* Earliest deadline at the old end of a lane (DF_NO_DEADLINE: none or
  * empty); for thieves choosing a victim. */
 int64_t df_ready_urgency(const DfReady *r);
-/* Identity of the set's oldest nodes now (changes when one is taken). */
-uint64_t df_ready_head_key(const DfReady *r);
+/* Nodes taken from the set's lanes so far (grows by one per take). */
+uint64_t df_ready_taken(const DfReady *r);
+/* The node a thief would take first is a spawned task (a hint). */
+bool df_ready_head_movable(const DfReady *r);
 /* Cache lines of another worker's set that df_ready_empty reads (the
  * lanes' top and bottom, the inbox): a thief's probe, for counting. */
 #define DF_READY_PROBE_LINES (2 * DF_LANES + 1)

@@ -161,6 +161,54 @@ DF_TEST(SchedIdle, StealPrefersTheMostUrgentCandidate)
     policy_close(&x);
 }
 
+/* Worker 0 steals from worker 1 while worker 1 takes two of its own nodes
+ * between the thief's two looks (`spawned`: tasks of df_spawn, else graph
+ * nodes that read 1000 bytes worker 1 produced).  Whether the thief got a
+ * node (flagged stolen) on its second look, and on a third. */
+static void steal_while_owner_takes(bool spawned, bool *second, bool *third)
+{
+    Policy x;
+    policy_open(&x, ops_of("cost-local"), 2);
+    DfNode *nodes[8];
+    for (int i = 0; i < 8; i++) {
+        nodes[i] = bare_node(DF_NO_DEADLINE);
+        if (spawned) {
+            nodes[i]->flags = DF_NF_SPAWNED;
+        } else {
+            nodes[i]->n_inputs = 1;
+            nodes[i]->in[0] = (DfInput){.bytes = 1000, .worker = 1};
+            nodes[i]->in_bytes = 1000;
+        }
+        x.ops->push(x.p, 1, nodes[i]);
+        DF_EXPECT_EQ_INT(nodes[i]->placed, 1);
+    }
+    DF_EXPECT(x.ops->pop(x.p, 0, NULL) == NULL); /* the first look arms */
+    DF_EXPECT(x.ops->pop(x.p, 1, NULL) == nodes[0]);
+    DF_EXPECT(x.ops->pop(x.p, 1, NULL) == nodes[1]);
+    const DfNode *n = x.ops->pop(x.p, 0, NULL);
+    *second = n && (n->flags & DF_NF_STOLEN);
+    n = n ? NULL : x.ops->pop(x.p, 0, NULL);
+    *third = n && (n->flags & DF_NF_STOLEN);
+    for (int i = 0; i < 8; i++)
+        free(nodes[i]);
+    policy_close(&x);
+}
+
+/* A waiting owner takes its burst of spawned tasks one at a time: an idle
+ * worker shares them even while the owner's head moves (a few nodes per
+ * look), since a spawned task has no locality to lose.  A graph node
+ * placed by its input bytes is stolen only from a head that stood still
+ * between two looks: the owner is about to take it where its data is. */
+DF_TEST(SchedIdle, ThievesShareABurstOfSpawnedTasks)
+{
+    bool second, third;
+    steal_while_owner_takes(true, &second, &third);
+    DF_EXPECT_MSG(second, "a spawned task was not stolen while its owner took two");
+    steal_while_owner_takes(false, &second, &third);
+    DF_EXPECT_MSG(!second, "a graph node was stolen from a moving head");
+    DF_EXPECT_MSG(third, "a graph node under a still head was not stolen");
+}
+
 static int64_t sum_parks(DfSched *s, DfStats *st)
 {
     df_sched_stats(s, st);
