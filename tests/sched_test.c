@@ -58,11 +58,8 @@ DF_TEST(SchedWait, NestedWaitsNeverDeadlock)
             DF_ASSERT(s);
             Fan f = {.fanout = 4, .depth = 5};
             atomic_init(&f.leaves, 0);
-            DfGroup *g = df_group_new(s, 0);
             FanArg root = {&f, 0};
-            df_spawn(s, fan_body, &root, g);
-            df_sched_wait(s, g);
-            df_group_release(g);
+            df_test_run_task(s, fan_body, &root);
             DF_EXPECT_MSG(atomic_load(&f.leaves) == 1024, "%s/%d: %d leaves", policies[p], w,
                           atomic_load(&f.leaves));
             DfStats st;
@@ -323,10 +320,7 @@ DF_TEST(SchedContinuation, ChainsRunInOrder)
                 memset(&outer, 0, sizeof(outer));
                 memset(&inner, 0, sizeof(inner));
                 run_chain(s, &outer.c, outer.links);
-                DfGroup *g = df_group_new(s, 0);
-                df_spawn(s, chain_in_task, &inner, g);
-                df_sched_wait(s, g);
-                df_group_release(g);
+                df_test_run_task(s, chain_in_task, &inner);
                 DF_EXPECT_EQ_INT(atomic_load(&outer.c.done), CHAIN_LEN);
                 DF_EXPECT_EQ_INT(atomic_load(&inner.c.done), CHAIN_LEN);
                 DF_EXPECT_EQ_INT(atomic_load(&outer.c.out_of_order), 0);
@@ -396,10 +390,7 @@ DF_TEST(SchedJobs, WppLikeRowsCompleteOnAnyWorkerCount)
                 Wpp w = {.n_jobs = 17, .n_slots = 3, .steps = 30};
                 if (from_task) {
                     JobsFromTask j = {&w, -1};
-                    DfGroup *g = df_group_new(s, 0);
-                    df_spawn(s, run_wpp_task, &j, g);
-                    df_sched_wait(s, g);
-                    df_group_release(g);
+                    df_test_run_task(s, run_wpp_task, &j);
                     DF_EXPECT_EQ_INT(j.ret, 0);
                 } else {
                     DfJobs jobs = {.n_jobs = w.n_jobs, .fn = wpp_job, .ctx = &w,
@@ -959,10 +950,7 @@ DF_TEST(SchedTrace, TasksSpawnedBeforeTheTraceStartedAreRecorded)
     DfSched *s = df_test_sched("cost-local", 1, 50);
     DF_ASSERT(s);
     SpawnTrace st = {0};
-    DfGroup *g = df_group_new(s, 0);
-    df_spawn(s, spawn_across_trace_start, &st, g);
-    df_sched_wait(s, g);
-    df_group_release(g);
+    df_test_run_task(s, spawn_across_trace_start, &st);
     DF_ASSERT_EQ_INT(st.started, 0);
     DfTrace tr;
     DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &tr), 0);
@@ -1042,10 +1030,7 @@ DF_TEST(SchedPlace, SpawnedTasksStayWithTheirSpawner)
     SpawnRoot *sr = calloc(1, sizeof(*sr));
     DF_ASSERT(sr);
     for (int round = 0; round < 5; round++) {
-        DfGroup *g = df_group_new(s, 0);
-        df_spawn(s, spawn_many, sr, g);
-        df_sched_wait(s, g);
-        df_group_release(g);
+        df_test_run_task(s, spawn_many, sr);
         int away = 0, posted = 0;
         for (int i = 0; i < SPAWN_MANY; i++)
             if (sr->runs[i].worker != sr->worker) {

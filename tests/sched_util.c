@@ -20,6 +20,14 @@ DfSched *df_test_sched(const char *policy, int n, int poll_us)
     return s;
 }
 
+void df_test_run_task(DfSched *s, DfTaskFn fn, void *arg)
+{
+    DfGroup *g = df_group_new(s, 0);
+    df_spawn(s, fn, arg, g);
+    df_sched_wait(s, g);
+    df_group_release(g);
+}
+
 uint64_t df_test_rand(uint64_t *state)
 {
     uint64_t x = *state;

@@ -8,6 +8,9 @@
  * reports the error through the test and returns NULL on failure. */
 DfSched *df_test_sched(const char *policy, int n, int poll_us);
 
+/* Run fn(arg) as a task on a worker; return when it has finished. */
+void df_test_run_task(DfSched *s, DfTaskFn fn, void *arg);
+
 /* xorshift64. */
 uint64_t df_test_rand(uint64_t *state);
 
