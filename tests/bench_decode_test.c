@@ -414,6 +414,51 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
     g_free(h264);
 }
 
+/* --overload: per stream, when its first and last late frame arrived
+ * ("-" when none was late), so that a start-up transient shows apart from
+ * late frames all along; the rows agree with the late counts. */
+DF_TEST(BenchRealtime, OverloadSaysWhenFramesWereLate)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    if (!with_dfdec())
+        DF_SKIP("no dfdec on GStreamer's path: --overload runs it");
+    char *h264 = clip("h264_cabac_slices8.mkv");
+    const char *argv[] = {
+        dfbench, "realtime",      "--input", h264,      "--fps", "30",         "--duration",
+        "0.5",   "--workers",     "1",       "--peers", "dfdec", "--overload", "--overload-factor",
+        "0.5",   "--max-streams", "2",       NULL};
+    DfRun run = df_test_run(argv, NULL);
+    DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench realtime exited %d:\n%s\n%s", run.status,
+                  run.out ? run.out : "", run.err ? run.err : "");
+    DF_EXPECT_MSG(strstr(run.out, "late at s") && strstr(run.out, "late frames (at "),
+                  "no times of late frames:\n%s", run.out);
+    int rows = 0;
+    gchar **lines = g_strsplit(run.out, "\n", -1);
+    for (gchar **l = lines; *l; l++) {
+        char mode[16], admitted[16], at[48];
+        int workers, stream;
+        unsigned long long frames, late, dropped;
+        if (sscanf(*l, "%d %15s %d %15s %llu %llu %47s %llu", &workers, mode, &stream, admitted,
+                   &frames, &late, at, &dropped) != 8 ||
+            (strcmp(mode, "refuse") != 0 && strcmp(mode, "none") != 0))
+            continue;
+        rows++;
+        double first = NAN, last = NAN;
+        if (late == 0) {
+            DF_EXPECT_MSG(strcmp(at, "-") == 0, "no late frame, but late at %s: %s", at, *l);
+        } else {
+            DF_EXPECT_MSG(sscanf(at, "%lf-%lf", &first, &last) == 2 && first >= 0 && first <= last,
+                          "%llu late frames at \"%s\": %s", late, at, *l);
+        }
+    }
+    g_strfreev(lines);
+    DF_EXPECT_MSG(rows >= 2, "%d stream rows in:\n%s", rows, run.out);
+    df_run_clear(&run);
+    g_free(h264);
+}
+
 /* The pipelines' window ends at an I-frame of an open GOP (25 fps played
  * at 25, 0.48 s: frame 12 of mpeg2_opengop.mkv), which is decoded before
  * the two B-frames shown just before it.  Every frame of the window, 0 to

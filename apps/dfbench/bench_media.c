@@ -461,8 +461,13 @@ static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
             const double late_ns = (double)(now - base) - (double)rt - (double)c->run->budget_ns;
             const double ms = late_ns / 1e6;
             g_array_append_val(c->lateness, ms);
-            if (late_ns > 0)
+            if (late_ns > 0) {
                 c->res->late++;
+                const double at_s = (double)(now - base) / 1e9;
+                if (isnan(c->res->late_first_s))
+                    c->res->late_first_s = at_s;
+                c->res->late_last_s = at_s;
+            }
         }
     }
     if (clock)
@@ -576,7 +581,7 @@ int df_gst_run(const DfGstRun *runs, int n, DfGstResult *res, DfProcSample *mid)
     for (int i = 0; i < n; i++) {
         memset(&res[i], 0, sizeof(res[i]));
         res[i].fps = res[i].first_ms = res[i].steady_fps = res[i].late_p99_ms = res[i].lead_p50_ms =
-            res[i].lead_min_ms = NAN;
+            res[i].lead_min_ms = res[i].late_first_s = res[i].late_last_s = NAN;
     }
     if (!df_gst_init()) {
         for (int i = 0; i < n; i++)

@@ -161,6 +161,10 @@ typedef struct DfGstResult {
     double first_ms;    /* df_first_frame_ms() from PLAYING */
     double steady_fps;  /* df_steady_fps() */
     double late_p99_ms; /* sync: p99 of arrival - (running time + budget); < 0: early */
+    /* sync: when the first and the last late frame reached the sink, s of
+     * the pipeline's running time (NAN: none late): a start-up transient
+     * from late frames all along. */
+    double late_first_s, late_last_s;
     /* sync: how long before its running time (by DTS) a packet reached the
      * decoder, median and least: the pipeline reads ahead of a live source
      * by that much (NAN: unknown). */

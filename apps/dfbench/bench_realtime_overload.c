@@ -50,43 +50,65 @@ static void run_one(const DfRt *rt, int workers, int k, const char *admission, D
     df_rt_run_pipelines(rt, workers, dec, sink, k, res, NULL);
 }
 
+/* "first-last" seconds of running time, "-" when nothing was late. */
+static void late_span(char *buf, size_t len, double first_s, double last_s)
+{
+    if (isnan(first_s))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.1f-%.1f", first_s, last_s);
+}
+
 static void print_runs(const DfRt *rt, int workers, int k, double kstar, const OverloadRun *runs,
                        int n_runs)
 {
-    static const char *const headers[] = {"workers", "admission", "stream",  "admitted",
-                                          "frames",  "late",      "dropped", "note"};
-    DfTable *t = df_table_new(8, headers, "rlrlrrrl");
+    static const char *const headers[] = {"workers", "admission", "stream",  "admitted", "frames",
+                                          "late",    "late at s", "dropped", "note"};
+    DfTable *t = df_table_new(9, headers, "rlrlrrrrl");
     for (int r = 0; r < n_runs; r++) {
         int admitted = 0, late_admitted = 0, late_streams = 0, dropping = 0;
         uint64_t late_frames = 0;
+        double first_s = NAN, last_s = NAN;
         for (int i = 0; i < k; i++) {
             const DfGstResult *x = &runs[r].res[i];
-            char w[16], s[16], fr[32], late[32], drop[32];
+            char w[16], s[16], fr[32], late[32], at[48], drop[32];
             snprintf(w, sizeof(w), "%d", workers);
             snprintf(s, sizeof(s), "%d", i);
             snprintf(fr, sizeof(fr), "%llu", (unsigned long long)x->frames);
             snprintf(late, sizeof(late), "%llu", (unsigned long long)x->late);
+            late_span(at, sizeof(at), x->late_first_s, x->late_last_s);
             snprintf(drop, sizeof(drop), "%llu", (unsigned long long)x->dropped);
-            const char *cells[] = {w,    runs[r].admission,
-                                   s,    x->refused ? "refused" : "yes",
-                                   fr,   late,
-                                   drop, x->error[0] ? x->error : x->warned ? "warned" : ""};
+            const char *cells[] = {w,
+                                   runs[r].admission,
+                                   s,
+                                   x->refused ? "refused" : "yes",
+                                   fr,
+                                   late,
+                                   at,
+                                   drop,
+                                   x->error[0] ? x->error
+                                   : x->warned ? "warned"
+                                               : ""};
             df_table_row(t, cells);
             admitted += !x->refused;
             late_admitted += !x->refused && x->late > 0;
             late_streams += x->late > 0;
             dropping += x->dropped > 0;
             late_frames += x->late;
+            first_s = fmin(first_s, x->late_first_s); /* fmin/fmax skip NAN */
+            last_s = fmax(last_s, x->late_last_s);
         }
         df_table_rule(t);
         char stagger[48] = "";
         if (rt->o.stagger > 0)
             snprintf(stagger, sizeof(stagger), ", started %g s apart", rt->o.stagger);
+        char at[48];
+        late_span(at, sizeof(at), first_s, last_s);
         printf("%d workers, admission %s: K = %d requested (%.2f x K* = %.1f%s): %d admitted, %d "
-               "refused; %d streams late (%d of them admitted), %llu late frames; %d streams "
-               "dropped frames\n",
+               "refused; %d streams late (%d of them admitted), %llu late frames (at %s s); %d "
+               "streams dropped frames\n",
                workers, runs[r].admission, k, rt->o.overload_factor, kstar, stagger, admitted,
-               k - admitted, late_streams, late_admitted, (unsigned long long)late_frames,
+               k - admitted, late_streams, late_admitted, (unsigned long long)late_frames, at,
                dropping);
     }
     df_table_print(t, stdout);
@@ -163,7 +185,8 @@ void df_rt_overload(DfRt *rt, DfProgress *prog)
                 g_array_free(runs[m].memory, TRUE);
         }
     }
-    printf("late: frames reaching the sink after running time + %d frame periods; dropped: "
+    printf("late: frames reaching the sink after running time + %d frame periods (late at: "
+           "running time of the first and the last); dropped: "
            "frames dfdec's QoS dropped (QoS messages); refused: admission=refuse refused the "
            "stream after measuring it\n",
            rt->budget_frames);
