@@ -174,7 +174,7 @@ static DfPlacement place(DfPolicy *p, int self, DfNode *n, bool may_keep)
         df_ready_push(r, n);
     else
         df_ready_post(r, n);
-    if (best == self && cl->rs.n == 1) {
+    if (best == self && r->solo) {
         /* The only worker's own set: nobody to see the bit but itself. */
         df_ready_sets_mark_alone(&cl->rs, best);
         return (DfPlacement){.worker = best, .backlog = backlog};
@@ -366,7 +366,7 @@ DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore, const DfWai
          * worker); a victim whose grace has passed goes before a more
          * urgent one still in its grace, so that a thief between two
          * victims cannot re-arm forever. */
-        if (best != th->victim || !in_grace_no_more(th, &cl->rs.sets[best])) {
+        if (best != armed) { /* armed: the last victim, out of its grace */
             if (armed < 0) {
                 th->victim = best;
                 th->taken = df_ready_taken(&cl->rs.sets[best]);

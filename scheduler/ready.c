@@ -651,20 +651,19 @@ bool df_ready_sets_any(DfReadySets *rs, unsigned *lines)
     return df_summary_any(&rs->work, lines);
 }
 
+void df_ready_sets_mark_alone(DfReadySets *rs, int w)
+{
+    if (!df_summary_test(&rs->work, w))
+        df_summary_set(&rs->work, w);
+}
+
 void df_ready_sets_mark(DfReadySets *rs, int w)
 {
     /* Pairs with the fence in df_ready_sets_unmark, and with the one in
      * park (worker.c): the nodes just put into w's set are visible before
      * the bit (and, in the caller, the parked summary's root) is read. */
     DF_FENCE_SEQ_CST();
-    if (!df_summary_test(&rs->work, w))
-        df_summary_set(&rs->work, w);
-}
-
-void df_ready_sets_mark_alone(DfReadySets *rs, int w)
-{
-    if (!df_summary_test(&rs->work, w))
-        df_summary_set(&rs->work, w);
+    df_ready_sets_mark_alone(rs, w);
 }
 
 bool df_ready_sets_unmark(DfReadySets *rs, int w)
