@@ -123,9 +123,9 @@ typedef struct DfSchedConfig {
     size_t trace_capacity;            /* trace events kept per worker; 0: tracing off */
     size_t stack_size;                /* worker stack bytes; 0: 8 MiB */
     uint64_t seed;                    /* for random victims and exploration; 0: fixed default */
-    double explore_rate;              /* exploring policies: share of dispatches stolen on purpose */
-    bool eager_jobs; /* df_jobs_run always makes nodes (a trace then has every job);
-                      * default false: inline on one worker (df_jobs_run) */
+    double explore_rate; /* exploring policies: share of dispatches stolen on purpose */
+    bool eager_jobs;     /* df_jobs_run always makes nodes (a trace then has every job);
+                          * default false: inline on one worker (df_jobs_run) */
 } DfSchedConfig;
 
 /* Fill `cfg` with the defaults documented above. */
@@ -181,7 +181,6 @@ DF_SCHED_API bool df_sched_oversubscribed(const DfSched *sched);
 
 /* Fill `buf` with a one-line description of workers, cores and topology. */
 DF_SCHED_API void df_sched_describe(const DfSched *sched, char *buf, size_t len);
-
 
 /* Register (or look up) a module name for statistics and learning.
  * Returns its id (>= 0).  Ids are shared by all users of the scheduler. */
@@ -542,13 +541,13 @@ enum {
 
 /* One input of a traced node: bytes it read from a producer. */
 typedef struct DfTraceInput {
-    uint64_t pred_id;       /* producer node id (0 unknown) */
-    int32_t worker;         /* producer's worker (-1 outside the scheduler) */
-    int32_t module;         /* producer's module (-1 unknown) */
-    uint64_t bytes;         /* as declared (df_node_depend, df_node_add_input) */
-    uint64_t policy_bytes;  /* as the policy weighed them when the trace was collected
-                             * (DfTracePolicy.weighs_inputs), else = bytes (0 in
-                             * hand-made traces: read as bytes) */
+    uint64_t pred_id;      /* producer node id (0 unknown) */
+    int32_t worker;        /* producer's worker (-1 outside the scheduler) */
+    int32_t module;        /* producer's module (-1 unknown) */
+    uint64_t bytes;        /* as declared (df_node_depend, df_node_add_input) */
+    uint64_t policy_bytes; /* as the policy weighed them when the trace was collected
+                            * (DfTracePolicy.weighs_inputs), else = bytes (0 in
+                            * hand-made traces: read as bytes) */
 } DfTraceInput;
 
 /* One executed (or skipped) node. */
@@ -593,18 +592,18 @@ typedef struct DfTraceValue {
 } DfTraceValue;
 
 typedef struct DfTraceTable {
-    char *name;        /* e.g. "sizes" */
-    char *label;       /* what the row labels are (e.g. "producer") */
+    char *name;  /* e.g. "sizes" */
+    char *label; /* what the row labels are (e.g. "producer") */
     int n_cols;
-    char **cols;       /* column names; a name ending in "bytes" holds a size */
+    char **cols; /* column names; a name ending in "bytes" holds a size */
     size_t n_rows;
     char **row_labels; /* n_rows labels (a module name, a level name, ...) */
     double *cells;     /* n_rows * n_cols, row-major */
 } DfTraceTable;
 
 typedef struct DfTracePolicy {
-    char *name;          /* the policy's registry name */
-    bool weighs_inputs;  /* the inputs' policy_bytes are the policy's own weights */
+    char *name;         /* the policy's registry name */
+    bool weighs_inputs; /* the inputs' policy_bytes are the policy's own weights */
     DfTraceValue *values;
     int n_values;
     DfTraceTable **tables;
@@ -622,9 +621,9 @@ typedef struct DfTrace {
     int n_workers;
     char **module_names; /* module id -> name, n_modules entries */
     int n_modules;
-    uint32_t *trcost;        /* copy of the trCost matrix */
-    uint8_t *levels;         /* copy of the level matrix */
-    DfTracePolicy *policy;   /* the placing policy and its data (NULL: unknown) */
+    uint32_t *trcost;      /* copy of the trCost matrix */
+    uint8_t *levels;       /* copy of the level matrix */
+    DfTracePolicy *policy; /* the placing policy and its data (NULL: unknown) */
 } DfTrace;
 
 /* Start recording up to `capacity` events per worker (replaces older ones).
@@ -658,8 +657,7 @@ DF_SCHED_API DfTraceTable *df_trace_policy_add_table(DfTracePolicy *p, const cha
                                                      const char *label, int n_cols,
                                                      const char *const *cols);
 /* Append a row of n_cols cells. */
-DF_SCHED_API int df_trace_table_add_row(DfTraceTable *tab, const char *label,
-                                        const double *cells);
+DF_SCHED_API int df_trace_table_add_row(DfTraceTable *tab, const char *label, const double *cells);
 
 /* Reading it: NULL / -1 / false when absent. */
 DF_SCHED_API const DfTraceTable *df_trace_policy_table(const DfTrace *trace, const char *name);

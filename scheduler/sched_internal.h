@@ -49,7 +49,8 @@ extern _Atomic unsigned df_tsan_fence_word;
 #endif
 
 /* Fill a DfError (if non-NULL) and return `code`. */
-int df_set_error(DfError *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int df_set_error(DfError *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ------------------------------------------------------------------ slabs */
 
@@ -58,10 +59,10 @@ typedef struct DfCache DfCache;
 /* Fixed-size object slab owned by one thread.  Frees from other threads go
  * to a lock-free remote list that only the owner drains (no ABA). */
 typedef struct DfSlab {
-    void *local;               /* owner-only free list */
-    _Atomic(void *) remote;    /* frees from other threads */
-    void *chunks;              /* chunk list, freed with the cache */
-    size_t slot_size;          /* header + object */
+    void *local;            /* owner-only free list */
+    _Atomic(void *) remote; /* frees from other threads */
+    void *chunks;           /* chunk list, freed with the cache */
+    size_t slot_size;       /* header + object */
     size_t per_chunk;
     uint64_t n_chunks;
     DfCache *home;
@@ -77,7 +78,7 @@ void df_slab_free(void *obj, const DfCache *self);
 /* Per-thread allocation cache: one per worker, one per outside thread. */
 struct DfCache {
     DfSched *sched;
-    int worker;           /* -1 for outside threads */
+    int worker; /* -1 for outside threads */
     DfSlab nodes;
     DfSlab tasks; /* short nodes (df_spawn, untraced): DF_NODE_SHORT_SIZE */
     DfSlab edges;
@@ -85,8 +86,8 @@ struct DfCache {
     DfSlab groups;
     _Atomic uint64_t chunk_count; /* slab chunks allocated, all slabs */
     uint64_t next_id, id_end;     /* node ids handed out by this cache */
-    DfCache *next_all;    /* sched->caches list (under sched->cache_lock) */
-    DfCache *next_free;   /* orphaned outside-thread caches */
+    DfCache *next_all;            /* sched->caches list (under sched->cache_lock) */
+    DfCache *next_free;           /* orphaned outside-thread caches */
 };
 
 /* The calling thread's cache for `sched` (creating it on first use). */
@@ -116,7 +117,7 @@ void df_node_free_input_blocks(DfNode *n, void (*free_block)(void *block, const 
 /* ----------------------------------------------------------------- groups */
 
 struct DfGroup {
-    _Atomic int64_t pending;   /* nodes not finished, +1 until sealed */
+    _Atomic int64_t pending; /* nodes not finished, +1 until sealed */
     _Atomic bool sealed;
     _Atomic int32_t refs;      /* handle + nodes */
     _Atomic uint32_t done_seq; /* futex word for outside waiters */
@@ -170,8 +171,8 @@ typedef struct DfCounters {
     _Atomic uint64_t idle_ns, busy_ns, parks, wakeups_sent;
     _Atomic uint64_t bytes_local, bytes_level[DF_N_LEVELS];
     _Atomic uint64_t max_wait_depth;
-    _Atomic uint64_t wait_fallbacks; /* waits that ran a node their filter refused */
-    _Atomic uint64_t jobs_inline;    /* batches df_jobs_run ran without nodes */
+    _Atomic uint64_t wait_fallbacks;          /* waits that ran a node their filter refused */
+    _Atomic uint64_t jobs_inline;             /* batches df_jobs_run ran without nodes */
     _Atomic uint64_t idle_rounds, idle_lines; /* polls while idle, shared lines they read */
 } DfCounters;
 
@@ -185,20 +186,20 @@ typedef struct DfWorker {
     int index;
     pthread_t thread;
     DfCache *cache;
-    _Atomic uint32_t park_word;     /* futex */
-    _Atomic(DfGroup *) waiting_on;  /* group awaited while parked */
+    _Atomic uint32_t park_word;    /* futex */
+    _Atomic(DfGroup *) waiting_on; /* group awaited while parked */
     uint32_t wait_depth;
     uint64_t rng;
-    DfCounters ctr;                 /* written by the owner only */
+    DfCounters ctr; /* written by the owner only */
     _Atomic(DfTraceBuf *) trace;
-    uint64_t runs_seq;              /* nodes run (owner only): detects nesting */
-    uint8_t state;                  /* last value stored in sched->state[index] */
-    uintptr_t stack_base;           /* highest address of the worker's stack */
+    uint64_t runs_seq;    /* nodes run (owner only): detects nesting */
+    uint8_t state;        /* last value stored in sched->state[index] */
+    uintptr_t stack_base; /* highest address of the worker's stack */
     size_t stack_size;
-    DfNode *current;                /* node whose body runs now (innermost) */
-    int64_t load_nested_ns;         /* load.c: time of timed bodies run (owner only) */
-    uint32_t load_open;             /* load.c: timed bodies on the stack (owner only) */
-    DfGroup *done_group;            /* finished nodes of it not yet counted (group.c) */
+    DfNode *current;        /* node whose body runs now (innermost) */
+    int64_t load_nested_ns; /* load.c: time of timed bodies run (owner only) */
+    uint32_t load_open;     /* load.c: timed bodies on the stack (owner only) */
+    DfGroup *done_group;    /* finished nodes of it not yet counted (group.c) */
     int64_t done_count;
 } DfWorker;
 
@@ -211,11 +212,11 @@ struct DfSched {
     DfTopo topo;
     int n_workers;
     DfWorker *workers;
-    DfWorkerState *state;     /* per worker, read by thieves */
+    DfWorkerState *state; /* per worker, read by thieves */
     DfPolicy *policy;
     const DfPolicyOps *pops;
     size_t node_size;
-    bool policy_timing;       /* the policy learns from a sample of exec times */
+    bool policy_timing; /* the policy learns from a sample of exec times */
     _Atomic bool tracing;
     _Atomic bool stop;
     _Atomic int started;
@@ -228,13 +229,13 @@ struct DfSched {
     DF_ALIGNED _Atomic uint64_t external_submits;
     DF_ALIGNED pthread_mutex_t cache_lock;
     pthread_key_t cache_key;
-    DfCache *caches;          /* all caches */
-    DfCache *orphans;         /* caches of exited outside threads */
+    DfCache *caches;  /* all caches */
+    DfCache *orphans; /* caches of exited outside threads */
     pthread_mutex_t module_lock;
     int n_modules;
     char *module_names[DF_MAX_MODULES];
     pthread_mutex_t trace_lock;
-    void *trace_retired;      /* replaced trace buffers (under trace_lock) */
+    void *trace_retired; /* replaced trace buffers (under trace_lock) */
 };
 
 /* Worker structure of the calling thread for `sched`, or NULL. */
