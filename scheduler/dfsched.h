@@ -55,6 +55,30 @@ typedef struct DfError {
 /* No deadline: such nodes sort after every node that has one. */
 #define DF_NO_DEADLINE INT64_MAX
 
+/* Background work: a node due at or past DF_DEADLINE_BACKGROUND is not
+ * placed on a worker.  It waits in the scheduler's background queue,
+ * earliest deadline first, and runs only on a worker that has nothing
+ * else to run (its own set empty, nothing to steal), or on one waiting for
+ * its group; it never delays a node with an ordinary deadline (or none).
+ * docs/scheduler.md, "Background work". */
+#define DF_DEADLINE_BACKGROUND (INT64_C(1) << 61)
+/* Background ranks apart: more than any spread of ordinary deadlines. */
+#define DF_BACKGROUND_RANK_NS  (INT64_C(1) << 40)
+#define DF_BACKGROUND_RANK_MAX (1u << 20)
+
+/* The background deadline of work due at `deadline` (CLOCK_MONOTONIC ns;
+ * DF_NO_DEADLINE: none, taken as the present) at background rank `rank`
+ * (1 first): all work of a rank before any of the next, each rank by its
+ * own deadlines. */
+static inline int64_t df_deadline_background(int64_t deadline, int64_t now, unsigned rank)
+{
+    if (rank > DF_BACKGROUND_RANK_MAX)
+        rank = DF_BACKGROUND_RANK_MAX;
+    if (deadline == DF_NO_DEADLINE || deadline < 0 || deadline >= DF_DEADLINE_BACKGROUND)
+        deadline = now;
+    return DF_DEADLINE_BACKGROUND + (int64_t)rank * DF_BACKGROUND_RANK_NS + deadline;
+}
+
 /* ---------------------------------------------------------------- topology */
 
 /* Distance classes between two workers, from the smallest level they share. */

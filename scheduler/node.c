@@ -367,7 +367,8 @@ static void sort_ready(DfNode **v, int n)
  * df_node_complete); returns it when kept. */
 static DfNode *ready_or_keep(DfSched *s, DfWorker *w, DfNode *n, const DfGroup *waited)
 {
-    if (waited && n->group != waited) {
+    /* Background work is queued apart, for a worker with nothing else. */
+    if ((waited && n->group != waited) || df_node_background(n)) {
         df_make_ready(s, w, n);
         return NULL;
     }

@@ -51,6 +51,7 @@ static void sched_destroy(DfSched *s)
     pthread_mutex_destroy(&s->cache_lock);
     pthread_mutex_destroy(&s->module_lock);
     pthread_mutex_destroy(&s->trace_lock);
+    df_background_fini(&s->background);
     free(s);
 }
 
@@ -120,6 +121,7 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
     pthread_mutex_init(&s->cache_lock, NULL);
     pthread_mutex_init(&s->module_lock, NULL);
     pthread_mutex_init(&s->trace_lock, NULL);
+    df_background_init(&s->background);
     atomic_init(&s->next_node_id, 1);
     atomic_init(&s->next_group_id, 1);
     if (pthread_key_create(&s->cache_key, df_cache_thread_exit) != 0) {

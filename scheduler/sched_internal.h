@@ -205,6 +205,16 @@ typedef struct DfWorker {
 
 #define DF_MAX_MODULES 256
 
+/* Background work (background.c): nodes due at or past
+ * DF_DEADLINE_BACKGROUND, earliest first, for workers with nothing else. */
+typedef struct DfBackground {
+    /* Nodes queued: the one word an idle worker reads for them. */
+    DF_ALIGNED _Atomic int64_t n;
+    pthread_mutex_t lock;
+    DfNode **heap; /* under lock: min-heap by (deadline, id) */
+    int64_t len, cap;
+} DfBackground;
+
 struct DfSched {
     _Atomic int refs;
     DfSchedConfig cfg;
@@ -223,6 +233,7 @@ struct DfSched {
     /* Bit per parked worker, to wake the nearest; its root is the park
      * handshake's word (worker.c). */
     DfSummary parked;
+    DfBackground background;
     DF_ALIGNED _Atomic uint64_t next_node_id;
     _Atomic uint64_t next_group_id;
     /* Written on every submit from outside: its own line. */
@@ -237,6 +248,23 @@ struct DfSched {
     pthread_mutex_t trace_lock;
     void *trace_retired; /* replaced trace buffers (under trace_lock) */
 };
+
+/* A node that goes to the background queue when it is ready. */
+static inline bool df_node_background(const DfNode *n)
+{
+    return n->deadline >= DF_DEADLINE_BACKGROUND && n->deadline != DF_NO_DEADLINE;
+}
+
+int df_background_init(DfBackground *b);
+void df_background_fini(DfBackground *b);
+/* Queue a background node; false (no memory): queue it as any other. */
+bool df_background_push(DfSched *s, DfNode *n);
+/* The most urgent background node `f` accepts (NULL: any), or NULL (none,
+ * or the queue is busy: look again). */
+DfNode *df_background_take(DfSched *s, const DfWaitFilter *f);
+/* Background work a worker idle in a wait for `g` (NULL: not waiting)
+ * should stay awake for: any (g NULL), or g's own nodes. */
+bool df_background_may_run(DfSched *s, const DfGroup *g);
 
 /* Worker structure of the calling thread for `sched`, or NULL. */
 DfWorker *df_current_worker(const DfSched *sched);

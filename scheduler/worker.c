@@ -194,7 +194,7 @@ static void wake_check(DfSched *s, int near)
 static bool should_stop_parking(DfSched *s, DfWorker *w, DfGroup *g, unsigned *lines)
 {
     return atomic_load_explicit(&s->stop, memory_order_relaxed) || (g && df_group_done(g)) ||
-           s->pops->has_work(s->policy, w->index, lines);
+           s->pops->has_work(s->policy, w->index, lines) || df_background_may_run(s, g);
 }
 
 static void park(DfSched *s, DfWorker *w, DfGroup *g)
@@ -217,7 +217,8 @@ static void park(DfSched *s, DfWorker *w, DfGroup *g)
     /* Phase two: the announcement above must be visible before the
      * re-check below reads the has-work summary and the group.  Pairs
      * with the fence after a push (df_ready_sets_mark, or make_ready's for
-     * shared-set policies) and in df_sched_requeued, each before the
+     * shared-set policies, or wake_background's after a background push:
+     * its count is re-checked here) and in df_sched_requeued, each before the
      * parked summary's root is read, and in df_group_node_finished (after
      * pending reached 0, before reading n_waiters). */
     DF_FENCE_SEQ_CST();
@@ -245,7 +246,8 @@ void df_worker_idle(DfWorker *w, DfGroup *g, bool nested)
 {
     DfSched *s = w->sched;
     df_worker_set_state(w, nested ? DF_WS_WAITING : DF_WS_IDLE);
-    if (nested && s->cfg.poll_us >= 0 && !df_ready_own_empty(s, w->index)) {
+    if (nested && s->cfg.poll_us >= 0 &&
+        (!df_ready_own_empty(s, w->index) || df_background_may_run(s, NULL))) {
         DF_FENCE_SEQ_CST(); /* as in make_ready */
         if (anyone_parked(s))
             df_wake_near(s, -1, true, w->index);
@@ -298,10 +300,31 @@ void df_sched_requeued(void *ctx, int w)
 
 static void wake_for(DfSched *s, DfWorker *self, DfPlacement p, bool running);
 
+/* A background node was queued: a parked worker is woken for it (one
+ * spinning idle finds the count in its next round). */
+static void wake_background(DfSched *s, DfWorker *self)
+{
+    if (s->cfg.poll_us < 0 || (self && s->n_workers == 1))
+        return;
+    /* Phase two of the producer's side, as in wake_for: the queued count
+     * (stored under the queue's lock) is visible before the parked
+     * summary's root is read.  Pairs with the fence in park, after which
+     * the parker re-reads the count (should_stop_parking). */
+    DF_FENCE_SEQ_CST();
+    if (anyone_parked(s))
+        df_wake_near(s, -1, true, self ? self->index : -1);
+}
+
 static void make_ready(DfSched *s, DfWorker *self, DfNode *n, bool running)
 {
     if (atomic_load_explicit(&s->tracing, memory_order_relaxed) && !(n->flags & DF_NF_SHORT))
         n->ready_ns = df_now_ns();
+    if (DF_UNLIKELY(df_node_background(n)) && df_background_push(s, n)) {
+        if (!self)
+            atomic_fetch_add_explicit(&s->external_submits, 1, memory_order_relaxed);
+        wake_background(s, self);
+        return;
+    }
     DfPlacement p = s->pops->push(s->policy, self ? self->index : -1, n);
     if (!self)
         atomic_fetch_add_explicit(&s->external_submits, 1, memory_order_relaxed);
@@ -448,6 +471,8 @@ void *df_worker_main(void *arg)
     atomic_fetch_add_explicit(&s->started, 1, memory_order_release);
     while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
         DfNode *n = s->pops->pop(s->policy, w->index, NULL);
+        if (!n)
+            n = df_background_take(s, NULL); /* nothing else: background work */
         if (n) {
             df_worker_set_state(w, DF_WS_RUNNING);
             df_run_node(w, n, NULL);
@@ -543,12 +568,16 @@ void df_sched_wait(DfSched *s, DfGroup *g)
     int64_t fruitless_since = 0;
     while (!df_group_done_by(g, w)) {
         DfNode *n = s->pops->pop(s->policy, w->index, f);
-        if (!n && f && s->pops->queued(s->policy, w->index)) {
+        if (!n)
+            n = df_background_take(s, f);
+        if (!n && f && (s->pops->queued(s->policy, w->index) || df_background_may_run(s, NULL))) {
             const int64_t now = df_now_ns();
             if (!fruitless_since || !others_waiting(s, w->index))
                 fruitless_since = now;
             if (s->n_workers == 1 || now - fruitless_since >= WAIT_PATIENCE_NS) {
                 n = s->pops->pop(s->policy, w->index, NULL);
+                if (!n)
+                    n = df_background_take(s, NULL);
                 if (n)
                     DF_WCTR_ADD(w, wait_fallbacks, 1);
             }
