@@ -487,6 +487,12 @@ DF_SCHED_API double df_load_cores(DfLoad *load);
 /* Mark the stream admitted (counted in DfSchedLoad.admitted) or not. */
 DF_SCHED_API void df_load_set_admitted(DfLoad *load, bool admitted);
 
+/* Put the stream on probation (an admission measures it) or take it off.
+ * Returns its background rank for df_deadline_background(): one past the
+ * highest rank of the streams on probation on its scheduler, so that
+ * they run in the order they came; 0 when off. */
+DF_SCHED_API unsigned df_load_set_probation(DfLoad *load, bool on);
+
 /* Cores the scheduler can give: its workers (the PUs when there are more
  * workers than PUs). */
 DF_SCHED_API double df_sched_capacity(const DfSched *sched);

@@ -157,9 +157,34 @@ double df_load_cores(DfLoad *l)
 
 void df_load_set_admitted(DfLoad *l, bool admitted)
 {
+    /* Lock order: registry, then the account (as df_sched_load). */
+    pthread_mutex_lock(&registry_lock);
     pthread_mutex_lock(&l->lock);
     l->admitted = admitted;
     pthread_mutex_unlock(&l->lock);
+    pthread_mutex_unlock(&registry_lock);
+}
+
+unsigned df_load_set_probation(DfLoad *l, bool on)
+{
+    unsigned rank = 0;
+    bool others = false;
+    pthread_mutex_lock(&registry_lock);
+    for (const DfLoad *o = on ? registry : NULL; o; o = o->next) {
+        if (o == l || o->sched != l->sched)
+            continue;
+        /* Read under the registry lock: written under it too (admitted
+         * also under the account's, which df_sched_load takes inside). */
+        others |= o->admitted || o->on_probation;
+        if (o->probation > rank)
+            rank = o->probation;
+    }
+    /* Alone on the scheduler: there is nobody to run behind, and as
+     * ordinary work the stream keeps its placement (rank 0). */
+    l->probation = others ? rank + 1 : 0;
+    l->on_probation = on;
+    pthread_mutex_unlock(&registry_lock);
+    return l->probation;
 }
 
 double df_sched_capacity(const DfSched *s)

@@ -27,8 +27,10 @@ struct DfLoad {
      * (ring, index frames % size); slot of frame 0 is the registration. */
     uint64_t ring_ns[DF_LOAD_WINDOW + 1];
     int64_t ring_t[DF_LOAD_WINDOW + 1];
-    /* Registry of accounts (load.c's lock). */
+    /* Registry of accounts, and the probation (load.c's registry lock). */
     DfLoad *prev, *next;
+    bool on_probation;  /* an admission measures the stream */
+    unsigned probation; /* its background rank then; 0: none */
 };
 
 /* What df_run_node keeps between the start and the end of a body. */

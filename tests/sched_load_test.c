@@ -318,3 +318,37 @@ DF_TEST(SchedLoad, ClassEstimateFromStreamsMeasuredWhole)
     df_sched_unref(s2);
     df_sched_unref(s);
 }
+
+DF_TEST(SchedLoad, ProbationRanksFollowArrival)
+{
+    DfSched *s = df_test_sched("cost-local", 1, 10);
+    DF_ASSERT(s);
+    DfSched *other = df_test_sched("cost-local", 1, 10);
+    DF_ASSERT(other);
+    DfLoad *l[5];
+    for (int i = 0; i < 5; i++)
+        l[i] = df_load_new(s, 25.0);
+    DfLoad *elsewhere = df_load_new(other, 25.0);
+    /* Alone: nobody to run behind, ordinary work. */
+    DF_EXPECT_EQ_INT((int)df_load_set_probation(l[0], true), 0);
+    /* Then in arrival order; another scheduler's streams do not count. */
+    DF_EXPECT_EQ_INT((int)df_load_set_probation(l[1], true), 1);
+    DF_EXPECT_EQ_INT((int)df_load_set_probation(l[2], true), 2);
+    DF_EXPECT_EQ_INT((int)df_load_set_probation(elsewhere, true), 0);
+    /* Admitted and off probation: rank 0. */
+    df_load_set_admitted(l[0], true);
+    DF_EXPECT_EQ_INT((int)df_load_set_probation(l[0], false), 0);
+    DF_EXPECT_EQ_INT((int)df_load_set_probation(l[1], false), 0);
+    /* A newcomer goes behind every stream still on probation (l[2]). */
+    DF_EXPECT_EQ_INT((int)df_load_set_probation(l[3], true), 3);
+    df_load_free(l[2]);
+    df_load_free(l[3]);
+    /* Nobody on probation, but an admitted stream to protect. */
+    DF_EXPECT_EQ_INT((int)df_load_set_probation(l[4], true), 1);
+    df_load_free(l[0]);
+    df_load_free(l[1]);
+    df_load_free(l[4]);
+    df_load_free(elsewhere);
+    df_sched_unref(other);
+    df_sched_unref(s);
+}
