@@ -877,9 +877,16 @@ static gboolean gst_df_dec_open_decoder(GstDfDec *self)
     }
     self->drained = FALSE;
     self->out_format = -1;
-    /* A new decoder of an admitted stream (caps change) stays admitted. */
+    /* A new decoder of an admitted stream (caps change) stays admitted.
+     * Until admission has decided, the stream is on probation: its frames
+     * run on the capacity the others leave (docs/dfdec.md, "Admission"). */
+    GST_OBJECT_LOCK(self);
+    const gboolean measured = self->admission != GST_DF_DEC_ADMISSION_NONE;
+    GST_OBJECT_UNLOCK(self);
     if (self->admitted)
         df_decoder_set_admitted(self->dec, TRUE);
+    else if (measured)
+        df_decoder_set_probation(self->dec, TRUE);
     return TRUE;
 }
 
@@ -1430,6 +1437,15 @@ static gboolean gst_df_dec_set_format(GstVideoDecoder *vdec, GstVideoCodecState 
     return TRUE;
 }
 
+/* The stream passed admission (or there is none): counted in the admitted
+ * load, off probation. */
+static void gst_df_dec_set_admitted(GstDfDec *self)
+{
+    self->admitted = TRUE;
+    df_decoder_set_admitted(self->dec, TRUE);
+    df_decoder_set_probation(self->dec, FALSE);
+}
+
 /* Admission (docs/dfdec.md, "Admission"): once the stream's own work has
  * been measured over its window, the measured load of the admitted
  * streams plus this one is compared with max-load of the scheduler's
@@ -1447,8 +1463,7 @@ static GstFlowReturn gst_df_dec_admit(GstDfDec *self)
     const guint window = self->admission_frames;
     GST_OBJECT_UNLOCK(self);
     if (mode == GST_DF_DEC_ADMISSION_NONE) {
-        self->admitted = TRUE;
-        df_decoder_set_admitted(self->dec, TRUE);
+        gst_df_dec_set_admitted(self);
         return GST_FLOW_OK;
     }
     DfDecoderLoad ld;
@@ -1481,8 +1496,7 @@ static GstFlowReturn gst_df_dec_admit(GstDfDec *self)
                ld.sched.admitted, ld.sched.capacity, max_load, limit);
     if (total <= limit) {
         GST_INFO_OBJECT(self, "admitted: %s", detail);
-        self->admitted = TRUE;
-        df_decoder_set_admitted(self->dec, TRUE);
+        gst_df_dec_set_admitted(self);
         return GST_FLOW_OK;
     }
     if (mode == GST_DF_DEC_ADMISSION_WARN) {
@@ -1491,8 +1505,7 @@ static GstFlowReturn gst_df_dec_admit(GstDfDec *self)
                              "carries %.2f; frames may be late",
                              total, limit),
                             ("%s; admission=refuse refuses such a stream", detail));
-        self->admitted = TRUE;
-        df_decoder_set_admitted(self->dec, TRUE);
+        gst_df_dec_set_admitted(self);
         return GST_FLOW_OK;
     }
     GST_ELEMENT_ERROR(self, RESOURCE, BUSY,

@@ -140,6 +140,7 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     df_latency_init(&dec->lat);
     dec->pics.cur = -1;
     const bool rate = cfg->frame_rate.num > 0 && cfg->frame_rate.den > 0;
+    atomic_init(&dec->probation_rank, 0);
     if (!(dec->load = df_load_new(sched, rate ? av_q2d(cfg->frame_rate) : 0.0)))
         goto nomem;
     df_load_set_class(dec->load, df_load_class_of(par, cfg->threading));

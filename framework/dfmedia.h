@@ -243,6 +243,15 @@ DF_MEDIA_API void df_decoder_add_load_ns(DfDecoder *dec, uint64_t ns);
  * or not (pending): for an admission decision made by the caller. */
 DF_MEDIA_API void df_decoder_set_admitted(DfDecoder *dec, bool admitted);
 
+/* Put the stream on probation while an admission measures it, or take it
+ * off (admitted).  On probation its frames are background work
+ * (DF_DEADLINE_BACKGROUND): they run only on capacity that no other
+ * stream's frames want, after the frames of the streams on probation
+ * since before it.  So the stream is measured on what the others leave,
+ * and never makes an admitted stream late; a stream that gets nothing is
+ * the one the cores cannot carry.  Applies to packets sent from then on. */
+DF_MEDIA_API void df_decoder_set_probation(DfDecoder *dec, bool on);
+
 /* One decode error: a packet libavcodec rejected or a frame it flagged. */
 typedef struct DfDecodeError {
     int64_t pts; /* pts of the packet or frame (AV_NOPTS_VALUE if none) */

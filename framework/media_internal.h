@@ -290,7 +290,10 @@ struct DfDecoder {
     int n_probe, cap_probe;
 
     DfGraph graph;
-    DfLoad *load;        /* the stream's account on the scheduler */
+    DfLoad *load; /* the stream's account on the scheduler */
+    /* Background rank while on probation (df_decoder_set_probation); 0:
+     * not.  Relaxed: read at each enqueue, set by the caller's thread. */
+    atomic_uint probation_rank;
     bool fps_from_codec; /* D chain: the load's rate was taken from the bitstream */
     bool skip_nonref;    /* caller thread: QoS for the packets sent next */
     DfFilter *filter;

@@ -54,3 +54,10 @@ void df_decoder_set_admitted(DfDecoder *dec, bool admitted)
     if (dec && dec->load)
         df_load_set_admitted(dec->load, admitted);
 }
+
+void df_decoder_set_probation(DfDecoder *dec, bool on)
+{
+    if (dec && dec->load)
+        atomic_store_explicit(&dec->probation_rank, df_load_set_probation(dec->load, on),
+                              memory_order_relaxed);
+}

@@ -145,6 +145,12 @@ int df_slot_enqueue(DfDecoder *dec, const AVPacket *pkt)
                 s->deadline = s->t_send + (due + dec->cfg.deadline_offset_ns - now);
         }
     }
+    /* On probation the frame is background work: it runs on capacity
+     * nothing else wants, after the streams on probation since before it
+     * (df_decoder_set_probation). */
+    const unsigned rank = atomic_load_explicit(&dec->probation_rank, memory_order_relaxed);
+    if (rank)
+        s->deadline = df_deadline_background(s->deadline, s->t_send, rank);
     s->group = df_group_new(dec->sched, s->deadline);
     if (!s->group) {
         av_packet_free(&s->pkt);
