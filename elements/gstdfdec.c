@@ -208,9 +208,10 @@ struct _GstDfDec {
     pthread_t charge_thread;
     guint64 charge_cpu_ns;
     gboolean charge_valid;
-    guint64 qos_skipped; /* stats: frames QoS dropped without decoding them */
-    gboolean admitted;   /* the stream passed admission: never refused later (until stop) */
-    gboolean refused;    /* admission refused the stream: every frame fails (until stop) */
+    guint64 qos_skipped;  /* stats: frames QoS dropped without decoding them */
+    gboolean admitted;    /* the stream passed admission: never refused later (until stop) */
+    gboolean refused;     /* admission refused the stream: every frame fails (until stop) */
+    gboolean fell_behind; /* a frame was late while on probation (until stop) */
     int out_format, out_width, out_height, out_interlaced;
     AVRational out_sar;
     gint64 latency_frames;
@@ -1363,7 +1364,7 @@ static gboolean gst_df_dec_start(GstVideoDecoder *vdec)
     self->dr_frames = self->band_frames = self->copied_frames = 0;
     self->packets = self->qos_skipped = 0;
     self->errors = 0;
-    self->admitted = self->refused = FALSE;
+    self->admitted = self->refused = self->fell_behind = FALSE;
     self->pkt = av_packet_alloc();
     self->frame = av_frame_alloc();
     if (!self->pkt || !self->frame) {
@@ -1479,40 +1480,49 @@ static GstFlowReturn gst_df_dec_admit(GstDfDec *self)
     const double limit = max_load * ld.sched.capacity;
     double own = ld.cores;
     const char *basis = "measured";
-    if (ld.frames < need) {
+    if (ld.frames < need && !self->fell_behind) {
         if (!(ld.class_cores > 0 && ld.sched.admitted + ld.class_cores > limit))
             return GST_FLOW_OK;
         own = ld.class_cores;
         basis = "as the streams like it";
     }
     const double total = ld.sched.admitted + own;
+    /* On probation the stream runs on what the admitted streams leave: if
+     * that did not keep it on time, the cores do not carry it, whatever
+     * its measure says (it may be too short yet). */
+    const gboolean fits = total <= limit && !self->fell_behind;
     char detail[512];
     g_snprintf(detail, sizeof(detail),
                "this stream %.3f cores (%s; its own %.2f ms of worker time per frame at %.3g fps, "
                "over %" G_GUINT64_FORMAT
                " frames), %d admitted streams %.3f cores, capacity %.0f workers x max-load %.2f "
-               "= %.2f cores",
+               "= %.2f cores%s",
                own, basis, ld.ns_per_frame / 1e6, ld.fps, ld.frames, ld.sched.n_admitted,
-               ld.sched.admitted, ld.sched.capacity, max_load, limit);
-    if (total <= limit) {
+               ld.sched.admitted, ld.sched.capacity, max_load, limit,
+               self->fell_behind ? "; it fell behind on the capacity the admitted streams leave"
+                                 : "");
+    if (fits) {
         GST_INFO_OBJECT(self, "admitted: %s", detail);
         gst_df_dec_set_admitted(self);
         return GST_FLOW_OK;
     }
+    /* The reason, as the warning and the error say it. */
+    const gboolean over = total > limit;
+    char cores[128];
+    g_snprintf(cores, sizeof(cores), "%.2f cores, the scheduler carries %.2f", total, limit);
+    const char *behind = "the stream fell behind on the capacity the admitted streams leave";
     if (mode == GST_DF_DEC_ADMISSION_WARN) {
         GST_ELEMENT_WARNING(self, RESOURCE, BUSY,
-                            ("Overload: the decoding streams need %.2f cores, the scheduler "
-                             "carries %.2f; frames may be late",
-                             total, limit),
+                            ("Overload: %s%s; frames may be late",
+                             over ? "the decoding streams need " : behind, over ? cores : ""),
                             ("%s; admission=refuse refuses such a stream", detail));
         gst_df_dec_set_admitted(self);
         return GST_FLOW_OK;
     }
-    GST_ELEMENT_ERROR(self, RESOURCE, BUSY,
-                      ("Stream refused: decoding it would need %.2f cores, the scheduler "
-                       "carries %.2f",
-                       total, limit),
-                      ("%s; admission=refuse", detail));
+    GST_ELEMENT_ERROR(
+        self, RESOURCE, BUSY,
+        ("Stream refused: %s%s", over ? "decoding it would need " : behind, over ? cores : ""),
+        ("%s; admission=refuse", detail));
     self->refused = TRUE;
     /* Its work stops now: the admitted streams get the workers back. */
     gst_df_dec_close_decoder(self, TRUE);
@@ -1610,6 +1620,8 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
     }
     gst_df_dec_charge_thread(self);
     const GstClockTimeDiff late = gst_df_dec_late(self, frame);
+    if (late < 0 && !self->admitted)
+        self->fell_behind = TRUE; /* admission decides at this frame */
     if (gst_df_dec_qos_skip(self, frame, late))
         return GST_FLOW_OK;
 

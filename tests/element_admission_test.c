@@ -347,37 +347,49 @@ DF_TEST(Admission, FarBehindStreamSkipsToTheNextSyncPoint)
     }
 }
 
-/* While admission measures a stream it decodes every frame, late or not:
- * shedding would make it look cheaper than it is.  A stream far behind
- * whose window never ends (admission-frames larger than the clip) skips
- * no frame and no non-reference picture. */
-DF_TEST(Admission, MeasuredStreamDecodesEveryFrame)
+/* On probation a stream runs on the capacity the admitted streams leave;
+ * one that falls behind there is decided at once, whatever its measure
+ * says (here it fits 16 times over): refused with admission=refuse, a
+ * warning with admission=warn.  The window (1000 frames) is far from
+ * over: only the lateness decides. */
+static void fall_behind(const char *mode, Msgs *m, int *failed_at)
 {
-    DF_ASSERT(e_init());
     TClip clip;
-    TSums ref = {0}, got = {0};
+    TSums got = {0};
     DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
-    DF_ASSERT(e_ref(&clip, &ref) == 0);
-    const char *props[] = {"admission", "refuse", "admission-frames", "1000", NULL};
+    const char *props[] = {"admission", mode, "max-load", "16", "admission-frames", "1000", NULL};
     GstBus *bus = NULL;
     GstHarness *h = harness(&clip, props, &bus);
     DF_ASSERT(h);
-    push_far_behind(h, &clip, &got);
-    GstStructure *st = NULL;
-    g_object_get(h->element, "stats", &st, NULL);
-    DF_ASSERT(st);
-    guint64 skipped = 1, pictures = 1, packets = 0;
-    DF_EXPECT(gst_structure_get_uint64(st, "qos-skipped", &skipped));
-    DF_EXPECT(gst_structure_get_uint64(st, "pictures-skipped", &pictures));
-    DF_EXPECT(gst_structure_get_uint64(st, "packets", &packets));
-    gst_structure_free(st);
-    DF_EXPECT_EQ_INT(skipped, 0);
-    DF_EXPECT_MSG(pictures == 0, "%" G_GUINT64_FORMAT " pictures skipped while measured", pictures);
-    DF_EXPECT_EQ_INT(packets, clip.n_pkts);
-    /* What came out (QoS still cancels late output) is exact. */
-    DF_EXPECT_EQ_INT(e_count_inexact_by_pts(&ref, &got), 0);
+    DF_EXPECT(e_push_range(h, &clip, 0, 4, &got, NULL) == GST_FLOW_OK);
+    DF_EXPECT(gst_harness_push_upstream_event(
+        h, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, 10 * GST_SECOND, 0)));
+    *failed_at = -1;
+    for (int i = 4; i < clip.n_pkts && *failed_at < 0; i++)
+        if (e_push_range(h, &clip, i, i + 1, &got, NULL) != GST_FLOW_OK)
+            *failed_at = i;
+    drain_bus(bus, m);
     teardown(h, bus);
     t_sums_free(&got);
-    t_sums_free(&ref);
     t_clip_free(&clip);
+}
+
+DF_TEST(Admission, StreamThatFallsBehindOnProbationIsDecidedAtOnce)
+{
+    DF_ASSERT(e_init());
+    Msgs m;
+    int failed_at = -1;
+    fall_behind("refuse", &m, &failed_at);
+    DF_EXPECT_MSG(failed_at == 4, "refused at packet %d, want 4 (the first one late)", failed_at);
+    DF_EXPECT_EQ_INT(m.errors, 1);
+    DF_EXPECT_EQ_INT(m.busy, 1);
+    DF_EXPECT_MSG(strstr(m.text, "refused") && strstr(m.text, "fell behind"),
+                  "error does not say why: %s", m.text);
+
+    fall_behind("warn", &m, &failed_at);
+    DF_EXPECT_EQ_INT(failed_at, -1);
+    DF_EXPECT_EQ_INT(m.warnings, 1);
+    DF_EXPECT_EQ_INT(m.errors, 0);
+    DF_EXPECT_MSG(strstr(m.text, "Overload") && strstr(m.text, "fell behind"),
+                  "warning does not say why: %s", m.text);
 }
