@@ -246,10 +246,10 @@ DF_MEDIA_API void df_decoder_set_admitted(DfDecoder *dec, bool admitted);
 /* Put the stream on probation while an admission measures it, or take it
  * off (admitted).  On probation its frames are background work
  * (DF_DEADLINE_BACKGROUND): they run only on capacity that no other
- * stream's frames want, after the frames of the streams on probation
- * since before it.  So the stream is measured on what the others leave,
- * and never makes an admitted stream late; a stream that gets nothing is
- * the one the cores cannot carry.  Applies to packets sent from then on. */
+ * stream's frames want, due 40 ms later per stream on probation before
+ * it (so under overload the later ones fall behind first).  So the
+ * stream is measured on what the others leave, and never makes an
+ * admitted stream late.  Applies to packets sent from then on. */
 DF_MEDIA_API void df_decoder_set_probation(DfDecoder *dec, bool on);
 
 /* One decode error: a packet libavcodec rejected or a frame it flagged. */

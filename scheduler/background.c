@@ -7,9 +7,9 @@
  * only between lanes), so background work queued there would run in
  * arrival order, mixed with the far-ahead frames of ordinary streams;
  * and a set's owner would run it before stealing someone's urgent node.
- * Background work has a strict order (a stream admission measures runs
- * after the streams measured since before it, df_deadline_background) and
- * runs only on capacity nothing else wants.
+ * Background work runs by its own deadlines (dfmedia delays those of a
+ * stream on probation by its rank) and only on capacity nothing else
+ * wants.
  *
  * The mutex is off every ordinary node's path: only background nodes go
  * through it.  Workers never block on it (trylock: a busy lock is a

@@ -62,21 +62,15 @@ typedef struct DfError {
  * its group; it never delays a node with an ordinary deadline (or none).
  * docs/scheduler.md, "Background work". */
 #define DF_DEADLINE_BACKGROUND (INT64_C(1) << 61)
-/* Background ranks apart: more than any spread of ordinary deadlines. */
-#define DF_BACKGROUND_RANK_NS  (INT64_C(1) << 40)
-#define DF_BACKGROUND_RANK_MAX (1u << 20)
 
 /* The background deadline of work due at `deadline` (CLOCK_MONOTONIC ns;
- * DF_NO_DEADLINE: none, taken as the present) at background rank `rank`
- * (1 first): all work of a rank before any of the next, each rank by its
- * own deadlines. */
-static inline int64_t df_deadline_background(int64_t deadline, int64_t now, unsigned rank)
+ * DF_NO_DEADLINE: none, taken as `now`): background work runs by these,
+ * earliest first, as ordinary work by its deadlines. */
+static inline int64_t df_deadline_background(int64_t deadline, int64_t now)
 {
-    if (rank > DF_BACKGROUND_RANK_MAX)
-        rank = DF_BACKGROUND_RANK_MAX;
     if (deadline == DF_NO_DEADLINE || deadline < 0 || deadline >= DF_DEADLINE_BACKGROUND)
         deadline = now;
-    return DF_DEADLINE_BACKGROUND + (int64_t)rank * DF_BACKGROUND_RANK_NS + deadline;
+    return DF_DEADLINE_BACKGROUND + deadline;
 }
 
 /* ---------------------------------------------------------------- topology */
@@ -488,9 +482,9 @@ DF_SCHED_API double df_load_cores(DfLoad *load);
 DF_SCHED_API void df_load_set_admitted(DfLoad *load, bool admitted);
 
 /* Put the stream on probation (an admission measures it) or take it off.
- * Returns its background rank for df_deadline_background(): one past the
- * highest rank of the streams on probation on its scheduler, so that
- * they run in the order they came; 0 when off. */
+ * Returns its rank: one past the highest rank of the streams on probation
+ * on its scheduler (the order they came), or 0 when off, or when no other
+ * stream of the scheduler is admitted or on probation. */
 DF_SCHED_API unsigned df_load_set_probation(DfLoad *load, bool on);
 
 /* Cores the scheduler can give: its workers (the PUs when there are more

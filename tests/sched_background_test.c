@@ -1,6 +1,6 @@
 /* Background work (scheduler/background.c): nodes due at or past
- * DF_DEADLINE_BACKGROUND run after every ordinary node, by rank then
- * deadline; a task waiting for a background group runs its nodes itself;
+ * DF_DEADLINE_BACKGROUND run after every ordinary node, by their own
+ * deadlines; a task waiting for a background group runs its nodes itself;
  * parked workers wake for background work.  The scenarios order work
  * behind a gate, so no bound here depends on the machine's speed. */
 #include "dftest.h"
@@ -43,7 +43,7 @@ static void mark(DfTask *t, void *arg)
     m->o->at[m->id] = atomic_fetch_add(&m->o->next, 1);
 }
 
-DF_TEST(SchedBackground, RunsAfterOrdinaryWorkByRankThenDeadline)
+DF_TEST(SchedBackground, RunsAfterOrdinaryWorkByDeadline)
 {
     const char *const *pol = df_policy_names();
     for (int p = 0; pol[p]; p++) {
@@ -60,11 +60,11 @@ DF_TEST(SchedBackground, RunsAfterOrdinaryWorkByRankThenDeadline)
          * would be by its slack) and without a deadline. */
         const int64_t t0 = df_now_ns();
         const int64_t due[5] = {
-            df_deadline_background(t0, t0, 2),           /* 0: rank 2, due now */
-            df_deadline_background(t0 + 20 * MS, t0, 1), /* 1: rank 1, later */
-            df_deadline_background(t0 + 10 * MS, t0, 1), /* 2: rank 1, sooner */
-            t0 + 1000 * MS,                              /* 3: ordinary */
-            DF_NO_DEADLINE,                              /* 4: none */
+            df_deadline_background(t0 + 30 * MS, t0),             /* 0: background, last */
+            df_deadline_background(DF_NO_DEADLINE, t0 + 20 * MS), /* 1: none: at "now" */
+            df_deadline_background(t0 + 10 * MS, t0),             /* 2: background, first */
+            t0 + 1000 * MS,                                       /* 3: ordinary */
+            DF_NO_DEADLINE,                                       /* 4: none */
         };
         Order o = {0};
         Mark m[5];
@@ -81,8 +81,8 @@ DF_TEST(SchedBackground, RunsAfterOrdinaryWorkByRankThenDeadline)
         df_sched_wait(s, g);
         char got[64];
         snprintf(got, sizeof(got), "%d %d %d %d %d", o.at[0], o.at[1], o.at[2], o.at[3], o.at[4]);
-        /* Ordinary work first (by deadline), then rank 1 by deadline,
-         * then rank 2. */
+        /* Ordinary work first (by deadline), then background work by
+         * its deadline. */
         DF_EXPECT_MSG(o.at[3] == 0 && o.at[4] == 1 && o.at[2] == 2 && o.at[1] == 3 && o.at[0] == 4,
                       "%s: nodes 0-4 ran at positions %s, want 4 3 2 0 1", pol[p], got);
         df_group_release(g);
@@ -126,7 +126,7 @@ static void bg_waiter(DfTask *t, void *arg)
     DfSched *s = df_task_sched(t);
     atomic_store(&h->waiter_worker, df_task_worker(t));
     const int64_t now = df_now_ns();
-    DfGroup *g = df_group_new(s, df_deadline_background(now, now, 1));
+    DfGroup *g = df_group_new(s, df_deadline_background(now, now));
     for (int i = 0; i < 3; i++) {
         DfNode *n = df_node_new(s, &(DfNodeDesc){.fn = job, .arg = h, .module = -1, .group = g});
         df_node_submit(n);
@@ -158,7 +158,7 @@ DF_TEST(SchedBackground, WaitingTaskRunsItsOwnBackgroundNodes)
                                                  .arg = &h,
                                                  .module = -1,
                                                  .group = g,
-                                                 .deadline = df_deadline_background(now, now, 1)});
+                                                 .deadline = df_deadline_background(now, now)});
         df_node_submit(w);
         df_node_release(w);
         df_sched_wait(s, g);
@@ -196,7 +196,7 @@ DF_TEST(SchedBackground, ParkedWorkersWakeForBackgroundWork)
                 nanosleep(&ts, NULL); /* let the workers park */
             }
             const int64_t now = df_now_ns();
-            DfGroup *g = df_group_new(s, df_deadline_background(now, now, 1 + r % 3));
+            DfGroup *g = df_group_new(s, df_deadline_background(now + (r % 3) * MS, now));
             DfNode *n =
                 df_node_new(s, &(DfNodeDesc){.fn = count, .arg = &ran, .module = -1, .group = g});
             df_node_submit(n);
