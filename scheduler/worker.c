@@ -217,8 +217,8 @@ static void park(DfSched *s, DfWorker *w, DfGroup *g)
     /* Phase two: the announcement above must be visible before the
      * re-check below reads the has-work summary and the group.  Pairs
      * with the fence after a push (df_ready_sets_mark, or make_ready's for
-     * shared-set policies, or wake_background's after a background push:
-     * its count is re-checked here) and in df_sched_requeued, each before the
+     * shared-set policies and background pushes: the background count is
+     * re-checked here) and in df_sched_requeued, each before the
      * parked summary's root is read, and in df_group_node_finished (after
      * pending reached 0, before reading n_waiters). */
     DF_FENCE_SEQ_CST();
@@ -300,32 +300,20 @@ void df_sched_requeued(void *ctx, int w)
 
 static void wake_for(DfSched *s, DfWorker *self, DfPlacement p, bool running);
 
-/* A background node was queued: a parked worker is woken for it (one
- * spinning idle finds the count in its next round). */
-static void wake_background(DfSched *s, DfWorker *self)
-{
-    if (s->cfg.poll_us < 0 || (self && s->n_workers == 1))
-        return;
-    /* Phase two of the producer's side, as in wake_for: the queued count
-     * (stored under the queue's lock) is visible before the parked
-     * summary's root is read.  Pairs with the fence in park, after which
-     * the parker re-reads the count (should_stop_parking). */
-    DF_FENCE_SEQ_CST();
-    if (anyone_parked(s))
-        df_wake_near(s, -1, true, self ? self->index : -1);
-}
-
 static void make_ready(DfSched *s, DfWorker *self, DfNode *n, bool running)
 {
     if (atomic_load_explicit(&s->tracing, memory_order_relaxed) && !(n->flags & DF_NF_SHORT))
         n->ready_ns = df_now_ns();
+    DfPlacement p;
     if (DF_UNLIKELY(df_node_background(n)) && df_background_push(s, n)) {
-        if (!self)
-            atomic_fetch_add_explicit(&s->external_submits, 1, memory_order_relaxed);
-        wake_background(s, self);
-        return;
+        /* On no worker's set: any parked worker may take it.  wake_for's
+         * fence orders the queue's count (stored under its lock) before
+         * the parked summary's root; park re-reads the count after its
+         * fence (should_stop_parking). */
+        p = (DfPlacement){.worker = -1};
+    } else {
+        p = s->pops->push(s->policy, self ? self->index : -1, n);
     }
-    DfPlacement p = s->pops->push(s->policy, self ? self->index : -1, n);
     if (!self)
         atomic_fetch_add_explicit(&s->external_submits, 1, memory_order_relaxed);
     wake_for(s, self, p, running);
@@ -449,6 +437,14 @@ static DfNode *run_one(DfWorker *w, DfNode *n, bool keep, const DfGroup *waited)
     return df_node_complete(w, n, keep, waited);
 }
 
+/* The next node for worker w that filter f accepts (NULL: any): from the
+ * policy's sets, else from the background queue. */
+static DfNode *next_node(DfSched *s, DfWorker *w, const DfWaitFilter *f)
+{
+    DfNode *n = s->pops->pop(s->policy, w->index, f);
+    return n ? n : df_background_take(s, f);
+}
+
 /* Successors run in a row by continuation at most; then the next one is
  * queued, so that older nodes of the own set due as soon (no deadline
  * among them, say) get their turn. */
@@ -470,9 +466,7 @@ void *df_worker_main(void *arg)
     w->stack_size = s->cfg.stack_size ? s->cfg.stack_size : 8u << 20;
     atomic_fetch_add_explicit(&s->started, 1, memory_order_release);
     while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
-        DfNode *n = s->pops->pop(s->policy, w->index, NULL);
-        if (!n)
-            n = df_background_take(s, NULL); /* nothing else: background work */
+        DfNode *n = next_node(s, w, NULL);
         if (n) {
             df_worker_set_state(w, DF_WS_RUNNING);
             df_run_node(w, n, NULL);
@@ -567,17 +561,13 @@ void df_sched_wait(DfSched *s, DfGroup *g)
     const DfWaitFilter *f = timed || low ? &filter : NULL;
     int64_t fruitless_since = 0;
     while (!df_group_done_by(g, w)) {
-        DfNode *n = s->pops->pop(s->policy, w->index, f);
-        if (!n)
-            n = df_background_take(s, f);
+        DfNode *n = next_node(s, w, f);
         if (!n && f && (s->pops->queued(s->policy, w->index) || df_background_may_run(s, NULL))) {
             const int64_t now = df_now_ns();
             if (!fruitless_since || !others_waiting(s, w->index))
                 fruitless_since = now;
             if (s->n_workers == 1 || now - fruitless_since >= WAIT_PATIENCE_NS) {
-                n = s->pops->pop(s->policy, w->index, NULL);
-                if (!n)
-                    n = df_background_take(s, NULL);
+                n = next_node(s, w, NULL);
                 if (n)
                     DF_WCTR_ADD(w, wait_fallbacks, 1);
             }

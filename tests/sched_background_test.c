@@ -13,19 +13,6 @@
 
 #define MS 1000000ll
 
-typedef struct Gate {
-    _Atomic int started, open;
-} Gate;
-
-static void gated(DfTask *t, void *arg)
-{
-    (void)t;
-    Gate *g = arg;
-    atomic_store(&g->started, 1);
-    while (!atomic_load(&g->open))
-        ;
-}
-
 typedef struct Order {
     _Atomic int next;
     int at[8]; /* position each node ran at */
@@ -49,11 +36,9 @@ DF_TEST(SchedBackground, RunsAfterOrdinaryWorkByDeadline)
     for (int p = 0; pol[p]; p++) {
         DfSched *s = df_test_sched(pol[p], 1, 10);
         DF_ASSERT(s);
-        Gate blk = {0};
+        DfTestGate blk = {0};
         DfGroup *g = df_group_new(s, DF_NO_DEADLINE);
-        df_spawn(s, gated, &blk, g);
-        while (!atomic_load(&blk.started))
-            ;
+        df_test_hold_worker(s, &blk, g);
         /* Made ready in this order while the only worker is held:
          * background first, so that arrival order cannot explain the
          * result.  Ordinary: due in a second (a far lane, as background
@@ -93,7 +78,7 @@ DF_TEST(SchedBackground, RunsAfterOrdinaryWorkByDeadline)
 /* ------------------------------------------------------------------ */
 
 typedef struct Hog {
-    Gate gate;
+    DfTestGate gate;
     _Atomic int released; /* 1: by the waiter; 2: by the timeout */
     _Atomic int jobs_done, jobs_elsewhere;
     _Atomic int waiter_worker;

@@ -71,18 +71,6 @@ static void make_two(DfSched *s, TwoStreams *ts)
     df_node_release(b);
 }
 
-typedef struct Gate {
-    _Atomic int started, open;
-} Gate;
-
-static void gated(DfTask *t, void *arg)
-{
-    Gate *g = arg;
-    atomic_store(&g->started, 1);
-    while (!atomic_load(&g->open))
-        ;
-}
-
 static void make_two_task(DfTask *t, void *arg)
 {
     make_two(df_task_sched(t), arg);
@@ -105,10 +93,8 @@ DF_TEST(SchedRealtime, EdfOrdersTwoStreamsOnOneWorker)
             if (outside) {
                 /* From another thread, while a blocker holds the worker:
                  * both land in the worker's inbox. */
-                Gate blk = {0};
-                df_spawn(s, gated, &blk, g);
-                while (!atomic_load(&blk.started))
-                    ;
+                DfTestGate blk = {0};
+                df_test_hold_worker(s, &blk, g);
                 make_two(s, &ts);
                 atomic_store(&blk.open, 1);
                 df_sched_wait(s, g);

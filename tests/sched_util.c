@@ -20,6 +20,22 @@ DfSched *df_test_sched(const char *policy, int n, int poll_us)
     return s;
 }
 
+static void gated(DfTask *t, void *arg)
+{
+    (void)t;
+    DfTestGate *g = arg;
+    atomic_store(&g->started, 1);
+    while (!atomic_load(&g->open))
+        ;
+}
+
+void df_test_hold_worker(DfSched *s, DfTestGate *gate, DfGroup *g)
+{
+    df_spawn(s, gated, gate, g);
+    while (!atomic_load(&gate->started))
+        ;
+}
+
 void df_test_run_task(DfSched *s, DfTaskFn fn, void *arg)
 {
     DfGroup *g = df_group_new(s, 0);

@@ -4,6 +4,8 @@
 
 #include "dfsched.h"
 
+#include <stdatomic.h>
+
 /* A scheduler with `policy`, `n` workers and `poll_us` (-1 = poll mode);
  * reports the error through the test and returns NULL on failure. */
 DfSched *df_test_sched(const char *policy, int n, int poll_us);
@@ -11,12 +13,19 @@ DfSched *df_test_sched(const char *policy, int n, int poll_us);
 /* Run fn(arg) as a task on a worker; return when it has finished. */
 void df_test_run_task(DfSched *s, DfTaskFn fn, void *arg);
 
+/* A task that holds a worker until the gate opens. */
+typedef struct DfTestGate {
+    _Atomic int started, open;
+} DfTestGate;
+
+/* Spawn a task into `g` that holds its worker until gate->open is set;
+ * return once it runs. */
+void df_test_hold_worker(DfSched *s, DfTestGate *gate, DfGroup *g);
+
 /* xorshift64. */
 uint64_t df_test_rand(uint64_t *state);
 
-#include <stdatomic.h>
-
-#define DAG_WINDOW 64
+#define DAG_WINDOW    64
 #define DAG_MAX_PREDS 6
 
 /* A random DAG run: each node records how often it ran and whether its
