@@ -20,7 +20,9 @@ DfRun df_test_run(const char *const *argv, const char *const *env_add)
             continue;
         gchar *key = g_strndup(env_add[i], (gsize)(eq - env_add[i]));
         const gchar *old = g_environ_getenv(env, key);
-        gchar *val = old && *old ? g_strdup_printf("%s %s", old, eq + 1) : g_strdup(eq + 1);
+        gchar *val = old && *old && g_str_has_suffix(key, "_OPTIONS")
+                         ? g_strdup_printf("%s %s", old, eq + 1)
+                         : g_strdup(eq + 1);
         env = g_environ_setenv(env, key, val, TRUE);
         g_free(val);
         g_free(key);

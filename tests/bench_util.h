@@ -16,9 +16,10 @@ typedef struct DfRun {
 } DfRun;
 
 /* Run argv (NULL-terminated) with `env_add` (NULL-terminated "K=V" list,
- * may be NULL) added to the environment.  A K that is already set keeps
- * its value and gets V appended after a space, the way sanitizer option
- * lists (ASAN_OPTIONS) combine, later options winning. */
+ * may be NULL) added to the environment.  A K ending in _OPTIONS that is
+ * already set keeps its value and gets V appended after a space, the way
+ * sanitizer option lists (ASAN_OPTIONS) combine, later options winning;
+ * any other K is replaced. */
 DfRun df_test_run(const char *const *argv, const char *const *env_add);
 void df_run_clear(DfRun *r);
 

@@ -3,6 +3,7 @@
  * say, the summary is consistent; no display gives one clear line. */
 #include "bench_util.h"
 #include "dftest.h"
+#include "xvfb_util.h"
 
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -21,27 +22,24 @@ static const char *dfplay(void)
     return getenv("DF_DFPLAY");
 }
 
-static gchar *xvfb(void)
-{
-    return g_find_program_in_path("xvfb-run");
-}
-
-/* Run dfplay under Xvfb with `args` (NULL-terminated). */
+/* Run dfplay on a private Xvfb with `args` (NULL-terminated). */
 static DfRun run_xvfb(const char *const *args)
 {
-    gchar *x = xvfb();
-    /* A first display number of this process's own (before -a, which
-     * searches from it): element_launch's xvfb-run may start at the same
-     * moment. */
-    gchar *num = g_strdup_printf("%d", 100 + (int)(getpid() % 20000));
-    const char *argv[32] = {x, "-n", num, "-a", "-s", "-screen 0 1024x768x24", dfplay()};
-    int n = 7;
+    DfRun r = {.status = -1};
+    DfXvfb x;
+    char *why = NULL;
+    if (!df_test_xvfb_start(&x, "1024x768x24", &why)) {
+        r.err = why;
+        return r;
+    }
+    const char *argv[32] = {dfplay()};
+    int n = 1;
     for (int i = 0; args[i] && n < 31; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    DfRun r = df_test_run(argv, NULL);
-    g_free(num);
-    g_free(x);
+    const char *env[] = {x.display_env, NULL};
+    r = df_test_run(argv, env);
+    df_test_xvfb_stop(&x);
     return r;
 }
 
@@ -99,16 +97,14 @@ DF_TEST(DfplaySdl, ScreenshotMatchesTheDecodedFrame)
 {
     if (!dfplay())
         DF_SKIP("DF_DFPLAY not set (run through meson test)");
-    gchar *x = xvfb();
-    if (!x)
-        DF_SKIP("xvfb-run is not installed");
-    g_free(x);
+    if (!df_test_xvfb_available())
+        DF_SKIP("Xvfb is not installed");
     gchar *clip = g_build_filename(df_test_media_dir(), CLIP, NULL);
     gchar *shot = g_strdup_printf("/tmp/dfplay-shot-%d.ppm", (int)getpid());
     const char *args[] = {"--vo", "sdl",      "--screenshot", shot, "--screenshot-pts",
                           "1.2",  "--frames", "50",           clip, NULL};
     DfRun r = run_xvfb(args);
-    DF_ASSERT(r.spawned);
+    DF_ASSERT_MSG(r.spawned, "%s", r.err ? r.err : "");
     DF_EXPECT_MSG(r.status == 0, "dfplay exited %d: %s", r.status, r.err);
     DF_EXPECT_MSG(r.err && strstr(r.err, "screenshot of the frame at 1.200 s"), "stderr: %s",
                   r.err ? r.err : "");
@@ -155,10 +151,8 @@ DF_TEST(DfplaySdl, KeysPauseStepSeekOverlayQuit)
 {
     if (!dfplay())
         DF_SKIP("DF_DFPLAY not set (run through meson test)");
-    gchar *x = xvfb();
-    if (!x)
-        DF_SKIP("xvfb-run is not installed");
-    g_free(x);
+    if (!df_test_xvfb_available())
+        DF_SKIP("Xvfb is not installed");
     gchar *clip = g_build_filename(df_test_media_dir(), CLIP, NULL);
     const char *args[] = {"--vo",
                           "sdl",
@@ -168,7 +162,7 @@ DF_TEST(DfplaySdl, KeysPauseStepSeekOverlayQuit)
                           clip,
                           NULL};
     DfRun r = run_xvfb(args);
-    DF_ASSERT(r.spawned);
+    DF_ASSERT_MSG(r.spawned, "%s", r.err ? r.err : "");
     DF_EXPECT_MSG(r.status == 0, "dfplay exited %d: %s", r.status, r.err);
     const char *err = r.err ? r.err : "";
     /* Seeks land on the target (decode forward from the keyframe). */

@@ -8,7 +8,7 @@ DF_PACKAGES=(
     libavcodec-dev libavformat-dev libavfilter-dev libavutil-dev libswscale-dev ffmpeg
     libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
     gstreamer1.0-plugins-base gstreamer1.0-x gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
-    libsdl2-dev xvfb xauth graphviz strace
+    libsdl2-dev xvfb graphviz strace
 )
 
 df_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
