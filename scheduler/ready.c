@@ -12,7 +12,7 @@
  * no memory reclamation scheme.  Whoever empties it sorts it by deadline,
  * so a thief that gives part of it back cannot disturb the order.
  *
- * The lanes and their order are described in sched_internal.h.
+ * The lanes and their order are described in sched_ready.h.
  */
 #include "sched_internal.h"
 
@@ -52,7 +52,9 @@ int df_ready_init(DfReady *r, int64_t capacity)
         atomic_init(&r->lane[l].buf, b);
     }
     atomic_init(&r->inbox, NULL);
-    r->live = 0;
+    atomic_init(&r->inbox_due, DF_NO_DEADLINE);
+    atomic_init(&r->live, 0);
+    atomic_init(&r->due, DF_NO_DEADLINE);
     r->solo = false;
     return 0;
 }
@@ -109,13 +111,44 @@ static int lane_of(int64_t deadline)
 {
     if (deadline == DF_NO_DEADLINE)
         return DF_LANE_NONE;
-    const int64_t slack = deadline - df_now_ns();
-    return slack < DF_LANE0_NS ? 0 : slack < DF_LANE1_NS ? 1 : 2;
+    const int64_t units = (deadline - df_now_ns()) >> DF_LANE_UNIT_LOG2;
+    if (units <= 0)
+        return 0;
+    /* units in [2^k, 2^(k+1)): lane k + 1, the last deadline lane beyond. */
+    const int l = 64 - __builtin_clzll((unsigned long long)units);
+    return l < DF_LANE_NONE - 1 ? l : DF_LANE_NONE - 1;
+}
+
+/* Owner: lane l may hold nodes from now on.  Relaxed: the store comes
+ * before the push's release store of `bottom` and before the pusher's
+ * fence in df_ready_sets_mark, so whoever sees the node through either
+ * (or through that fence: df_ready_sets_unmark's re-check) sees the bit. */
+static inline void live_add(DfReady *r, int l)
+{
+    const uint32_t live = atomic_load_explicit(&r->live, memory_order_relaxed);
+    if (!(live & (1u << l)))
+        atomic_store_explicit(&r->live, live | (1u << l), memory_order_relaxed);
+}
+
+/* Owner: lane l was seen empty; only the owner refills it. */
+static inline void live_drop(DfReady *r, int l)
+{
+    const uint32_t live = atomic_load_explicit(&r->live, memory_order_relaxed);
+    atomic_store_explicit(&r->live, live & ~(1u << l), memory_order_relaxed);
+}
+
+/* Owner: publish the earliest head deadline for thieves.  Relaxed: a hint
+ * read with no ordering; a stale value only misdirects one steal. */
+static inline void due_set(DfReady *r, int64_t d)
+{
+    if (atomic_load_explicit(&r->due, memory_order_relaxed) != d)
+        atomic_store_explicit(&r->due, d, memory_order_relaxed);
 }
 
 static void lane_push(DfReady *r, int l, DfNode *n)
 {
     DfLane *q = &r->lane[l];
+    live_add(r, l);
     int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
     /* Pairs with the CAS on `top` in lane_take: slots below top are free. */
     int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
@@ -129,14 +162,16 @@ static void lane_push(DfReady *r, int l, DfNode *n)
     const bool movable = n->flags & DF_NF_SPAWNED;
     atomic_store_explicit(&sl->node, (uintptr_t)n | (movable ? SLOT_MOVABLE : 0),
                           memory_order_relaxed);
-    atomic_store_explicit(&sl->deadline, n->deadline, memory_order_relaxed);
+    const int64_t deadline = n->deadline; /* n may be run and freed once published */
+    atomic_store_explicit(&sl->deadline, deadline, memory_order_relaxed);
     atomic_store_explicit(&sl->group, n->group, memory_order_relaxed);
+    if (!r->solo && deadline < atomic_load_explicit(&r->due, memory_order_relaxed))
+        due_set(r, deadline);
     /* Release, paired with the acquire load of `bottom` in lane_take: a
      * taker that sees the new bottom sees the slot and the node.  (Rather
      * than a fence + relaxed store: the same instruction on x86, and
      * ThreadSanitizer understands it.) */
     atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
-    r->live |= 1u << l;
 }
 
 void df_ready_push(DfReady *r, DfNode *n)
@@ -270,14 +305,13 @@ static int64_t lane_head_deadline(const DfLane *q)
 }
 
 /* Lanes in the order a taker should try them: by the deadline at their old
- * end, the no-deadline lane last.  `mask` limits the lanes looked at. */
-static int lane_order(const DfReady *r, uint32_t mask, int order[DF_LANES])
+ * end (into dl), the no-deadline lane last.  `mask` limits the lanes looked
+ * at. */
+static int lane_order(const DfReady *r, uint32_t mask, int order[DF_LANES], int64_t dl[DF_LANES])
 {
-    int64_t dl[DF_LANES];
     int n = 0;
-    for (int l = 0; l < DF_LANE_NONE; l++) {
-        if (!(mask & (1u << l)))
-            continue;
+    for (uint32_t m = mask & ~(1u << DF_LANE_NONE); m; m &= m - 1) {
+        const int l = __builtin_ctz(m);
         const int64_t d = lane_head_deadline(&r->lane[l]);
         if (d == DF_NO_DEADLINE)
             continue;
@@ -290,15 +324,25 @@ static int lane_order(const DfReady *r, uint32_t mask, int order[DF_LANES])
         dl[j] = d;
         order[j] = l;
     }
-    if (mask & (1u << DF_LANE_NONE))
+    if (mask & (1u << DF_LANE_NONE)) {
+        dl[n] = DF_NO_DEADLINE;
         order[n++] = DF_LANE_NONE;
+    }
     return n;
+}
+
+/* The lanes that may hold nodes, as others see them. */
+static inline uint32_t live_mask(const DfReady *r)
+{
+    /* Relaxed: see live_add. */
+    return atomic_load_explicit(&((DfReady *)r)->live, memory_order_relaxed);
 }
 
 DfNode *df_ready_pop(DfReady *r, bool lifo, const DfWaitFilter *f)
 {
     int order[DF_LANES];
-    const int n = lane_order(r, r->live, order);
+    int64_t dl[DF_LANES];
+    const int n = lane_order(r, live_mask(r), order, dl);
     for (int k = 0; k < n; k++) {
         DfLane *q = &r->lane[order[k]];
         bool empty = false;
@@ -329,19 +373,33 @@ DfNode *df_ready_pop(DfReady *r, bool lifo, const DfWaitFilter *f)
             x = r->solo ? lane_take_solo(q) : lane_take_own(q);
             empty = !x;
         }
-        if (x)
+        if (x) {
+            if (!r->solo) {
+                /* The next head: this lane's new one, or the first other
+                 * lane's in the order (lanes refused before k keep theirs). */
+                int64_t d = order[k] == DF_LANE_NONE ? DF_NO_DEADLINE : lane_head_deadline(q);
+                if (n > 1) {
+                    const int64_t other = dl[k == 0 ? 1 : 0];
+                    d = other < d ? other : d;
+                }
+                due_set(r, d);
+            }
             return x;
+        }
         if (empty || (atomic_load_explicit(&q->top, memory_order_relaxed) >=
                       atomic_load_explicit(&q->bottom, memory_order_relaxed)))
-            r->live &= ~(1u << order[k]); /* only the owner refills it */
+            live_drop(r, order[k]);
     }
+    if (!r->solo && !f)
+        due_set(r, DF_NO_DEADLINE); /* every lane was empty */
     return NULL;
 }
 
 DfNode *df_ready_take(DfReady *r, const DfWaitFilter *f)
 {
     int order[DF_LANES];
-    const int n = lane_order(r, (1u << DF_LANES) - 1, order);
+    int64_t dl[DF_LANES];
+    const int n = lane_order(r, live_mask(r), order, dl);
     for (int k = 0; k < n; k++) {
         bool empty;
         DfNode *x = lane_take(&r->lane[order[k]], f, &empty);
@@ -351,26 +409,33 @@ DfNode *df_ready_take(DfReady *r, const DfWaitFilter *f)
     return NULL;
 }
 
-void df_ready_post(DfReady *r, DfNode *n)
+/* Lower the inbox's hint to `d`.  Relaxed: a hint (see inbox_take). */
+static void inbox_due_lower(DfReady *r, int64_t d)
 {
-    DfNode *head = atomic_load_explicit(&r->inbox, memory_order_relaxed);
-    do {
-        n->next = head;
-        /* Release, paired with the acquire exchange that empties the inbox:
-         * the taker sees the node's fields and its link. */
-    } while (!atomic_compare_exchange_weak_explicit(&r->inbox, &head, n, memory_order_release,
-                                                    memory_order_relaxed));
+    int64_t cur = atomic_load_explicit(&r->inbox_due, memory_order_relaxed);
+    while (d < cur && !atomic_compare_exchange_weak_explicit(
+                          &r->inbox_due, &cur, d, memory_order_relaxed, memory_order_relaxed))
+        ;
 }
 
-/* Push a whole chain (first..last) back onto an inbox. */
-static void post_chain(DfReady *r, DfNode *first, DfNode *last)
+/* Push a whole chain (first..last, the earliest deadline in it `due`)
+ * onto an inbox. */
+static void post_chain(DfReady *r, DfNode *first, DfNode *last, int64_t due)
 {
+    if (due != DF_NO_DEADLINE)
+        inbox_due_lower(r, due);
     DfNode *head = atomic_load_explicit(&r->inbox, memory_order_relaxed);
     do {
         last->next = head;
-        /* Release: as in df_ready_post. */
+        /* Release, paired with the acquire exchange that empties the inbox:
+         * the taker sees the nodes' fields and their links. */
     } while (!atomic_compare_exchange_weak_explicit(&r->inbox, &head, first, memory_order_release,
                                                     memory_order_relaxed));
+}
+
+void df_ready_post(DfReady *r, DfNode *n)
+{
+    post_chain(r, n, n, n->deadline);
 }
 
 static bool urgent_before(const DfNode *a, const DfNode *b)
@@ -428,7 +493,11 @@ static DfNode *inbox_take(DfReady *r)
 {
     if (!atomic_load_explicit(&r->inbox, memory_order_relaxed))
         return NULL;
-    /* Acquire, paired with the release CAS of df_ready_post / post_chain. */
+    /* The hint is reset before the exchange: a node posted in between
+     * leaves it early (a thief may look here in vain), never late. */
+    if (atomic_load_explicit(&r->inbox_due, memory_order_relaxed) != DF_NO_DEADLINE)
+        atomic_store_explicit(&r->inbox_due, DF_NO_DEADLINE, memory_order_relaxed);
+    /* Acquire, paired with the release CAS of post_chain. */
     return atomic_exchange_explicit(&r->inbox, NULL, memory_order_acquire);
 }
 
@@ -438,9 +507,12 @@ static bool give_back(DfReady *r, DfNode *list)
     if (!list)
         return false;
     DfNode *last = list;
-    while (last->next)
+    int64_t due = list->deadline;
+    while (last->next) {
         last = last->next;
-    post_chain(r, list, last);
+        due = last->deadline < due ? last->deadline : due;
+    }
+    post_chain(r, list, last, due);
     return true;
 }
 
@@ -488,13 +560,11 @@ DfNode *df_ready_steal_inbox(DfReady *r, const DfWaitFilter *f, bool *returned)
 
 int64_t df_ready_urgency(const DfReady *r)
 {
-    int64_t best = DF_NO_DEADLINE;
-    for (int l = 0; l < DF_LANE_NONE; l++) {
-        const int64_t d = lane_head_deadline(&r->lane[l]);
-        if (d < best)
-            best = d;
-    }
-    return best;
+    DfReady *m = (DfReady *)r;
+    /* Relaxed: hints (see due_set, inbox_take). */
+    const int64_t lanes = atomic_load_explicit(&m->due, memory_order_relaxed);
+    const int64_t inbox = atomic_load_explicit(&m->inbox_due, memory_order_relaxed);
+    return lanes < inbox ? lanes : inbox;
 }
 
 uint64_t df_ready_taken(const DfReady *r)
@@ -510,7 +580,8 @@ uint64_t df_ready_taken(const DfReady *r)
 bool df_ready_head_movable(const DfReady *r)
 {
     int order[DF_LANES];
-    const int n = lane_order(r, (1u << DF_LANES) - 1, order);
+    int64_t dl[DF_LANES];
+    const int n = lane_order(r, live_mask(r), order, dl);
     for (int k = 0; k < n; k++) {
         DfLane *q = (DfLane *)&r->lane[order[k]];
         const int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
@@ -530,7 +601,9 @@ int64_t df_ready_size(const DfReady *r)
 {
     DfReady *m = (DfReady *)r;
     int64_t n = 0;
-    for (int l = 0; l < DF_LANES; l++) {
+    /* Lanes outside the live mask are empty (see live_add). */
+    for (uint32_t live = live_mask(r); live; live &= live - 1) {
+        const int l = __builtin_ctz(live);
         int64_t b = atomic_load_explicit(&m->lane[l].bottom, memory_order_relaxed);
         int64_t t = atomic_load_explicit(&m->lane[l].top, memory_order_relaxed);
         n += b > t ? b - t : 0;
@@ -553,7 +626,7 @@ bool df_ready_empty_own(const DfReady *r)
      * owner refills one, and it sets the bit when it does). */
     if (atomic_load_explicit(&m->inbox, memory_order_relaxed))
         return false;
-    for (uint32_t live = r->live; live; live &= live - 1) {
+    for (uint32_t live = live_mask(r); live; live &= live - 1) {
         const DfLane *q = &r->lane[__builtin_ctz(live)];
         if (atomic_load_explicit(&((DfLane *)q)->bottom, memory_order_relaxed) >
             atomic_load_explicit(&((DfLane *)q)->top, memory_order_relaxed))
@@ -568,8 +641,8 @@ bool df_ready_none_before(const DfReady *r, int64_t deadline)
      * drained before the owner's next pop anyway). */
     if (atomic_load_explicit(&((DfReady *)r)->inbox, memory_order_relaxed))
         return false;
-    for (int l = 0; l < DF_LANE_NONE; l++)
-        if ((r->live & (1u << l)) && lane_head_deadline(&r->lane[l]) < deadline)
+    for (uint32_t m = live_mask(r) & ~(1u << DF_LANE_NONE); m; m &= m - 1)
+        if (lane_head_deadline(&r->lane[__builtin_ctz(m)]) < deadline)
             return false;
     return true;
 }

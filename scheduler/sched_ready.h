@@ -85,17 +85,19 @@ static inline bool df_summary_test(const DfSummary *s, int w)
  * from the new end), plus an inbox that any thread pushes to (lock-free
  * stack) for nodes registered by other threads (patent fig. 13).
  *
- * A node goes to the lane of its slack when it is pushed (deadline - now:
- * under DF_LANE0_NS, under DF_LANE1_NS, later, none); whoever takes from
- * the set takes the head of the lane whose head has the earliest deadline.
- * So the order is EDF between lanes and FIFO inside one, and a node can be
- * passed only by one pushed later into the same lane with an earlier
- * deadline: by less than the lane's width (4 ms in lane 0, 16 ms in lane
- * 1).  Nodes without a deadline come after every node that has one. */
-#define DF_LANES     4
-#define DF_LANE_NONE (DF_LANES - 1)
-#define DF_LANE0_NS  4000000
-#define DF_LANE1_NS  16000000
+ * A node goes to the lane of its slack when it is pushed (deadline - now),
+ * the lanes doubling in width: under 2^22 ns (4.2 ms), under 8.4, 16.8,
+ * 33.5, 67, 134 and 268 ms, later; and one lane for no deadline.  Whoever
+ * takes from the set takes the head of the lane whose head has the
+ * earliest deadline.  So the order is EDF between lanes and FIFO inside
+ * one, and a node can be passed only by one pushed later into the same
+ * lane with an earlier deadline, by less than the lane's lower edge (4.2
+ * ms in the first lane): at most half the slack it was pushed with, up to
+ * 268 ms of slack.  Nodes without a deadline come after every node that
+ * has one. */
+#define DF_LANES          9
+#define DF_LANE_NONE      (DF_LANES - 1)
+#define DF_LANE_UNIT_LOG2 22 /* the first lane: slack under 2^22 ns */
 
 typedef struct DfSlot {
     /* The node, its low bit set for a spawned task (nothing to lose by
@@ -120,8 +122,20 @@ typedef struct DfLane {
 typedef struct DfReady {
     DfLane lane[DF_LANES];
     DF_ALIGNED _Atomic(DfNode *) inbox;
-    /* Owner only: lanes that may hold nodes (a thief may have emptied one). */
-    DF_ALIGNED uint32_t live;
+    /* The earliest deadline posted to the inbox since it was last emptied
+     * (a hint for thieves; DF_NO_DEADLINE: none). */
+    _Atomic int64_t inbox_due;
+    /* Lanes that may hold nodes, written by the owner only: it sets a bit
+     * before the push that fills the lane and clears it when it finds the
+     * lane empty (a thief may have emptied it).  Others look only at these
+     * lanes: since only the owner refills a lane, a lane outside the mask
+     * is empty. */
+    DF_ALIGNED _Atomic uint32_t live;
+    /* The earliest deadline at a lane head as the owner last saw it (after
+     * its pushes and takes; a thief's take leaves it early): a thief
+     * choosing a victim reads this one line, not the lanes.  Not kept in a
+     * solo set, which has no thief. */
+    _Atomic int64_t due;
     /* The only set of a one-worker scheduler: nobody but its owner ever
      * takes from its lanes (there is no thief), so the owner's FIFO take
      * needs no CAS.  Set once, before the worker starts. */
@@ -162,16 +176,17 @@ int df_ready_drain_inbox(DfReady *r, const DfWaitFilter *f, bool *returned);
 /* Anyone but the owner: take the most urgent inbox node the filter
  * accepts, put the rest back.  *returned as above. */
 DfNode *df_ready_steal_inbox(DfReady *r, const DfWaitFilter *f, bool *returned);
-/* Earliest deadline at the old end of a lane (DF_NO_DEADLINE: none or
- * empty); for thieves choosing a victim. */
+/* Earliest deadline queued, from the owner's word and the inbox's hint
+ * (DF_NO_DEADLINE: none or empty); for thieves choosing a victim. */
 int64_t df_ready_urgency(const DfReady *r);
 /* Nodes taken from the set's lanes so far (grows by one per take). */
 uint64_t df_ready_taken(const DfReady *r);
 /* The node a thief would take first is a spawned task (a hint). */
 bool df_ready_head_movable(const DfReady *r);
-/* Cache lines of another worker's set that df_ready_empty reads (the
- * lanes' top and bottom, the inbox): a thief's probe, for counting. */
-#define DF_READY_PROBE_LINES (2 * DF_LANES + 1)
+/* Cache lines of another worker's set that df_ready_empty and
+ * df_ready_urgency read at most (the live mask and `due`, the inbox, the
+ * live lanes' top and bottom): a thief's probe, for counting. */
+#define DF_READY_PROBE_LINES (2 * DF_LANES + 2)
 /* Approximate number of nodes queued (lanes + non-empty inbox as 1). */
 int64_t df_ready_size(const DfReady *r);
 bool df_ready_empty(const DfReady *r);

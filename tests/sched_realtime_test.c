@@ -117,6 +117,58 @@ DF_TEST(SchedRealtime, EdfOrdersTwoStreamsOnOneWorker)
     }
 }
 
+/* Due 100 ms and 30 ms away, both beyond 16 ms, where a ready set had one
+ * FIFO lane for everything until 2026-12-06: a worker's own set still
+ * serves the earlier one first, however far its deadline. */
+typedef struct FarPair {
+    Stamp a, b;
+    DfGroup *g;
+} FarPair;
+
+static void submit_stamped(DfSched *s, Stamp *st, DfGroup *g, int64_t deadline)
+{
+    DfNode *n = df_node_new(
+        s, &(DfNodeDesc){.fn = stamped, .arg = st, .module = -1, .group = g, .deadline = deadline});
+    df_node_submit(n);
+    df_node_release(n);
+}
+
+static void make_far_pair(DfTask *t, void *arg)
+{
+    FarPair *fp = arg;
+    DfSched *s = df_task_sched(t);
+    const int64_t now = df_now_ns();
+    submit_stamped(s, &fp->b, fp->g, now + 100 * MS);
+    submit_stamped(s, &fp->a, fp->g, now + 30 * MS);
+    spin_ns(2 * MS); /* the two wait behind this task */
+}
+
+DF_TEST(SchedRealtime, EdfOrdersInsideTheFarLane)
+{
+    const char *const *pol = df_policy_names();
+    for (int p = 0; pol[p]; p++) {
+        if (strcmp(pol[p], "fifo") == 0)
+            continue; /* the baseline pool: first come, first served */
+        DfSched *s = df_test_sched(pol[p], 1, 10);
+        DF_ASSERT(s);
+        FarPair fp = {.a = {.body_ns = 1 * MS}, .b = {.body_ns = 1 * MS}};
+        fp.g = df_group_new(s, 0);
+        DfGroup *g = df_group_new(s, 0);
+        /* From a task on the only worker: both go to its own set, not
+         * through the inbox (whose drain sorts them). */
+        df_spawn(s, make_far_pair, &fp, g);
+        df_sched_wait(s, g);
+        df_sched_wait(s, fp.g);
+        DF_EXPECT_MSG(atomic_load(&fp.a.start) < atomic_load(&fp.b.start),
+                      "%s: A (due in 30 ms) started %.1f ms after B (due in 100 ms, made ready "
+                      "first)",
+                      pol[p], (double)(atomic_load(&fp.a.start) - atomic_load(&fp.b.start)) / 1e6);
+        df_group_release(g);
+        df_group_release(fp.g);
+        df_sched_unref(s);
+    }
+}
+
 /* ------------------------------------------------------ waits */
 
 typedef struct Trap {
