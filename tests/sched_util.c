@@ -22,8 +22,8 @@ DfSched *df_test_sched(const char *policy, int n, int poll_us)
 
 static void gated(DfTask *t, void *arg)
 {
-    (void)t;
     DfTestGate *g = arg;
+    atomic_store(&g->worker, df_task_worker(t));
     atomic_store(&g->started, 1);
     while (!atomic_load(&g->open))
         ;

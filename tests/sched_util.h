@@ -16,6 +16,7 @@ void df_test_run_task(DfSched *s, DfTaskFn fn, void *arg);
 /* A task that holds a worker until the gate opens. */
 typedef struct DfTestGate {
     _Atomic int started, open;
+    _Atomic int worker; /* the worker held, once started */
 } DfTestGate;
 
 /* Spawn a task into `g` that holds its worker until gate->open is set;
