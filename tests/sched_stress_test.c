@@ -1,6 +1,6 @@
 /* The scheduler under heavier load (suite "stress"): 10^7 nodes of random
- * DAGs, several threads building graphs at once, cancellation storms and
- * random poll times. */
+ * DAGs, several threads building graphs at once, cancellation storms,
+ * random poll times and park/wake storms (10^6 parks in suite "soak"). */
 #include "dftest.h"
 #include "dfsched.h"
 #include "sched_util.h"
@@ -126,6 +126,9 @@ typedef struct Tick {
     _Atomic int ran;
 } Tick;
 
+/* Rounds finished by all storm threads: the watchdog's sign of life. */
+static _Atomic long storm_rounds;
+
 static void tick_body(DfTask *t, void *arg)
 {
     Tick *k = arg;
@@ -162,6 +165,7 @@ static void *park_storm_thread(void *p)
         df_group_release(g);
         if (atomic_load(&k.ran) != n)
             abort();
+        atomic_fetch_add_explicit(&storm_rounds, 1, memory_order_relaxed);
         /* Random gaps: some rounds find the workers spinning, some parked,
          * some halfway. */
         const int gap = (int)(df_test_rand(&rng) % 64);
@@ -172,51 +176,84 @@ static void *park_storm_thread(void *p)
     return NULL;
 }
 
+/* A round takes milliseconds even under TSan: none finishing for this long
+ * is a thread asleep beside queued work. */
+#define STORM_STALL_S 120
+
+/* Aborts when no round finishes for STORM_STALL_S: by progress, not by
+ * the storm's total time, which the long run (DF_PARK_STORM_PARKS) sets. */
 static void *watchdog(void *p)
 {
     _Atomic int *stop = p;
-    for (int s = 0; s < 600 && !atomic_load(stop); s++) {
+    long seen = atomic_load(&storm_rounds);
+    int still = 0;
+    while (!atomic_load(stop)) {
         struct timespec ts = {1, 0};
         nanosleep(&ts, NULL);
-    }
-    if (!atomic_load(stop)) {
-        fprintf(stderr, "park/wake storm: no progress in 600 s (a lost wake-up)\n");
-        abort();
+        const long now = atomic_load(&storm_rounds);
+        still = now == seen ? still + 1 : 0;
+        seen = now;
+        if (still >= STORM_STALL_S && !atomic_load(stop)) {
+            fprintf(stderr, "park/wake storm: no round finished in %d s (a lost wake-up)\n",
+                    STORM_STALL_S);
+            abort();
+        }
     }
     return NULL;
 }
 
+/* The long run's limit, under its meson timeout (1800 s): a storm that
+ * parks too rarely to reach its count fails with the count it reached. */
+#define STORM_LIMIT_S 1500
+
+/* One pass is every policy at 2 and 3 workers, each for `rounds` rounds
+ * from two threads (about 10^5 parks, 8 s here).  DF_PARK_STORM_PARKS=n
+ * (suite "soak": 10^6) repeats passes with new seeds until n parks. */
 DF_TEST(SchedStress, ParkWakeStorm)
 {
     const char *const *policies = df_policy_names();
     const int rounds = (int)(40000 * df_test_scale());
+    const char *want_env = getenv("DF_PARK_STORM_PARKS");
+    const uint64_t want = want_env ? strtoull(want_env, NULL, 10) : 0;
     _Atomic int stop = 0;
     pthread_t dog;
     DF_ASSERT(pthread_create(&dog, NULL, watchdog, &stop) == 0);
+    const int64_t t0 = df_now_ns(), limit = t0 + (int64_t)STORM_LIMIT_S * 1000000000;
     uint64_t parks = 0;
-    for (int p = 0; policies[p]; p++)
-        for (int nw = 2; nw <= 3; nw++) {
-            DfSched *s = df_test_sched(policies[p], nw, 0);
-            DF_ASSERT(s);
-            _Atomic int done = 0;
-            ParkStorm st[2];
-            pthread_t th[2];
-            for (int i = 0; i < 2; i++) {
-                st[i] = (ParkStorm){s, rounds, 0x5eed + (uint64_t)(p * 16 + nw * 2 + i), &done};
-                DF_ASSERT(pthread_create(&th[i], NULL, park_storm_thread, &st[i]) == 0);
+    int passes = 0;
+    do {
+        for (int p = 0; policies[p]; p++)
+            for (int nw = 2; nw <= 3; nw++) {
+                DfSched *s = df_test_sched(policies[p], nw, 0);
+                DF_ASSERT(s);
+                _Atomic int done = 0;
+                ParkStorm st[2];
+                pthread_t th[2];
+                for (int i = 0; i < 2; i++) {
+                    const uint64_t seed =
+                        0x5eed + (uint64_t)(p * 16 + nw * 2 + i) + ((uint64_t)passes << 16);
+                    st[i] = (ParkStorm){s, rounds, seed, &done};
+                    DF_ASSERT(pthread_create(&th[i], NULL, park_storm_thread, &st[i]) == 0);
+                }
+                for (int i = 0; i < 2; i++)
+                    pthread_join(th[i], NULL);
+                DF_EXPECT_EQ_INT(atomic_load(&done), 2);
+                DfStats stats;
+                df_sched_stats(s, &stats);
+                parks += stats.total.parks;
+                df_stats_free(&stats);
+                df_sched_unref(s);
             }
-            for (int i = 0; i < 2; i++)
-                pthread_join(th[i], NULL);
-            DF_EXPECT_EQ_INT(atomic_load(&done), 2);
-            DfStats stats;
-            df_sched_stats(s, &stats);
-            parks += stats.total.parks;
-            df_stats_free(&stats);
-            df_sched_unref(s);
-        }
+        passes++;
+    } while (parks < want && df_now_ns() < limit);
     atomic_store(&stop, 1);
     pthread_join(dog, NULL);
+    const double secs = (double)(df_now_ns() - t0) / 1e9;
+    printf("park/wake storm: %llu parks in %.1f s (%d pass%s)\n", (unsigned long long)parks, secs,
+           passes, passes == 1 ? "" : "es");
     /* The storm must really park: otherwise it tested nothing. */
     DF_EXPECT_MSG(parks > (uint64_t)rounds, "only %llu parks", (unsigned long long)parks);
-    printf("park/wake storm: %llu parks\n", (unsigned long long)parks);
+    if (want)
+        DF_EXPECT_MSG(parks >= want, "only %llu parks of %llu in %.0f s", (unsigned long long)parks,
+                      (unsigned long long)want, secs);
 }
