@@ -3,7 +3,7 @@
 # downloaded, cached: a clip that already exists is not made again.
 #
 #   gen.sh OUTDIR NAME...     make OUTDIR/NAME for each NAME
-#   gen.sh --list [SET]       names of a set: test (default), bench, demo, scale
+#   gen.sh --list [SET]       names of a set: test (default), bench, demo, scale, sweep
 #
 # NAME is a clip below plus its extension (.mkv, or .h264/.m2v for raw
 # elementary streams remuxed from the .mkv of the same base name).  Other
@@ -22,6 +22,10 @@ DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_h264_1080p_single.mkv bench_h
 DF_MEDIA_DEMO=(demo_h264_1080p_10s.mkv)
 # dfsim's projections beyond this machine (a 4K HEVC WPP trace).
 DF_MEDIA_SCALE=(bench_hevc_2160p_wpp.mkv)
+# Capacity over stream structures (docs/benchmarking.md): 1080p H.264 at
+# several rate controls, GOPs, B-frames and slice counts, 300 frames each.
+DF_MEDIA_SWEEP=(sweep_h264_vbv10m_bf3_slices8.mkv sweep_h264_crf18_gop250_slices4.mkv
+                sweep_h264_vbv4m_bf0_slices2.mkv sweep_h264_crf28_bf3_single.mkv)
 
 # df_media_args BASE: source and encoder arguments of a clip.
 df_media_args() {
@@ -64,6 +68,12 @@ df_media_args() {
     bench_mpeg2_1080p) echo "1920x1080 240 -c:v mpeg2video -g 12 -bf 2 -b:v 12M" ;;
     bench_hevc_2160p_wpp) echo "3840x2160 48 $x265:wpp=1" ;;
     demo_h264_1080p_10s) echo "1920x1080 250 $x264 keyint=50:slices=8" ;;
+    # Mild noise so that rate control has something to spend bits on; VBV
+    # caps make I-frames of every stream expensive at the same positions.
+    sweep_h264_vbv10m_bf3_slices8) echo "1920x1080 300 -vf noise=alls=6:allf=t -maxrate 10M -bufsize 10M -b:v 10M $x264 keyint=60:bframes=3:slices=8" ;;
+    sweep_h264_crf18_gop250_slices4) echo "1920x1080 300 -vf noise=alls=6:allf=t -crf 18 $x264 keyint=250:bframes=2:slices=4" ;;
+    sweep_h264_vbv4m_bf0_slices2) echo "1920x1080 300 -vf noise=alls=6:allf=t -maxrate 4M -bufsize 2M -b:v 4M $x264 keyint=30:bframes=0:slices=2" ;;
+    sweep_h264_crf28_bf3_single) echo "1920x1080 300 -vf noise=alls=6:allf=t -crf 28 $x264 keyint=120:bframes=3:slices=1" ;;
     *) return 1 ;;
     esac
 }
@@ -109,11 +119,12 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
         bench) printf '%s\n' "${DF_MEDIA_BENCH[@]}" ;;
         demo) printf '%s\n' "${DF_MEDIA_DEMO[@]}" ;;
         scale) printf '%s\n' "${DF_MEDIA_SCALE[@]}" ;;
+        sweep) printf '%s\n' "${DF_MEDIA_SWEEP[@]}" ;;
         *) echo "gen.sh: unknown set $2" >&2; exit 1 ;;
         esac
         exit 0
     fi
-    [ $# -ge 2 ] || { echo "usage: gen.sh OUTDIR NAME... | gen.sh --list [test|bench|demo|scale]" >&2; exit 2; }
+    [ $# -ge 2 ] || { echo "usage: gen.sh OUTDIR NAME... | gen.sh --list [test|bench|demo|scale|sweep]" >&2; exit 2; }
     out=$1
     shift
     for n in "$@"; do df_media_make "$out" "$n"; done
