@@ -378,7 +378,7 @@ DF_TEST(FrameworkThreading, Mpeg2BandsFollowThePictureHeight)
  * packets ever sent beyond the one whose frame came out, i.e. what the
  * decoder really held. */
 static int budget_decode(DfSched *s, const TClip *clip, DfThreading threading, int budget,
-                         TSums *out, int *held, char *mode, size_t mode_len)
+                         TSums *out, int *held, int *peak, char *mode, size_t mode_len)
 {
     DfDecoderConfig cfg;
     df_decoder_config_init(&cfg);
@@ -393,6 +393,7 @@ static int budget_decode(DfSched *s, const TClip *clip, DfThreading threading, i
     AVFrame *f = av_frame_alloc();
     int sent = 0, received = 0, reported = -1;
     *held = 0;
+    *peak = 0;
     /* As a live source feeds it: a packet per frame period, and after each
      * send the frames df_decoder_receive_frame_in_time() gives.  A frame
      * still inside when the next packet is sent was held a period; the
@@ -420,6 +421,8 @@ static int budget_decode(DfSched *s, const TClip *clip, DfThreading threading, i
         const int over = sent - received - df_decoder_latency_frames(dec);
         if (over > *held)
             *held = over;
+        if (sent - received > *peak)
+            *peak = sent - received;
     }
     while (ret >= 0 && (ret = df_decoder_receive_frame(dec, f)) == 0)
         t_sums_add(out, f);
@@ -434,7 +437,9 @@ static int budget_decode(DfSched *s, const TClip *clip, DfThreading threading, i
 /* max_delay_frames bounds the delay the decoder adds beyond the codec's
  * reorder delay: frame threads first, then packets in flight.  For each
  * budget the output stays exact, the latency reported is what the budget
- * allows, and the decoder never holds more than it reports. */
+ * allows, and the decoder holds what it reports: never more, and as much
+ * at some point (a figure above what it holds would make a live pipeline
+ * wait for nothing). */
 DF_TEST(FrameworkThreading, DelayBudgetBoundsTheLatency)
 {
     DfSched *s = t_sched("cost-local", 2, 20);
@@ -455,7 +460,14 @@ DF_TEST(FrameworkThreading, DelayBudgetBoundsTheLatency)
         {"h264_single.mkv", DF_THREADING_FRAME, 0, 0, "none"},  /* the budget wins */
         {"h264_single.mkv", DF_THREADING_AUTO, -1, 2, "frame"}, /* 2 workers, 2 in flight */
         {"mpeg2_prog.mkv", DF_THREADING_AUTO, 0, 0, "slice"},
+        {"mpeg2_prog.mkv", DF_THREADING_AUTO, 1, 1, "slice"},
+        {"mpeg2_prog.mkv", DF_THREADING_AUTO, -1, 1, "slice"},
         {"hevc_wpp8.mkv", DF_THREADING_AUTO, 0, 0, "slice"},
+        {"hevc_wpp8.mkv", DF_THREADING_AUTO, 1, 1, "slice"},
+        {"hevc_wpp8.mkv", DF_THREADING_AUTO, -1, 1, "slice"},
+        {"hevc_nowpp.mkv", DF_THREADING_AUTO, 0, 0, "none"},
+        {"hevc_nowpp.mkv", DF_THREADING_AUTO, 1, 1, "frame"},
+        {"hevc_nowpp.mkv", DF_THREADING_AUTO, -1, 2, "frame"},
     };
     int base = -1;
     const char *base_clip = "";
@@ -467,10 +479,10 @@ DF_TEST(FrameworkThreading, DelayBudgetBoundsTheLatency)
         DF_ASSERT(t_clip_load(cases[c].clip, &clip) == 0);
         TSums ref = {0}, got = {0};
         DF_ASSERT(t_ref_decode(&clip, NULL, AV_PIX_FMT_NONE, &ref) == 0);
-        int held = 0;
+        int held = 0, peak = 0;
         char mode[16];
         const int lat = budget_decode(s, &clip, cases[c].threading, cases[c].budget, &got, &held,
-                                      mode, sizeof(mode));
+                                      &peak, mode, sizeof(mode));
         char msg[256] = "";
         DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s budget %d: %s",
                       cases[c].clip, cases[c].budget, msg);
@@ -484,6 +496,8 @@ DF_TEST(FrameworkThreading, DelayBudgetBoundsTheLatency)
                       cases[c].clip, cases[c].budget, lat, base + cases[c].extra);
         DF_EXPECT_MSG(held <= 0, "%s budget %d: held %d frames beyond the %d reported",
                       cases[c].clip, cases[c].budget, held, lat);
+        DF_EXPECT_MSG(peak == lat, "%s budget %d: held at most %d frames, reported %d",
+                      cases[c].clip, cases[c].budget, peak, lat);
         t_sums_free(&ref);
         t_sums_free(&got);
         t_clip_free(&clip);
