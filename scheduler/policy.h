@@ -204,18 +204,27 @@ static inline DfPInputCursor df_pnode_inputs(const DfNode *n)
         .left = n->n_inputs - k};
 }
 
-static inline bool df_pnode_input_next(DfPInputCursor *c, DfPInput *out)
+/* The next input itself (NULL after the last), for the scheduler's own
+ * walks (the trace records the producer's id too). */
+static inline const DfInput *df_pnode_input_next_raw(DfPInputCursor *c)
 {
     if (c->cur == c->end) {
         if (!c->left)
-            return false;
+            return NULL;
         const unsigned k = c->left < DF_BLOCK_INPUTS ? c->left : DF_BLOCK_INPUTS;
         c->cur = c->next->in;
         c->end = c->cur + k;
         c->next = c->next->next;
         c->left -= k;
     }
-    const DfInput *in = c->cur++;
+    return c->cur++;
+}
+
+static inline bool df_pnode_input_next(DfPInputCursor *c, DfPInput *out)
+{
+    const DfInput *in = df_pnode_input_next_raw(c);
+    if (!in)
+        return false;
     *out = (DfPInput){.bytes = in->bytes, .worker = in->worker, .module = in->module};
     return true;
 }

@@ -145,11 +145,10 @@ void df_trace_record(DfWorker *w, const DfNode *n, int64_t start, int64_t end, i
     e->cpu_ns = cpu_ns;
     e->first_input = (uint32_t)b->n_inputs;
     e->n_inputs = n->n_inputs;
-    for (unsigned k = 0; k < n->n_inputs; k++) {
-        const DfInput *in = df_node_input_c(n, k);
+    DfPInputCursor cur = df_pnode_inputs(n);
+    for (const DfInput *in; (in = df_pnode_input_next_raw(&cur));)
         b->inputs[b->n_inputs++] =
             (DfTraceInput){in->pred_id, in->worker, in->module, in->bytes, in->bytes};
-    }
     atomic_store_explicit(&b->n_events, i + 1, memory_order_release);
 }
 

@@ -424,13 +424,13 @@ static void start_node(Sim *s, int w, DfNode *n)
     n->flags = 0;
     /* Transfer: every input byte from another worker, at its level. */
     double transfer = 0;
-    for (unsigned k = 0; k < n->n_inputs; k++) {
-        const DfInput *in = df_node_input_c(n, k);
-        if (in->worker < 0 || in->bytes == 0)
+    DfPInputCursor cur = df_pnode_inputs(n);
+    for (DfPInput in; df_pnode_input_next(&cur, &in);) {
+        if (in.worker < 0 || in.bytes == 0)
             continue;
-        const int lev = df_topo_level(&s->topo, in->worker, w);
-        s->res->bytes_level[lev] += in->bytes;
-        transfer += (double)in->bytes * s->cfg->ns_per_byte[lev];
+        const int lev = df_topo_level(&s->topo, in.worker, w);
+        s->res->bytes_level[lev] += in.bytes;
+        transfer += (double)in.bytes * s->cfg->ns_per_byte[lev];
     }
     s->res->transfer_ns += (int64_t)transfer;
     /* The recording's CPU time lost before this node (see lost_time()). */
