@@ -72,10 +72,21 @@ static void sift_down(DfNode **h, int64_t len, int64_t i)
     h[i] = x;
 }
 
+/* Lock held: node n of group g enters (+1) or leaves (-1) the queue.
+ * Relaxed, as the queue's count (publish_count). */
+static void group_count(DfGroup *g, int32_t d)
+{
+    if (g)
+        atomic_store_explicit(&g->n_background,
+                              atomic_load_explicit(&g->n_background, memory_order_relaxed) + d,
+                              memory_order_relaxed);
+}
+
 /* Lock held: take out entry i. */
 static DfNode *remove_at(DfBackground *b, int64_t i)
 {
     DfNode *n = b->heap[i];
+    group_count(n->group, -1);
     b->heap[i] = b->heap[--b->len];
     if (i < b->len) {
         sift_down(b->heap, b->len, i);
@@ -110,6 +121,7 @@ bool df_background_push(DfSched *s, DfNode *n)
     }
     b->heap[b->len++] = n;
     sift_up(b->heap, b->len - 1);
+    group_count(n->group, +1);
     publish_count(b);
     pthread_mutex_unlock(&b->lock);
     return true;
@@ -146,12 +158,7 @@ bool df_background_may_run(DfSched *s, const DfGroup *g)
         return false;
     if (!g)
         return true;
-    /* A waiting worker parks unless its own group's node is here. */
-    if (pthread_mutex_trylock(&b->lock))
-        return true; /* cannot tell: look again rather than sleep */
-    bool found = false;
-    for (int64_t i = 0; i < b->len && !found; i++)
-        found = b->heap[i]->group == g;
-    pthread_mutex_unlock(&b->lock);
-    return found;
+    /* A waiting worker parks unless its own group's node is here.
+     * Relaxed: the park handshake orders it as the queue's count. */
+    return atomic_load_explicit(&g->n_background, memory_order_relaxed) > 0;
 }

@@ -24,6 +24,7 @@ DfGroup *df_group_new(DfSched *s, int64_t deadline)
     atomic_init(&g->n_waiters, 0);
     atomic_init(&g->parked_worker, 0);
     atomic_init(&g->cancelled, false);
+    atomic_init(&g->n_background, 0);
     g->deadline = deadline ? deadline : DF_NO_DEADLINE;
     g->tag = -1;
     g->id = atomic_fetch_add_explicit(&s->next_group_id, 1, memory_order_relaxed);

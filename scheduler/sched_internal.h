@@ -126,6 +126,10 @@ struct DfGroup {
      * -1 several (then the group's finisher looks at every worker). */
     _Atomic int32_t parked_worker;
     _Atomic bool cancelled;
+    /* Its nodes in the background queue (background.c), changed under the
+     * queue's lock: a worker waiting for the group reads it, not the
+     * queue, to know whether to stay up for one. */
+    _Atomic int32_t n_background;
     int64_t deadline;
     int64_t tag;
     uint64_t id;
