@@ -4,7 +4,9 @@
 #include "media_internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
+#include <unistd.h>
 
 static void decode(DfDecoder *dec, DfMediaSlot *s, bool skip_nonref)
 {
@@ -132,6 +134,32 @@ void df_decode_task_cancel(DfTask *t, void *arg)
 
 /* ---------------------------------------------------------- codec open */
 
+/* Give the calling thread every worker's CPUs (sets of any size: CPU_ALLOC,
+ * no 1024-CPU limit).  Returns its previous affinity to restore (CPU_FREE
+ * it), or NULL when it was left as it was. */
+static cpu_set_t *widen_to_workers(DfSched *s, size_t *old_size)
+{
+    const long conf = sysconf(_SC_NPROCESSORS_CONF);
+    int n = df_sched_worker_cpus_end(s);
+    if (n <= 0)
+        return NULL;
+    n = conf > n ? (int)conf : n;
+    const size_t size = CPU_ALLOC_SIZE(n);
+    cpu_set_t *old = CPU_ALLOC(n), *wide = CPU_ALLOC(n);
+    const bool ok = old && wide && pthread_getaffinity_np(pthread_self(), size, old) == 0 &&
+                    df_sched_worker_cpus_s(s, size, wide) == 0 &&
+                    pthread_setaffinity_np(pthread_self(), size, wide) == 0;
+    if (wide)
+        CPU_FREE(wide);
+    if (!ok) {
+        if (old)
+            CPU_FREE(old);
+        return NULL;
+    }
+    *old_size = size;
+    return old;
+}
+
 int df_open_codec(DfDecoder *dec, DfError *err)
 {
     char e[AV_ERROR_MAX_STRING_SIZE];
@@ -175,15 +203,16 @@ int df_open_codec(DfDecoder *dec, DfError *err)
     /* Frame threads are created here and inherit this thread's affinity:
      * on a pinned worker (auto threading opens the codec in D(k)) they
      * would all share its one core.  Let them have every worker's CPUs. */
-    cpu_set_t old, wide;
-    const bool widen = dec->plan.mode == DF_THREADING_FRAME &&
-                       df_sched_current_worker(dec->sched) >= 0 &&
-                       df_sched_worker_cpus(dec->sched, &wide) == 0 &&
-                       pthread_getaffinity_np(pthread_self(), sizeof(old), &old) == 0 &&
-                       pthread_setaffinity_np(pthread_self(), sizeof(wide), &wide) == 0;
+    size_t old_size = 0;
+    cpu_set_t *old =
+        dec->plan.mode == DF_THREADING_FRAME && df_sched_current_worker(dec->sched) >= 0
+            ? widen_to_workers(dec->sched, &old_size)
+            : NULL;
     ret = avcodec_open2(avctx, dec->codec, NULL);
-    if (widen)
-        pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+    if (old) {
+        pthread_setaffinity_np(pthread_self(), old_size, old);
+        CPU_FREE(old);
+    }
     if (ret < 0)
         goto fail;
     dec->avctx = avctx;

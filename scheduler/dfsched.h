@@ -165,8 +165,17 @@ DF_SCHED_API int df_sched_get_shared(const DfSchedConfig *cfg, DfSched **out, Df
 
 /* The CPUs the workers are pinned to (their union), for threads created on
  * a worker that should run beside them rather than on that worker's core
- * (libavcodec's frame threads).  0, or -ENOENT when workers are not pinned. */
+ * (libavcodec's frame threads).  0, or -ENOENT when workers are not pinned.
+ * A cpu_set_t holds CPUs below CPU_SETSIZE (1024) only: this one leaves out
+ * any above; on larger machines use the sized form. */
 DF_SCHED_API int df_sched_worker_cpus(const DfSched *sched, cpu_set_t *out);
+
+/* The same for any number of CPUs: one past the highest CPU a worker is
+ * pinned to (-ENOENT when not pinned), to size a set with CPU_ALLOC; then
+ * the union into that set of `setsize` bytes (CPU_ALLOC_SIZE), -ERANGE
+ * when a CPU does not fit. */
+DF_SCHED_API int df_sched_worker_cpus_end(const DfSched *sched);
+DF_SCHED_API int df_sched_worker_cpus_s(const DfSched *sched, size_t setsize, cpu_set_t *out);
 
 /* Number of workers. */
 DF_SCHED_API int df_sched_n_workers(const DfSched *sched);

@@ -244,6 +244,16 @@ int df_sched_worker_cpus(const DfSched *s, cpu_set_t *out)
     return df_topo_cpus(&s->topo, out);
 }
 
+int df_sched_worker_cpus_end(const DfSched *s)
+{
+    return df_topo_cpus_end(&s->topo);
+}
+
+int df_sched_worker_cpus_s(const DfSched *s, size_t setsize, cpu_set_t *out)
+{
+    return df_topo_cpus_s(&s->topo, setsize, out);
+}
+
 int df_sched_n_workers(const DfSched *s)
 {
     return s->n_workers;

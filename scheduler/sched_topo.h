@@ -38,6 +38,11 @@ void df_topo_fini(DfTopo *t);
 bool df_topo_pin_attr(const DfTopo *t, int w, pthread_attr_t *attr);
 /* Union of the workers' pin sets; -ENOENT when not pinning. */
 int df_topo_cpus(const DfTopo *t, cpu_set_t *out);
+/* One past the highest CPU a worker is pinned to (-ENOENT: not pinned). */
+int df_topo_cpus_end(const DfTopo *t);
+/* The union in a CPU_ALLOC set of `setsize` bytes; -ERANGE when a CPU
+ * does not fit. */
+int df_topo_cpus_s(const DfTopo *t, size_t setsize, cpu_set_t *out);
 /* Compute the levels and trCost of `n_workers` workers on a topology
  * string (NULL: real machine) without creating a scheduler (dfsim, tests). */
 int df_topo_model(DfTopo *t, const char *topology, int n_workers, DfCostModel model,

@@ -428,11 +428,39 @@ void df_topo_fini(DfTopo *t)
     memset(t, 0, sizeof(*t));
 }
 
+int df_topo_cpus_end(const DfTopo *t)
+{
+    if (!t->pin_sets)
+        return -ENOENT;
+    int end = 0;
+    for (int w = 0; w < t->n_workers; w++) {
+        const int last = hwloc_bitmap_last(t->pin_sets[w]);
+        end = last + 1 > end ? last + 1 : end;
+    }
+    return end;
+}
+
+int df_topo_cpus_s(const DfTopo *t, size_t setsize, cpu_set_t *out)
+{
+    if (!t->pin_sets)
+        return -ENOENT;
+    const int end = df_topo_cpus_end(t);
+    if (end <= 0 || (size_t)end > 8 * setsize)
+        return end <= 0 ? -ENOENT : -ERANGE;
+    CPU_ZERO_S(setsize, out);
+    for (int w = 0; w < t->n_workers; w++) {
+        hwloc_const_bitmap_t set = t->pin_sets[w];
+        for (int c = hwloc_bitmap_first(set); c >= 0; c = hwloc_bitmap_next(set, c))
+            CPU_SET_S((size_t)c, setsize, out);
+    }
+    return 0;
+}
+
 int df_topo_cpus(const DfTopo *t, cpu_set_t *out)
 {
     if (!t->pin_sets)
         return -ENOENT;
-    /* The public API's glibc set holds CPUs below CPU_SETSIZE only. */
+    /* The fixed glibc set holds CPUs below CPU_SETSIZE only: those. */
     CPU_ZERO(out);
     for (int w = 0; w < t->n_workers; w++) {
         hwloc_const_bitmap_t set = t->pin_sets[w];

@@ -3,7 +3,9 @@
 #include "dftest.h"
 #include "sched_internal.h"
 
+#include <errno.h>
 #include <hwloc.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -495,4 +497,38 @@ DF_TEST(CostShared, LeastCostThenDeadline)
     free(b);
     free(c);
     df_topo_fini(&t);
+}
+
+/* The workers' CPUs past glibc's fixed 1024: the sized query holds them,
+ * refuses a set too small for them, and the fixed one keeps those below. */
+DF_TEST(SchedTopo, WorkerCpusBeyond1024)
+{
+    hwloc_bitmap_t a = hwloc_bitmap_alloc(), b = hwloc_bitmap_alloc();
+    DF_ASSERT(a && b);
+    hwloc_bitmap_set(a, 3);
+    hwloc_bitmap_set(b, 1500);
+    const void *sets[2] = {a, b};
+    DfTopo t;
+    memset(&t, 0, sizeof(t));
+    t.n_workers = 2;
+    t.pin_sets = sets;
+    DF_EXPECT_EQ_INT(df_topo_cpus_end(&t), 1501);
+    cpu_set_t *big = CPU_ALLOC(1501), *small = CPU_ALLOC(1024);
+    DF_ASSERT(big && small);
+    DF_EXPECT_EQ_INT(df_topo_cpus_s(&t, CPU_ALLOC_SIZE(1501), big), 0);
+    DF_EXPECT(CPU_ISSET_S(3, CPU_ALLOC_SIZE(1501), big));
+    DF_EXPECT(CPU_ISSET_S(1500, CPU_ALLOC_SIZE(1501), big));
+    DF_EXPECT_EQ_INT(CPU_COUNT_S(CPU_ALLOC_SIZE(1501), big), 2);
+    DF_EXPECT_EQ_INT(df_topo_cpus_s(&t, CPU_ALLOC_SIZE(1024), small), -ERANGE);
+    cpu_set_t fixed;
+    DF_EXPECT_EQ_INT(df_topo_cpus(&t, &fixed), 0);
+    DF_EXPECT(CPU_ISSET(3, &fixed));
+    DF_EXPECT_EQ_INT(CPU_COUNT(&fixed), 1);
+    t.pin_sets = NULL; /* not pinned */
+    DF_EXPECT_EQ_INT(df_topo_cpus_end(&t), -ENOENT);
+    DF_EXPECT_EQ_INT(df_topo_cpus_s(&t, CPU_ALLOC_SIZE(1501), big), -ENOENT);
+    CPU_FREE(big);
+    CPU_FREE(small);
+    hwloc_bitmap_free(a);
+    hwloc_bitmap_free(b);
 }
