@@ -47,29 +47,26 @@ static void stamped(DfTask *t, void *arg)
 typedef struct TwoStreams {
     Stamp a, b;
     DfGroup *ga, *gb;
+    int64_t a_due_ns; /* A is due this long after t0, B 100 ms after */
     int64_t t0;
     bool from_outside;
 } TwoStreams;
 
-/* Stream B's long node (due in 100 ms) is made ready before stream A's
- * short one (due in 10 ms), while the only worker is busy. */
+static void submit_stamped(DfSched *s, Stamp *st, DfGroup *g, int64_t deadline)
+{
+    DfNode *n = df_node_new(
+        s, &(DfNodeDesc){.fn = stamped, .arg = st, .module = -1, .group = g, .deadline = deadline});
+    df_node_submit(n);
+    df_node_release(n);
+}
+
+/* Stream B's node (due in 100 ms) is made ready before stream A's (due
+ * sooner), while the only worker is busy. */
 static void make_two(DfSched *s, TwoStreams *ts)
 {
     ts->t0 = df_now_ns();
-    DfNode *b = df_node_new(s, &(DfNodeDesc){.fn = stamped,
-                                             .arg = &ts->b,
-                                             .module = -1,
-                                             .group = ts->gb,
-                                             .deadline = ts->t0 + 100 * MS});
-    DfNode *a = df_node_new(s, &(DfNodeDesc){.fn = stamped,
-                                             .arg = &ts->a,
-                                             .module = -1,
-                                             .group = ts->ga,
-                                             .deadline = ts->t0 + 10 * MS});
-    df_node_submit(b);
-    df_node_submit(a);
-    df_node_release(a);
-    df_node_release(b);
+    submit_stamped(s, &ts->b, ts->gb, ts->t0 + 100 * MS);
+    submit_stamped(s, &ts->a, ts->ga, ts->t0 + ts->a_due_ns);
 }
 
 static void make_two_task(DfTask *t, void *arg)
@@ -87,7 +84,8 @@ DF_TEST(SchedRealtime, EdfOrdersTwoStreamsOnOneWorker)
         for (int outside = 0; outside < 2; outside++) {
             DfSched *s = df_test_sched(pol[p], 1, 10);
             DF_ASSERT(s);
-            TwoStreams ts = {.a = {.body_ns = 10 * MS}, .b = {.body_ns = 30 * MS}};
+            TwoStreams ts = {
+                .a = {.body_ns = 10 * MS}, .b = {.body_ns = 30 * MS}, .a_due_ns = 10 * MS};
             ts.ga = df_group_new(s, 0);
             ts.gb = df_group_new(s, 0);
             DfGroup *g = df_group_new(s, 0);
@@ -121,29 +119,6 @@ DF_TEST(SchedRealtime, EdfOrdersTwoStreamsOnOneWorker)
 /* Due 100 ms and 30 ms away, both beyond 16 ms, where a ready set had one
  * FIFO lane for everything until 2026-12-06: a worker's own set still
  * serves the earlier one first, however far its deadline. */
-typedef struct FarPair {
-    Stamp a, b;
-    DfGroup *g;
-} FarPair;
-
-static void submit_stamped(DfSched *s, Stamp *st, DfGroup *g, int64_t deadline)
-{
-    DfNode *n = df_node_new(
-        s, &(DfNodeDesc){.fn = stamped, .arg = st, .module = -1, .group = g, .deadline = deadline});
-    df_node_submit(n);
-    df_node_release(n);
-}
-
-static void make_far_pair(DfTask *t, void *arg)
-{
-    FarPair *fp = arg;
-    DfSched *s = df_task_sched(t);
-    const int64_t now = df_now_ns();
-    submit_stamped(s, &fp->b, fp->g, now + 100 * MS);
-    submit_stamped(s, &fp->a, fp->g, now + 30 * MS);
-    spin_ns(2 * MS); /* the two wait behind this task */
-}
-
 DF_TEST(SchedRealtime, EdfOrdersInsideTheFarLane)
 {
     const char *const *pol = df_policy_names();
@@ -152,20 +127,23 @@ DF_TEST(SchedRealtime, EdfOrdersInsideTheFarLane)
             continue; /* the baseline pool: first come, first served */
         DfSched *s = df_test_sched(pol[p], 1, 10);
         DF_ASSERT(s);
-        FarPair fp = {.a = {.body_ns = 1 * MS}, .b = {.body_ns = 1 * MS}};
-        fp.g = df_group_new(s, 0);
+        TwoStreams ts = {.a = {.body_ns = 1 * MS}, .b = {.body_ns = 1 * MS}, .a_due_ns = 30 * MS};
+        ts.ga = df_group_new(s, 0);
+        ts.gb = df_group_new(s, 0);
         DfGroup *g = df_group_new(s, 0);
         /* From a task on the only worker: both go to its own set, not
          * through the inbox (whose drain sorts them). */
-        df_spawn(s, make_far_pair, &fp, g);
+        df_spawn(s, make_two_task, &ts, g);
         df_sched_wait(s, g);
-        df_sched_wait(s, fp.g);
-        DF_EXPECT_MSG(atomic_load(&fp.a.start) < atomic_load(&fp.b.start),
+        df_sched_wait(s, ts.ga);
+        df_sched_wait(s, ts.gb);
+        DF_EXPECT_MSG(atomic_load(&ts.a.start) < atomic_load(&ts.b.start),
                       "%s: A (due in 30 ms) started %.1f ms after B (due in 100 ms, made ready "
                       "first)",
-                      pol[p], (double)(atomic_load(&fp.a.start) - atomic_load(&fp.b.start)) / 1e6);
+                      pol[p], (double)(atomic_load(&ts.a.start) - atomic_load(&ts.b.start)) / 1e6);
         df_group_release(g);
-        df_group_release(fp.g);
+        df_group_release(ts.ga);
+        df_group_release(ts.gb);
         df_sched_unref(s);
     }
 }
