@@ -166,7 +166,7 @@ static void lane_push(DfReady *r, int l, DfNode *n)
     atomic_store_explicit(&sl->deadline, deadline, memory_order_relaxed);
     atomic_store_explicit(&sl->group, n->group, memory_order_relaxed);
     if (!r->solo && deadline < atomic_load_explicit(&r->due, memory_order_relaxed))
-        due_set(r, deadline);
+        atomic_store_explicit(&r->due, deadline, memory_order_relaxed); /* as in due_set */
     /* Release, paired with the acquire load of `bottom` in lane_take: a
      * taker that sees the new bottom sees the slot and the node.  (Rather
      * than a fence + relaxed store: the same instruction on x86, and
