@@ -292,6 +292,10 @@ static inline void df_worker_set_state(DfWorker *w, uint8_t v)
  * (an HEVC WPP row unholds the next row, then decodes for a long time). */
 void df_make_ready_running(DfSched *s, DfWorker *self, DfNode *n);
 
+/* A node worker `self` took but will not run now (a wait's fallback looking
+ * behind it): made ready again, wherever the policy places it. */
+void df_node_requeue(DfSched *s, DfWorker *self, DfNode *n);
+
 /* The wake-up half of df_make_ready, for a node the policy placed at `p`
  * already (push_keep that did not keep it). */
 void df_make_ready_placed(DfSched *s, DfWorker *self, DfPlacement p);

@@ -367,6 +367,13 @@ void df_make_ready_running(DfSched *s, DfWorker *self, DfNode *n)
     make_ready(s, self, n, self != NULL);
 }
 
+void df_node_requeue(DfSched *s, DfWorker *self, DfNode *n)
+{
+    /* Taken, not run: how it was taken no longer describes it. */
+    n->flags &= (uint8_t) ~(DF_NF_STOLEN | DF_NF_EXPLORED);
+    make_ready(s, self, n, false);
+}
+
 /* ------------------------------------------------------------ running */
 
 /* One node: body, accounting, completion; returns the successor to run
@@ -512,6 +519,16 @@ static bool others_waiting(const DfSched *s, int self)
     return true;
 }
 
+/* The fallback first looks for the group's nodes behind the refused ones:
+ * it moves each refused node it would run to the back of the set (made
+ * ready again: still queued, still visible to thieves) until a node of
+ * the group comes up, the refused ones come round again, or this many
+ * moved.  Only then does it run one.  Without that, a waiter whose jobs
+ * sit between two unrelated nodes (a lane is taken at its ends) ran the
+ * older one first, and was trapped under it; a LIFO owner (steal) takes
+ * back what it moved, and runs it as before. */
+#define WAIT_ROTATE_MAX 4096
+
 /* Past this much of its stack (or nesting) a worker's waits run only their
  * own group's nodes, save the fallback above: nesting then follows the
  * program's own, not the backlog's. */
@@ -560,6 +577,8 @@ void df_sched_wait(DfSched *s, DfGroup *g)
     const bool timed = waiter && waiter->deadline != DF_NO_DEADLINE;
     const DfWaitFilter *f = timed || low ? &filter : NULL;
     int64_t fruitless_since = 0;
+    const DfNode *first_moved = NULL;
+    unsigned moved = 0;
     while (!df_group_done_by(g, w)) {
         DfNode *n = next_node(s, w, f);
         if (!n && f && (s->pops->queued(s->policy, w->index) || df_background_may_run(s, NULL))) {
@@ -568,12 +587,21 @@ void df_sched_wait(DfSched *s, DfGroup *g)
                 fruitless_since = now;
             if (s->n_workers == 1 || now - fruitless_since >= WAIT_PATIENCE_NS) {
                 n = next_node(s, w, NULL);
+                if (n && n != first_moved && moved < WAIT_ROTATE_MAX) {
+                    if (!first_moved)
+                        first_moved = n;
+                    moved++;
+                    df_node_requeue(s, w, n);
+                    continue;
+                }
                 if (n)
                     DF_WCTR_ADD(w, wait_fallbacks, 1);
             }
         }
         if (n) {
             fruitless_since = 0;
+            first_moved = NULL;
+            moved = 0;
             df_worker_set_state(w, DF_WS_RUNNING);
             df_run_node(w, n, g);
         } else {

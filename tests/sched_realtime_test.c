@@ -154,6 +154,7 @@ typedef struct Trap {
     Stamp unrelated, jobs[2];
     _Atomic int64_t started, resumed;
     int n_jobs;
+    DfGroup *other; /* the unrelated nodes' group, if any */
 } Trap;
 
 static void trap_job(DfTask *t, void *arg)
@@ -222,6 +223,74 @@ DF_TEST(SchedRealtime, WaiterIsNotTrappedUnderUnrelatedWork)
             df_group_release(outer);
             df_sched_unref(s);
         }
+}
+
+/* The waiter's jobs queued between two unrelated nodes of its own set (no
+ * deadline: one lane), which a lane's ends do not show. */
+static void buried_waiter(DfTask *t, void *arg)
+{
+    Trap *tr = arg;
+    DfSched *s = df_task_sched(t);
+    atomic_store(&tr->started, df_now_ns());
+    DfGroup *g = df_group_new(s, 0);
+    for (int i = 0; i < 2; i++) {
+        DfNode *u = df_node_new(s, &(DfNodeDesc){.fn = stamped,
+                                                 .arg = i ? &tr->jobs[1] : &tr->unrelated,
+                                                 .module = -1,
+                                                 .group = tr->other});
+        df_node_submit(u);
+        df_node_release(u);
+        if (i)
+            break;
+        DfNode *j = df_node_new(
+            s, &(DfNodeDesc){.fn = trap_job, .arg = &tr->jobs[0], .module = -1, .group = g});
+        df_node_submit(j);
+        df_node_release(j);
+    }
+    df_sched_wait(s, g);
+    atomic_store(&tr->resumed, df_now_ns());
+    df_group_release(g);
+}
+
+DF_TEST(SchedRealtime, WaiterFindsItsJobsBehindUnrelatedWork)
+{
+    /* Policies whose owner takes its set oldest first (steal's owner takes
+     * back the newest node it moved) or scans a shared one. */
+    const char *pol[] = {"fifo", "cost", "cost-local", "learned"};
+    for (size_t p = 0; p < sizeof(pol) / sizeof(pol[0]); p++) {
+        DfSched *s = df_test_sched(pol[p], 1, 10);
+        DF_ASSERT(s);
+        /* jobs[1] is the second unrelated node here. */
+        Trap tr = {.unrelated = {.body_ns = 600 * MS},
+                   .jobs = {{.body_ns = 5 * MS}, {.body_ns = 1 * MS}},
+                   .other = df_group_new(s, 0)};
+        DfGroup *outer = df_group_new(s, 0);
+        DfNode *w = df_node_new(s, &(DfNodeDesc){.fn = buried_waiter,
+                                                 .arg = &tr,
+                                                 .module = -1,
+                                                 .group = outer,
+                                                 .deadline = df_now_ns() + 20 * MS});
+        df_node_submit(w);
+        df_node_release(w);
+        df_sched_wait(s, outer);
+        const double waited_ms =
+            (double)(atomic_load(&tr.resumed) - atomic_load(&tr.started)) / 1e6;
+        /* Before: the only worker's fallback ran the older unrelated node
+         * (600 ms) first. */
+        DF_EXPECT_MSG(waited_ms < 150, "%s: the waiter resumed %.1f ms after it started", pol[p],
+                      waited_ms);
+        /* Both unrelated nodes still ran: moved, not lost. */
+        df_sched_wait(s, tr.other);
+        DF_EXPECT(atomic_load(&tr.unrelated.end) > 0);
+        DF_EXPECT(atomic_load(&tr.jobs[1].end) > 0);
+        DF_EXPECT_MSG(
+            atomic_load(&tr.jobs[0].end) <= atomic_load(&tr.unrelated.start),
+            "%s: the unrelated node ran before the waiter's job (%.1f ms before its end)", pol[p],
+            (double)(atomic_load(&tr.jobs[0].end) - atomic_load(&tr.unrelated.start)) / 1e6);
+        df_group_release(tr.other);
+        df_group_release(outer);
+        df_sched_unref(s);
+    }
 }
 
 /* A waiting owner takes its group's jobs oldest first, as a thief does:
