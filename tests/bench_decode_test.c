@@ -294,6 +294,11 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
     }
     DF_EXPECT(!json_object_has_member(r0, "t1_error"));
     DF_EXPECT(json_object_get_boolean_member_with_default(r0, "deadlines", FALSE));
+    /* Key frames every 8 packets (tests/media/gen.sh), started together. */
+    DF_EXPECT(!json_object_get_boolean_member_with_default(r0, "gop_phases", TRUE));
+    DF_EXPECT_MSG(json_object_get_double_member_with_default(r0, "gop_frames", NAN) == 8,
+                  "gop_frames %g",
+                  json_object_get_double_member_with_default(r0, "gop_frames", NAN));
     /* The pipelines' sink: fakevideosink by default (tools/deps.sh installs
      * gst-plugins-bad), none without pipelines. */
     if (with_gst())
@@ -417,6 +422,52 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
 /* --overload: per stream, when its first and last late frame arrived
  * ("-" when none was late), so that a start-up transient shows apart from
  * late frames all along; the rows agree with the late counts. */
+/* --gop-phases starts stream i i/K of a GOP after the first: the run says
+ * so, and every stream still decodes all its frames. */
+DF_TEST(BenchRealtime, GopPhasesSpreadTheStarts)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    char dir[] = "/tmp/dfbench-rt-XXXXXX";
+    DF_ASSERT(mkdtemp(dir));
+    gchar *json = g_strdup_printf("%s/r.json", dir);
+    char *h264 = clip("h264_cabac_slices8.mkv");
+    const char *argv[] = {dfbench,   "realtime",     "--input",  h264,         "--fps",
+                          "30",      "--duration",   "0.5",      "--workers",  "1",
+                          "--peers", "none",         "--policy", "cost-local", "--max-streams",
+                          "2",       "--gop-phases", "--json",   json,         NULL};
+    DfRun run = df_test_run(argv, NULL);
+    DF_ASSERT_MSG(run.spawned && run.status == 0, "dfbench realtime exited %d:\n%s\n%s", run.status,
+                  run.out ? run.out : "", run.err ? run.err : "");
+    /* 8 frames at 30 fps. */
+    DF_EXPECT_MSG(strstr(run.out, "stream i starts i/K of a GOP (8.0 frames, 267 ms)"),
+                  "no GOP phases said:\n%s", run.out);
+    df_run_clear(&run);
+    JsonParser *p = json_parser_new();
+    DF_ASSERT(json_parser_load_from_file(p, json, NULL));
+    JsonObject *r0 =
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "run");
+    DF_ASSERT(r0);
+    DF_EXPECT(json_object_get_boolean_member_with_default(r0, "gop_phases", FALSE));
+    JsonArray *res =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "results");
+    DF_ASSERT(res && json_array_get_length(res) == 1);
+    JsonArray *trials =
+        json_object_get_array_member(json_array_get_object_element(res, 0), "trials");
+    DF_ASSERT(trials && json_array_get_length(trials) > 0);
+    for (guint i = 0; i < json_array_get_length(trials); i++) {
+        JsonObject *t = json_array_get_object_element(trials, i);
+        DF_EXPECT_EQ_INT((int)json_object_get_int_member(t, "frames"),
+                         (int)json_object_get_int_member(t, "expected_frames"));
+    }
+    g_object_unref(p);
+    g_unlink(json);
+    g_rmdir(dir);
+    g_free(json);
+    g_free(h264);
+}
+
 DF_TEST(BenchRealtime, OverloadSaysWhenFramesWereLate)
 {
     const char *dfbench = df_test_dfbench();
@@ -631,6 +682,9 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"realtime", "--input", h264, "--overload-factor", "0"}, 2, "bad --overload-factor 0"},
         {{"realtime", "--input", h264, "--stagger", "-1"}, 2, "bad --stagger -1"},
         {{"realtime", "--input", h264, "--stagger", "1"}, 2, "--stagger needs --overload"},
+        {{"realtime", "--input", h264, "--overload", "--stagger", "1", "--gop-phases"},
+         2,
+         "--gop-phases and --stagger are two ways"},
         {{"realtime", "--input", h264, "--overload", "--peers", "none"},
          2,
          "--overload needs the dfdec peer"},

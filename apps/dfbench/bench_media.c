@@ -101,6 +101,15 @@ int df_clip_warmup_packets(const DfClip *c)
     return c->n_pkts < DF_CLIP_WARMUP_PACKETS ? c->n_pkts : DF_CLIP_WARMUP_PACKETS;
 }
 
+double df_clip_gop_frames(const DfClip *c)
+{
+    int keys = 0;
+    for (int i = 0; i < c->n_pkts; i++)
+        keys += (c->pkts[i]->flags & AV_PKT_FLAG_KEY) != 0;
+    /* A clip played in a loop: its key frames per pass. */
+    return keys > 0 ? (double)c->n_pkts / keys : (double)c->n_pkts;
+}
+
 /* Packet i's PTS in ns, or its index over the frame rate without one. */
 static int64_t packet_pts_ns(const DfClip *c, int i, bool *known)
 {

@@ -40,6 +40,9 @@ void df_clip_free(DfClip *clip);
 /* DF_CLIP_WARMUP_PACKETS, or fewer when the clip is shorter. */
 int df_clip_warmup_packets(const DfClip *c);
 
+/* Packets per key frame (the mean GOP; the whole clip without any). */
+double df_clip_gop_frames(const DfClip *c);
+
 /* Frames of `c` shown before `end_ns` of the clip's stream time (its PTS,
  * as a GStreamer demuxer stamps its buffers); a packet without a PTS at
  * its index over the frame rate. */

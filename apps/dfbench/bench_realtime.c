@@ -168,6 +168,12 @@ static int parse_options(DfRt *rt, int argc, char **argv)
          "With --overload: start stream i at i x S seconds (streams joining a loaded scheduler "
          "one by one; the run lasts (K - 1) x S longer; default: all within one frame period)",
          "S"},
+        {"gop-phases", 0, 0, G_OPTION_ARG_NONE, &o->gop_phases,
+         "Start stream i i/K of the clip's GOP (mean key-frame interval) after the first, as "
+         "independent sources whose I-frames do not coincide; the run lasts up to a GOP longer "
+         "(default: every stream within one frame period, all I-frames due together: the worst "
+         "case)",
+         NULL},
         {"memory-every", 0, 0, G_OPTION_ARG_DOUBLE, &o->memory_every,
          "With --overload: every S seconds of each run, the process's threads, heap in use and "
          "resident memory after malloc_trim() (a long run's memory over time; default: not "
@@ -250,6 +256,11 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     }
     if (o->stagger > 0 && !o->overload) {
         status = df_cli_usage(PROG, "--stagger needs --overload");
+        goto cleanup;
+    }
+    if (o->gop_phases && o->stagger > 0) {
+        status = df_cli_usage(PROG, "--gop-phases and --stagger are two ways to start streams; "
+                                    "give one");
         goto cleanup;
     }
     if (o->memory_every > 0 && !o->overload) {
@@ -395,6 +406,7 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     }
     rt->budget_frames = rt->clip.par->video_delay + o->latency_frames;
     rt->total_frames = (int)ceil(o->duration * o->fps);
+    rt->gop_frames = df_clip_gop_frames(&rt->clip);
     /* Played at --fps: a frame period of the clip lasts 1/fps. */
     const AVRational cr = rt->clip.frame_rate.num > 0 ? rt->clip.frame_rate : (AVRational){25, 1};
     rt->stream_tb = av_mul_q(rt->clip.tb, av_div_q(cr, av_d2q(o->fps, 1000000)));
@@ -477,6 +489,9 @@ int df_bench_realtime_main(int argc, char **argv)
            rt.clip.name, avcodec_get_name(rt.clip.par->codec_id), rt.clip.par->width,
            rt.clip.par->height, rt.clip.n_pkts, rt.total_frames, rt.o.fps, rt.o.duration,
            rt.budget_frames, rt.budget_frames * 1000.0 / rt.o.fps);
+    if (rt.o.gop_phases)
+        printf("stream i starts i/K of a GOP (%.1f frames, %.0f ms) after the first\n",
+               rt.gop_frames, rt.gop_frames * 1000.0 / rt.o.fps);
     if (rt.avdec || rt.dfdec)
         printf("pipelines: filesrc ! parsebin ! DECODER ! %s sync=true qos=%s "
                "max-lateness=-1\n",

@@ -15,21 +15,23 @@
 
 #define MAX_WORKERS         1024
 #define DEFAULT_MAX_STREAMS 64
-#define T1_SAMPLES          2       /* T(1): one before the trials, one after */
+#define T1_SAMPLES          2 /* T(1): one before the trials, one after */
 
 typedef struct DfRtOpts {
     char *input, *workers, *policy, *peers, *sink, *json, *csv, *plot, *trace, *threading;
     double fps, duration;
     int latency_frames, max_streams, poll_us, trace_streams;
-    gboolean deadlines; /* FALSE: --no-deadlines */
+    gboolean deadlines;  /* FALSE: --no-deadlines */
     gboolean eager_jobs; /* --eager-jobs */
-    gboolean overload;  /* --overload: dfdec past capacity, admission on and off */
+    gboolean overload;   /* --overload: dfdec past capacity, admission on and off */
     double overload_factor;
     /* --memory-every: --overload samples memory this often (s; 0: not) */
     double memory_every;
     /* --stagger: --overload starts stream i at i x this (s; 0: all in one
      * frame period) */
     double stagger;
+    /* --gop-phases: stream i starts i/K of a GOP after the first */
+    gboolean gop_phases;
 } DfRtOpts;
 
 /* One trial: K streams on one configuration. */
@@ -91,8 +93,9 @@ typedef struct DfRt {
     int64_t first_pts_ns;
     int budget_frames;
     DfThreading threading; /* --threading: dfmedia's and dfdec's */
-    int total_frames; /* frames each stream decodes */
-    GArray *results;  /* DfRtResult */
+    int total_frames;      /* frames each stream decodes */
+    double gop_frames;     /* the clip's mean key-frame interval, in frames */
+    GArray *results;       /* DfRtResult */
     /* T(1): single-threaded libavcodec fps of the clip, per sample (NAN:
      * failed), and their mean over the good ones (NAN: none). */
     double t1_samples[T1_SAMPLES];
@@ -116,6 +119,8 @@ double df_rt_k_star(const DfRt *rt, int workers);
  * pipelines per worker count, admission=refuse then none; prints a table
  * per worker count. */
 void df_rt_overload(DfRt *rt, DfProgress *prog);
+/* When stream i of k starts, after the first (bench_realtime_run.c). */
+int64_t df_rt_start_offset_ns(const DfRt *rt, int i, int k);
 /* K pipelines of DECODER into SINK, paced at --fps (bench_realtime_run.c). */
 void df_rt_run_pipelines(const DfRt *rt, int workers, const char *decoder, const char *sink, int k,
                          DfGstResult *res, DfProcSample *mid);

@@ -197,6 +197,9 @@ bool df_rt_write_json(const DfRt *rt)
     json_builder_add_string_value(jb, df_threading_name(rt->threading));
     json_builder_set_member_name(jb, "eager_jobs");
     json_builder_add_boolean_value(jb, rt->o.eager_jobs);
+    json_builder_set_member_name(jb, "gop_phases");
+    json_builder_add_boolean_value(jb, rt->o.gop_phases);
+    df_json_double(jb, "gop_frames", rt->gop_frames);
     /* The pipelines' sink (null: no pipeline ran). */
     json_builder_set_member_name(jb, "sink");
     if (rt->avdec || rt->dfdec)

@@ -277,7 +277,7 @@ static void trial_dfmedia(const DfRt *rt, const char *policy, int workers, int k
      * thread is out of the barrier. */
     const int64_t start = df_now_ns() + 20000000;
     for (int i = 0; i < k; i++)
-        st[i].start_ns = start + (int64_t)((double)i * 1e9 / (rt->o.fps * k));
+        st[i].start_ns = start + df_rt_start_offset_ns(rt, i, k);
     for (int i = started; i < k; i++)
         pthread_barrier_wait(&go);
     pthread_barrier_wait(&go);
@@ -345,6 +345,18 @@ cleanup:
         df_sched_unref(s);
 }
 
+int64_t df_rt_start_offset_ns(const DfRt *rt, int i, int k)
+{
+    /* --stagger (overload): one by one, each into the load of those
+     * before.  --gop-phases: spread over one GOP, as independent sources
+     * are.  Else over one frame period: started at once, all K streams
+     * would have every frame due at the same instants; started within a
+     * period, their I-frames still come together. */
+    const double period = rt->o.gop_phases ? rt->gop_frames / rt->o.fps : 1.0 / rt->o.fps;
+    const double s = rt->o.stagger > 0 ? (double)i * rt->o.stagger : (double)i * period / k;
+    return (int64_t)(s * 1e9);
+}
+
 /* The pipelines play the clip at --fps: the seek's rate. */
 static double pipeline_rate(const DfRt *rt)
 {
@@ -372,12 +384,7 @@ void df_rt_run_pipelines(const DfRt *rt, int workers, const char *decoder, const
             .budget_ns = (int64_t)((double)rt->budget_frames * 1e9 / rt->o.fps),
             .reorder_lead_ns = lead,
             .window_frames = (int)(rt->o.duration * rt->o.fps),
-            /* Spread over one frame period, as trial_dfmedia() starts
-             * its streams: started at once, all K pipelines would have
-             * every frame due at the same instants.  --stagger (overload
-             * only): one by one, each into the load of those before. */
-            .start_offset_ns = rt->o.stagger > 0 ? (int64_t)((double)i * rt->o.stagger * 1e9)
-                                                 : (int64_t)((double)i * 1e9 / (rt->o.fps * k)),
+            .start_offset_ns = df_rt_start_offset_ns(rt, i, k),
         };
     DfAffinity saved;
     df_affinity_save(&saved);
