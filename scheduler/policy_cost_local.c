@@ -257,7 +257,7 @@ static bool nearer(const DfPolicyEnv *env, int self, int a, int b)
  * rule in df_cost_local_steal). */
 static bool in_grace_no_more(const DfThief *th, const DfReady *r)
 {
-    const uint64_t moved = df_ready_taken(r) - th->taken;
+    const uint64_t moved = df_ready_taken_since(r, th->head);
     return moved == 0 || (moved <= STEAL_SLOW && df_ready_head_movable(r));
 }
 
@@ -362,14 +362,14 @@ DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore, const DfWai
          * task (no input, no consumer: no locality to lose; a waiting
          * owner takes its burst of spawns one at a time).  An owner that
          * takes nodes faster than that runs tasks too short to be worth a
-         * steal.  The thief remembers one victim and its count (O(1) per
+         * steal.  The thief remembers one victim and its head mark (O(1) per
          * worker); a victim whose grace has passed goes before a more
          * urgent one still in its grace, so that a thief between two
          * victims cannot re-arm forever. */
         if (best != armed) { /* armed: the last victim, out of its grace */
             if (armed < 0) {
                 th->victim = best;
-                th->taken = df_ready_taken(&cl->rs.sets[best]);
+                th->head = df_ready_head_mark(&cl->rs.sets[best]);
                 return NULL;
             }
             best = armed;

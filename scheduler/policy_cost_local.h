@@ -7,7 +7,7 @@
 /* A cost-local worker's own state as a thief (one cache line). */
 typedef struct DfThief {
     DF_ALIGNED uint64_t rng;
-    uint64_t taken;         /* df_ready_taken of `victim` when it was last chosen */
+    uint64_t head;          /* df_ready_head_mark of `victim` when it was last chosen */
     int32_t victim;         /* last victim chosen (sticky), -1 */
     uint32_t rr;            /* round robin of this worker's pushes (owner only) */
     _Atomic uint64_t lines; /* debug: summary words and sets read by steals */

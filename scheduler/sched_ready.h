@@ -179,8 +179,11 @@ DfNode *df_ready_steal_inbox(DfReady *r, const DfWaitFilter *f, bool *returned);
 /* Earliest deadline queued, from the owner's word and the inbox's hint
  * (DF_NO_DEADLINE: none or empty); for thieves choosing a victim. */
 int64_t df_ready_urgency(const DfReady *r);
-/* Nodes taken from the set's lanes so far (grows by one per take). */
-uint64_t df_ready_taken(const DfReady *r);
+/* Where the head of the set's most urgent live lane is: the lane and its
+ * top, as one word (a hint, read by a thief without ordering). */
+uint64_t df_ready_head_mark(const DfReady *r);
+/* Nodes taken from the lane of `mark` since it was read: one line. */
+uint64_t df_ready_taken_since(const DfReady *r, uint64_t mark);
 /* The node a thief would take first is a spawned task (a hint). */
 bool df_ready_head_movable(const DfReady *r);
 /* Cache lines of another worker's set that df_ready_empty and
