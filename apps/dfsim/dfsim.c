@@ -102,8 +102,9 @@ int df_sim_parse_options(DfSim *d, int argc, char **argv)
         {"poll-ns", 0, 0, G_OPTION_ARG_INT, &o->poll_ns,
          "Pause between an idle worker's poll rounds (default 1000)", "NS"},
         {"idle-model", 0, 0, G_OPTION_ARG_STRING, &o->idle_model,
-         "What a poll round reads: scan (every other worker's ready set, 2 lines each; "
-         "default), summary (a has-work word per domain level, 2 random victims) or none",
+         "What a poll round reads: summary (dfsched's: a has-work word per domain level, "
+         "4 victims of 4 lines; default), scan (every other worker's ready set, 2 lines each: "
+         "dfsched before 2026-12-05) or none",
          "MODEL"},
         {"line-ns", 0, 0, G_OPTION_ARG_STRING, &o->line_ns,
          "Cost of a cache line from another worker per level, e.g. l3=40,numa=100 "

@@ -34,8 +34,9 @@
  * An idle worker's poll round costs SimConfig.poll_ns of pauses plus the
  * other workers' cache lines it reads, each at SimConfig.line_ns of its
  * level, one after the other (no overlap of the misses: an upper bound):
- * all of them under the scan model (today's has_work and linear steal),
- * a bounded number under the summary model.  A spinning worker notices new
+ * all of them under the scan model (has_work and linear steal before
+ * 2026-12-05), a bounded number under the summary model (dfsched's now,
+ * the default).  A spinning worker notices new
  * work within one round, a failed round delays its next one, and a steal
  * starts after the round that found it.  Not modelled: the owners' pushes
  * slowed by the lines the pollers keep shared. */
@@ -55,10 +56,12 @@ void sim_config_init(SimConfig *c)
     c->n_workers = 1;
     c->task_overhead_ns = 300;
     c->poll_ns = 1000;
-    c->idle_model = SIM_IDLE_SCAN;
+    c->idle_model = SIM_IDLE_SUMMARY;
     const double line[DF_N_LEVELS] = {0, 2, 5, 40, 100, 150};
     memcpy(c->line_ns, line, sizeof(line));
-    c->summary_victims = 2;
+    /* policy_cost_local.c's candidates: the sticky victim, two of the
+     * nearest domain, one of the next (charged at the nearest level). */
+    c->summary_victims = 4;
     c->spin_ns = 50000;
     c->wake_ns = 10000;
     c->complete_ns = 200;
@@ -268,8 +271,8 @@ static void poll_costs(Sim *s)
             /* No more victims than there are other workers. */
             const int victims = c->summary_victims < s->nw - 1 ? c->summary_victims : s->nw - 1;
             if (nearest < DF_N_LEVELS) {
-                ns += (double)victims * SIM_IDLE_LINES_PER_SET * c->line_ns[nearest];
-                lines += victims * SIM_IDLE_LINES_PER_SET;
+                ns += (double)victims * SIM_IDLE_PROBE_LINES * c->line_ns[nearest];
+                lines += victims * SIM_IDLE_PROBE_LINES;
             }
         }
         s->poll_read_ns[w] = (int64_t)(ns + 0.5);

@@ -46,14 +46,18 @@ void sim_graph_job_split(const SimGraph *g, int64_t *par, int64_t *alone, int64_
 #define SIM_MAX_SLOWDOWN 64
 
 /* What an idle worker pays per poll round, besides --poll-ns of pauses:
- * SIM_IDLE_SCAN, today's scheduler: it reads every other worker's ready
- * set (two cache lines each, each at its topology distance), O(N) a
- * round; SIM_IDLE_SUMMARY, per-domain has-work summaries and bounded
- * random victims: one summary word per level of the worker's hierarchy and
- * `summary_victims` victims of two lines in its nearest domain, O(1);
- * SIM_IDLE_NONE: nothing (the model before 2026-12-05). */
+ * SIM_IDLE_SUMMARY, dfsched since 2026-12-05: per-domain has-work
+ * summaries and bounded random victims, one summary word per level of the
+ * worker's hierarchy and `summary_victims` victims probed in its nearest
+ * domain, SIM_IDLE_PROBE_LINES each, O(1); SIM_IDLE_SCAN, the scheduler
+ * before: it read every other worker's ready set (two cache lines each,
+ * each at its topology distance), O(N) a round; SIM_IDLE_NONE: nothing
+ * (the model before 2026-12-05). */
 typedef enum { SIM_IDLE_SCAN, SIM_IDLE_SUMMARY, SIM_IDLE_NONE } SimIdleModel;
 #define SIM_IDLE_LINES_PER_SET 2
+/* A thief's probe of a victim with one live lane (ready.c): the word of
+ * `live` and `due`, the inbox's, and that lane's top and bottom. */
+#define SIM_IDLE_PROBE_LINES 4
 
 /* "scan", "summary", "none"; NULL past the last. */
 const char *sim_idle_model_name(int model);
@@ -66,7 +70,7 @@ typedef struct SimConfig {
     double ns_per_byte[DF_N_LEVELS]; /* charged per input byte at each level */
     int64_t task_overhead_ns;        /* dispatch cost per task */
     int64_t poll_ns;                 /* an idle worker's pause between two polls */
-    SimIdleModel idle_model;         /* what a poll reads (default SIM_IDLE_SCAN) */
+    SimIdleModel idle_model;         /* what a poll reads (default SIM_IDLE_SUMMARY) */
     double line_ns[DF_N_LEVELS];     /* one cache line from a worker at each level */
     int summary_victims;             /* SIM_IDLE_SUMMARY: victims tried per poll */
     int64_t spin_ns;                 /* idle spin before parking (poll_us) */
