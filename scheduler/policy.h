@@ -114,6 +114,9 @@ typedef struct DfPolicyOps {
     bool (*queued)(DfPolicy *p, int w);
     /* Optional: node finished on `self` after `exec_ns` (a sample of nodes). */
     void (*done)(DfPolicy *p, int self, const DfNode *n, int64_t exec_ns);
+    /* Optional: worker `self` has nothing to run (outside any wait), before
+     * it spins: bookkeeping that need not delay a task. */
+    void (*idle)(DfPolicy *p, int self);
     /* Optional: the policy wants exec times of a sample of nodes. */
     bool needs_timing;
     /* Optional: record the policy's own data in a trace being collected,

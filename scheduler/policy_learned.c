@@ -28,11 +28,16 @@
  * 40 GB/s, so an L3 hop (weight 4) is 10 GB/s.  Only ratios between
  * producers matter for placement; this fixes the unit of learnt sizes. */
 #define REF_NS_PER_BYTE 0.025
-#define WINDOW 16
-#define MIN_SAMPLES 3
-#define SCALE_MIN 1e-6
-#define SCALE_MAX 1e6
+#define WINDOW          16
+#define MIN_SAMPLES     3
+#define SCALE_MIN       1e-6
+#define SCALE_MAX       1e6
 #define RECOMPUTE_EVERY 4
+/* A pair still waiting for an idle worker after this many samples (no
+ * worker went idle meanwhile: a saturated machine) is recomputed by the
+ * task that adds the sample. */
+#define RECOMPUTE_LATE 256
+#define N_PAIRS        (DF_LEARN_MAX_MODULES * DF_LEARN_MAX_MODULES)
 
 /* Workers write windows concurrently: each on lines of its own (two),
  * so that two windows written by two workers never share one. */
@@ -51,8 +56,12 @@ typedef struct Learned {
      * bits): the sums over its remote levels that recompute adds up. */
     _Atomic uint64_t *pair_eff, *pair_decl;
     _Atomic uint64_t ns_per_byte_bits[DF_N_LEVELS]; /* double bits, measured */
-    uint32_t level_weight[DF_N_LEVELS]; /* trCost of a pair at each level */
-    DF_ALIGNED _Atomic uint64_t samples; /* every worker adds: its own line */
+    uint32_t level_weight[DF_N_LEVELS];             /* trCost of a pair at each level */
+    DF_ALIGNED _Atomic uint64_t samples;            /* every worker adds: its own line */
+    /* Pairs (c * M + p) with samples the model has not taken in yet: set
+     * by the task that adds the sample, taken by an idle worker (or a
+     * reader of the model), which recomputes them.  Read-mostly lines. */
+    DF_ALIGNED _Atomic uint64_t dirty[N_PAIRS / 64];
 } Learned;
 
 static Window *win_of(Learned *l, int c, int p, int level)
@@ -171,6 +180,51 @@ static void recompute(Learned *l, int c, int p)
     store_double(&l->scale_bits[p], scale);
 }
 
+/* Recompute every pair marked dirty.  The exchange is acquire, paired with
+ * the release of the fetch_or in mark_dirty: the samples stored before a
+ * mark are seen by the recompute that takes it.  Several workers may
+ * recompute at once (each pair by one taker; the producers' sums are
+ * re-added by whoever stores last, from values stored whole). */
+static void flush_dirty(Learned *l)
+{
+    for (int i = 0; i < N_PAIRS / 64; i++) {
+        if (!atomic_load_explicit(&l->dirty[i], memory_order_relaxed))
+            continue;
+        uint64_t bits = atomic_exchange_explicit(&l->dirty[i], 0, memory_order_acquire);
+        for (; bits; bits &= bits - 1) {
+            const int k = i * 64 + __builtin_ctzll(bits);
+            recompute(l, k / DF_LEARN_MAX_MODULES, k % DF_LEARN_MAX_MODULES);
+        }
+    }
+}
+
+/* Pair (c, p) has new samples.  Returns true when the caller should
+ * recompute it itself: it has been waiting for an idle worker for
+ * RECOMPUTE_LATE samples. */
+static bool mark_dirty(Learned *l, int c, int p, uint64_t idx)
+{
+    const int k = c * DF_LEARN_MAX_MODULES + p;
+    _Atomic uint64_t *w = &l->dirty[k / 64];
+    const uint64_t bit = 1ull << (k % 64);
+    /* Relaxed look first: a set bit needs no RMW on the shared line (its
+     * recompute then may miss this sample, and takes it the next time). */
+    if (!(atomic_load_explicit(w, memory_order_relaxed) & bit)) {
+        /* Release, paired with the acquire exchange in flush_dirty. */
+        atomic_fetch_or_explicit(w, bit, memory_order_release);
+        return false;
+    }
+    if (idx % RECOMPUTE_LATE != RECOMPUTE_LATE - 1)
+        return false;
+    /* Acquire, as flush_dirty's exchange: the caller recomputes. */
+    return atomic_fetch_and_explicit(w, ~bit, memory_order_acquire) & bit;
+}
+
+/* An idle worker takes in the samples the tasks left (policy op). */
+static void learned_idle(DfPolicy *pol, int self)
+{
+    flush_dirty((Learned *)pol);
+}
+
 static void learned_done(DfPolicy *pol, int self, const DfNode *n, int64_t exec_ns)
 {
     Learned *l = (Learned *)pol;
@@ -220,7 +274,9 @@ static void learned_done(DfPolicy *pol, int self, const DfNode *n, int64_t exec_
         uint64_t idx = atomic_fetch_add_explicit(&w->count, 1, memory_order_acq_rel);
         atomic_store_explicit(&w->ns[idx % WINDOW], ns, memory_order_relaxed);
         atomic_fetch_add_explicit(&w->bytes_sum, seen_bytes[k], memory_order_relaxed);
-        if (idx % RECOMPUTE_EVERY == RECOMPUTE_EVERY - 1)
+        /* The medians and sums wait for an idle worker: the task path only
+         * marks the pair (a saturated machine recomputes late, below). */
+        if (idx % RECOMPUTE_EVERY == RECOMPUTE_EVERY - 1 && mark_dirty(l, c, seen_p[k], idx))
             recompute(l, c, seen_p[k]);
     }
     atomic_fetch_add_explicit(&l->samples, 1, memory_order_relaxed);
@@ -292,6 +348,7 @@ int df_policy_learned_model(DfPolicy *p, DfLearnedModel *out)
     if (!p || p->ops != &df_policy_learned)
         return -ENOTSUP;
     Learned *l = (Learned *)p;
+    flush_dirty(l); /* what the tasks measured so far */
     memset(out, 0, sizeof(*out));
     out->n_modules = DF_LEARN_MAX_MODULES;
     for (int m = 0; m < DF_LEARN_MAX_MODULES; m++) {
@@ -299,8 +356,8 @@ int df_policy_learned_model(DfPolicy *p, DfLearnedModel *out)
         uint64_t local = 0, remote = 0;
         for (int c = 0; c < DF_LEARN_MAX_MODULES; c++)
             for (int lev = 0; lev < DF_N_LEVELS; lev++) {
-                uint64_t cnt = atomic_load_explicit(&win_of(l, c, m, lev)->count,
-                                                    memory_order_relaxed);
+                uint64_t cnt =
+                    atomic_load_explicit(&win_of(l, c, m, lev)->count, memory_order_relaxed);
                 if (lev == DF_LEVEL_SELF)
                     local += cnt;
                 else
@@ -337,6 +394,7 @@ const DfPolicyOps df_policy_learned = {
     .has_work = df_cost_local_has_work,
     .queued = df_cost_local_queued,
     .done = learned_done,
+    .idle = learned_idle,
     .needs_timing = true,
     .snapshot = df_policy_learned_snapshot,
 };

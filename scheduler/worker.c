@@ -246,6 +246,8 @@ void df_worker_idle(DfWorker *w, DfGroup *g, bool nested)
 {
     DfSched *s = w->sched;
     df_worker_set_state(w, nested ? DF_WS_WAITING : DF_WS_IDLE);
+    if (!nested && s->pops->idle)
+        s->pops->idle(s->policy, w->index);
     if (nested && s->cfg.poll_us >= 0 &&
         (!df_ready_own_empty(s, w->index) || df_background_may_run(s, NULL))) {
         DF_FENCE_SEQ_CST(); /* as in make_ready */
