@@ -184,6 +184,20 @@ static void waiter(DfTask *t, void *arg)
     df_group_release(g);
 }
 
+/* The waiter task `fn`, due in 20 ms, run to its end from outside. */
+static void run_waiter(DfSched *s, DfTaskFn fn, Trap *tr)
+{
+    DfGroup *outer = df_group_new(s, 0);
+    DfNode *w = df_node_new(
+        s,
+        &(DfNodeDesc){
+            .fn = fn, .arg = tr, .module = -1, .group = outer, .deadline = df_now_ns() + 20 * MS});
+    df_node_submit(w);
+    df_node_release(w);
+    df_sched_wait(s, outer);
+    df_group_release(outer);
+}
+
 DF_TEST(SchedRealtime, WaiterIsNotTrappedUnderUnrelatedWork)
 {
     const char *const *pol = df_policy_names();
@@ -194,15 +208,7 @@ DF_TEST(SchedRealtime, WaiterIsNotTrappedUnderUnrelatedWork)
             Trap tr = {.unrelated = {.body_ns = 600 * MS},
                        .jobs = {{.body_ns = 5 * MS}, {.body_ns = 5 * MS}},
                        .n_jobs = 2};
-            DfGroup *outer = df_group_new(s, 0);
-            DfNode *w = df_node_new(s, &(DfNodeDesc){.fn = waiter,
-                                                     .arg = &tr,
-                                                     .module = -1,
-                                                     .group = outer,
-                                                     .deadline = df_now_ns() + 20 * MS});
-            df_node_submit(w);
-            df_node_release(w);
-            df_sched_wait(s, outer);
+            run_waiter(s, waiter, &tr);
             const int64_t started = atomic_load(&tr.started);
             const int64_t jobs_end = atomic_load(&tr.jobs[0].end) > atomic_load(&tr.jobs[1].end)
                                          ? atomic_load(&tr.jobs[0].end)
@@ -220,7 +226,6 @@ DF_TEST(SchedRealtime, WaiterIsNotTrappedUnderUnrelatedWork)
             df_sched_stats(s, &st);
             DF_EXPECT_EQ_INT(st.total.wait_fallbacks, 0);
             df_stats_free(&st);
-            df_group_release(outer);
             df_sched_unref(s);
         }
 }
@@ -264,15 +269,7 @@ DF_TEST(SchedRealtime, WaiterFindsItsJobsBehindUnrelatedWork)
         Trap tr = {.unrelated = {.body_ns = 600 * MS},
                    .jobs = {{.body_ns = 5 * MS}, {.body_ns = 1 * MS}},
                    .other = df_group_new(s, 0)};
-        DfGroup *outer = df_group_new(s, 0);
-        DfNode *w = df_node_new(s, &(DfNodeDesc){.fn = buried_waiter,
-                                                 .arg = &tr,
-                                                 .module = -1,
-                                                 .group = outer,
-                                                 .deadline = df_now_ns() + 20 * MS});
-        df_node_submit(w);
-        df_node_release(w);
-        df_sched_wait(s, outer);
+        run_waiter(s, buried_waiter, &tr);
         const double waited_ms =
             (double)(atomic_load(&tr.resumed) - atomic_load(&tr.started)) / 1e6;
         /* Before: the only worker's fallback ran the older unrelated node
@@ -288,7 +285,6 @@ DF_TEST(SchedRealtime, WaiterFindsItsJobsBehindUnrelatedWork)
             "%s: the unrelated node ran before the waiter's job (%.1f ms before its end)", pol[p],
             (double)(atomic_load(&tr.jobs[0].end) - atomic_load(&tr.unrelated.start)) / 1e6);
         df_group_release(tr.other);
-        df_group_release(outer);
         df_sched_unref(s);
     }
 }
