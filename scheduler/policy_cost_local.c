@@ -94,6 +94,167 @@ static uint64_t place_cost(DfCostLocal *cl, const DfNode *n, const Bucket *b, in
     return sum < 1.8e19 ? (uint64_t)(sum + 0.5) : UINT64_MAX;
 }
 
+/* Past PLACE_BUCKETS producer workers, up to PLACE_WIDE: Cost(tid) from
+ * the bytes in each of tid's domains, one sum per domain and level, not
+ * from every producer: O(k + P x levels) for k inputs from P workers,
+ * where the sums per producer cost O(P^2) and a walk of the inputs per
+ * candidate O(k P).  trCost depends only on the lowest level whose domain
+ * two workers share, and domains nest (sharing a core means sharing its
+ * L3), so the bytes at exactly level L from tid are those of tid's level-L
+ * domain less those of its level-(L-1) one.  A level tid has no cache at
+ * is skipped; domains that do not nest fall back to the inputs. */
+#define PLACE_WIDE 128
+#define WIDE_SLOTS 256 /* > 2 x PLACE_WIDE keys: short probes, always an empty slot */
+
+typedef struct WideSlot {
+    uint64_t key;
+    int32_t idx; /* -1: empty */
+} WideSlot;
+
+typedef struct Wide {
+    Bucket b[PLACE_WIDE];
+    WideSlot slot[WIDE_SLOTS];
+    int64_t dom_bytes[PLACE_WIDE];
+    double dom_scaled[PLACE_WIDE];
+    int cand[PLACE_WIDE + 1];
+    int64_t prev_bytes[PLACE_WIDE + 1], cost_bytes[PLACE_WIDE + 1];
+    double prev_scaled[PLACE_WIDE + 1], cost_scaled[PLACE_WIDE + 1];
+} Wide;
+
+static WideSlot *wide_find(WideSlot *t, uint64_t key)
+{
+    uint64_t h = key * 0x9e3779b97f4a7c15ull;
+    for (uint32_t i = (uint32_t)(h >> 56) & (WIDE_SLOTS - 1);; i = (i + 1) & (WIDE_SLOTS - 1))
+        if (t[i].idx < 0 || t[i].key == key)
+            return &t[i];
+}
+
+static void wide_clear(Wide *x)
+{
+    for (int i = 0; i < WIDE_SLOTS; i++)
+        x->slot[i].idx = -1;
+}
+
+/* The producers' workers of n's inputs, as bucket_inputs, up to
+ * PLACE_WIDE of them (-1 past that), found by hash. */
+static int wide_buckets(DfCostLocal *cl, const DfNode *n, Wide *x)
+{
+    int nb = 0;
+    wide_clear(x);
+    DfPInputCursor cur = df_pnode_inputs(n);
+    for (DfPInput in; df_pnode_input_next(&cur, &in);) {
+        if (in.worker < 0)
+            continue;
+        WideSlot *sl = wide_find(x->slot, (uint64_t)in.worker);
+        if (sl->idx < 0) {
+            if (nb == PLACE_WIDE)
+                return -1;
+            *sl = (WideSlot){(uint64_t)in.worker, nb};
+            x->b[nb++] = (Bucket){.worker = in.worker};
+        }
+        Bucket *b = &x->b[sl->idx];
+        b->bytes += in.bytes;
+        if (cl->scale && in.bytes)
+            b->scaled += (double)in.bytes * cl->scale(cl, in.module);
+    }
+    return nb;
+}
+
+/* place()'s choice for a node of more than PLACE_BUCKETS producer
+ * workers: the same candidates in the same order, each one's Cost from
+ * the domain sums.  False when there are more than PLACE_WIDE.  Not
+ * inlined: its 14 KiB of scratch stays off place()'s frame. */
+__attribute__((noinline)) static bool place_wide(DfCostLocal *cl, const DfNode *n, int self,
+                                                 int *best_out, uint64_t *best_cost_out)
+{
+    Wide wide; /* every field written before it is read */
+    Wide *x = &wide;
+    const int nb = wide_buckets(cl, n, x);
+    if (nb < 0)
+        return false;
+    const DfTopo *t = cl->base.env.topo;
+    const uint32_t *lc = t->level_cost;
+    int nc = 0;
+    int64_t total = 0;
+    double total_scaled = 0;
+    for (int j = 0; j < nb; j++) {
+        total += (int64_t)x->b[j].bytes;
+        total_scaled += x->b[j].scaled;
+    }
+    if (self >= 0)
+        x->cand[nc++] = self;
+    for (int j = 0; j < nb; j++)
+        if (x->b[j].worker != self)
+            x->cand[nc++] = x->b[j].worker;
+    /* Level SELF: the candidate's own bytes. */
+    for (int c = 0; c < nc; c++) {
+        const WideSlot *sl = wide_find(x->slot, (uint64_t)x->cand[c]);
+        x->prev_bytes[c] = sl->idx < 0 ? 0 : (int64_t)x->b[sl->idx].bytes;
+        x->prev_scaled[c] = sl->idx < 0 ? 0 : x->b[sl->idx].scaled;
+        x->cost_bytes[c] = (int64_t)lc[DF_LEVEL_SELF] * x->prev_bytes[c];
+        x->cost_scaled[c] = (double)lc[DF_LEVEL_SELF] * x->prev_scaled[c];
+    }
+    /* Levels PU..NUMA: the bytes of the candidate's domain there. */
+    for (int l = 0; l < DF_TOPO_KEYS; l++) {
+        wide_clear(x);
+        int nd = 0;
+        for (int j = 0; j < nb; j++) {
+            const uint64_t key = t->keys[(size_t)x->b[j].worker * DF_TOPO_KEYS + (size_t)l];
+            WideSlot *sl = wide_find(x->slot, key);
+            if (sl->idx < 0) {
+                *sl = (WideSlot){key, nd};
+                x->dom_bytes[nd] = 0;
+                x->dom_scaled[nd++] = 0;
+            }
+            x->dom_bytes[sl->idx] += (int64_t)x->b[j].bytes;
+            x->dom_scaled[sl->idx] += x->b[j].scaled;
+        }
+        const uint32_t w = lc[DF_LEVEL_PU + l];
+        for (int c = 0; c < nc; c++) {
+            const uint64_t key = t->keys[(size_t)x->cand[c] * DF_TOPO_KEYS + (size_t)l];
+            /* No such cache above it (topo.c: a key of its own): nobody
+             * shares the level with it, its domain is the one below. */
+            if (key >> 63 && l != DF_LEVEL_NUMA - DF_LEVEL_PU)
+                continue;
+            const WideSlot *sl = wide_find(x->slot, key);
+            const int64_t s = sl->idx < 0 ? 0 : x->dom_bytes[sl->idx];
+            const double ss = sl->idx < 0 ? 0 : x->dom_scaled[sl->idx];
+            if (s < x->prev_bytes[c])
+                return false; /* domains that do not nest: sum per input */
+            x->cost_bytes[c] += (int64_t)w * (s - x->prev_bytes[c]);
+            x->cost_scaled[c] += (double)w * (ss - x->prev_scaled[c]);
+            x->prev_bytes[c] = s;
+            x->prev_scaled[c] = ss;
+        }
+    }
+    /* The rest are farther than NUMA. */
+    int best = -1;
+    uint64_t best_cost = UINT64_MAX;
+    for (int c = 0; c < nc; c++) {
+        uint64_t cost;
+        if (cl->scale) {
+            const double sum = x->cost_scaled[c] +
+                               (double)lc[DF_LEVEL_MACHINE] * (total_scaled - x->prev_scaled[c]);
+            cost = sum < 1.8e19 ? (uint64_t)(sum + 0.5) : UINT64_MAX;
+        } else {
+            cost = (uint64_t)(x->cost_bytes[c] +
+                              (int64_t)lc[DF_LEVEL_MACHINE] * (total - x->prev_bytes[c]));
+        }
+        if (c == 0 && self >= 0) {
+            best = self;
+            best_cost = df_pnode_bytes(n) ? cost : 0;
+        } else if (cost < best_cost) {
+            best = x->cand[c];
+            best_cost = cost;
+        }
+        if (best_cost == 0)
+            break;
+    }
+    *best_out = best;
+    *best_cost_out = best_cost;
+    return true;
+}
+
 static DfPlacement place(DfPolicy *p, int self, DfNode *n, bool may_keep)
 {
     DfCostLocal *cl = (DfCostLocal *)p;
@@ -105,13 +266,16 @@ static DfPlacement place(DfPolicy *p, int self, DfNode *n, bool may_keep)
      * O(i) walk of the input blocks per input). */
     Bucket b[PLACE_BUCKETS];
     const int nb = bucket_inputs(cl, n, b);
-    if (self >= 0) {
+    const bool wide = nb < 0 && place_wide(cl, n, self, &best, &best_cost);
+    if (!wide && self >= 0) {
         best = self;
         best_cost = df_pnode_bytes(n) ? place_cost(cl, n, b, nb, self) : 0;
     }
     /* Only the producers' workers can beat the current one (fig. 13, S22),
      * tried in the order of their first input, as one by one before. */
-    if (nb >= 0) {
+    if (wide) {
+        /* chosen from the domain sums */
+    } else if (nb >= 0) {
         for (int i = 0; i < nb && best_cost > 0; i++) {
             const int w = b[i].worker;
             if (w == best)

@@ -334,16 +334,17 @@ static int naive_best(const DfPolicyEnv *env, const DfNode *n, int self)
 }
 
 /* Many inputs in blocks: the cursor sees each once, in order, and
- * placement by per-producer sums (and, past 16 producers, by the inputs)
- * picks what formula (1) input by input picks, for cost-local and for
- * learned before it has measured anything (its sizes are the bytes). */
+ * placement by per-producer sums (up to 16 producers), by domain sums (up
+ * to 128) and past that by the inputs picks what formula (1) input by
+ * input picks, for cost-local and for learned before it has measured
+ * anything (its sizes are the bytes). */
 DF_TEST(CostLocal, ManyInputsPlaceAsFormulaOne)
 {
     DfTopo t;
-    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL, NULL),
-                     0);
+    DF_ASSERT_EQ_INT(
+        df_topo_model(&t, "package:2 l3:2 core:16 pu:4", 256, DF_COST_HIER, NULL, NULL), 0);
     DfPolicyEnv env = env_of(&t);
-    enum { K = 61 };
+    enum { K = 301 };
     int w[K];
     uint64_t b[K];
     const char *names[] = {"cost-local", "learned"};
@@ -351,13 +352,15 @@ DF_TEST(CostLocal, ManyInputsPlaceAsFormulaOne)
         const DfPolicyOps *ops = ops_of(names[pi]);
         DfPolicy *p;
         DF_ASSERT_EQ_INT(ops->create(&env, &p), 0);
-        for (int spread = 3; spread <= 29; spread += 13) { /* 3, 16, 29 producers */
+        static const int spreads[] = {3, 16, 29, 100, 200}; /* producers */
+        for (size_t si = 0; si < sizeof(spreads) / sizeof(spreads[0]); si++) {
+            const int spread = spreads[si];
             uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)spread;
             for (int i = 0; i < K; i++) {
                 w[i] = i % 7 == 5 ? -1 : (int)((i * 11) % spread);
                 b[i] = (df_rand_next(&seed) % 5000) * (i % 9 != 0);
             }
-            for (int self = 0; self < 32; self += 5) {
+            for (int self = 0; self < 256; self += 37) {
                 DfNode *n = block_node(K, w, b);
                 DF_ASSERT_EQ_INT(n->n_inputs, K);
                 DfPInputCursor cur = df_pnode_inputs(n);
