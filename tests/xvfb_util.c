@@ -37,8 +37,13 @@ bool df_test_xvfb_start(DfXvfb *x, const char *screen, char **why)
                                   G_SUBPROCESS_FLAGS_STDERR_SILENCE);
     g_subprocess_launcher_take_fd(l, fds[1], 3);
     fds[1] = -1;
+    /* -noreset: by default the server resets when its last client leaves,
+     * and drops a client that connected meanwhile before answering its
+     * setup (xserver issue 1102).  autovideosink opens and closes the
+     * display while it probes its sinks, so the sink it then picks met a
+     * resetting server now and then: "Could not open display". */
     x->proc = g_subprocess_launcher_spawn(l, &err, xvfb, "-displayfd", "3", "-nolisten", "tcp",
-                                          "-screen", "0", screen, NULL);
+                                          "-noreset", "-screen", "0", screen, NULL);
     /* The launcher holds the write end: drop it so that a server that dies
      * before naming its display gives EOF here. */
     g_clear_object(&l);
