@@ -48,22 +48,55 @@ typedef struct Bucket {
     double scaled;
 } Bucket;
 
+/* A hash table of keys (workers, domain keys) to small indices. */
+typedef struct WideSlot {
+    uint64_t key;
+    int32_t idx; /* -1: empty */
+} WideSlot;
+
+static WideSlot *wide_find(WideSlot *t, int n_slots, uint64_t key)
+{
+    const uint64_t h = key * 0x9e3779b97f4a7c15ull;
+    for (uint32_t i = (uint32_t)(h >> 56) & (uint32_t)(n_slots - 1);;
+         i = (i + 1) & (uint32_t)(n_slots - 1))
+        if (t[i].idx < 0 || t[i].key == key)
+            return &t[i];
+}
+
+static void wide_clear(WideSlot *t, int n_slots)
+{
+    for (int i = 0; i < n_slots; i++)
+        t[i].idx = -1;
+}
+
 /* The producers' workers of n's inputs in order of first appearance, with
- * their bytes; -1 when there are more than PLACE_BUCKETS of them (then
- * Cost is summed over the inputs for each candidate, as cl->cost does). */
-static int bucket_inputs(DfCostLocal *cl, const DfNode *n, Bucket *b)
+ * their bytes, at most `cap` of them (-1 past that: then Cost is summed
+ * some other way).  Found by a linear search, or through `slot` (a table
+ * of `n_slots` > 2 x cap) when there is one. */
+static int bucket_inputs(DfCostLocal *cl, const DfNode *n, Bucket *b, int cap, WideSlot *slot,
+                         int n_slots)
 {
     int nb = 0;
+    if (slot)
+        wide_clear(slot, n_slots);
     DfPInputCursor cur = df_pnode_inputs(n);
     for (DfPInput in; df_pnode_input_next(&cur, &in);) {
         if (in.worker < 0)
             continue;
         int k = 0;
-        while (k < nb && b[k].worker != in.worker)
-            k++;
+        WideSlot *sl = NULL;
+        if (slot) {
+            sl = wide_find(slot, n_slots, (uint64_t)in.worker);
+            k = sl->idx < 0 ? nb : sl->idx;
+        } else {
+            while (k < nb && b[k].worker != in.worker)
+                k++;
+        }
         if (k == nb) {
-            if (nb == PLACE_BUCKETS)
+            if (nb == cap)
                 return -1;
+            if (sl)
+                *sl = (WideSlot){(uint64_t)in.worker, nb};
             b[nb++] = (Bucket){.worker = in.worker};
         }
         if (in.bytes == 0)
@@ -106,11 +139,6 @@ static uint64_t place_cost(DfCostLocal *cl, const DfNode *n, const Bucket *b, in
 #define PLACE_WIDE 128
 #define WIDE_SLOTS 256 /* > 2 x PLACE_WIDE keys: short probes, always an empty slot */
 
-typedef struct WideSlot {
-    uint64_t key;
-    int32_t idx; /* -1: empty */
-} WideSlot;
-
 typedef struct Wide {
     Bucket b[PLACE_WIDE];
     WideSlot slot[WIDE_SLOTS];
@@ -121,45 +149,6 @@ typedef struct Wide {
     double prev_scaled[PLACE_WIDE + 1], cost_scaled[PLACE_WIDE + 1];
 } Wide;
 
-static WideSlot *wide_find(WideSlot *t, uint64_t key)
-{
-    uint64_t h = key * 0x9e3779b97f4a7c15ull;
-    for (uint32_t i = (uint32_t)(h >> 56) & (WIDE_SLOTS - 1);; i = (i + 1) & (WIDE_SLOTS - 1))
-        if (t[i].idx < 0 || t[i].key == key)
-            return &t[i];
-}
-
-static void wide_clear(Wide *x)
-{
-    for (int i = 0; i < WIDE_SLOTS; i++)
-        x->slot[i].idx = -1;
-}
-
-/* The producers' workers of n's inputs, as bucket_inputs, up to
- * PLACE_WIDE of them (-1 past that), found by hash. */
-static int wide_buckets(DfCostLocal *cl, const DfNode *n, Wide *x)
-{
-    int nb = 0;
-    wide_clear(x);
-    DfPInputCursor cur = df_pnode_inputs(n);
-    for (DfPInput in; df_pnode_input_next(&cur, &in);) {
-        if (in.worker < 0)
-            continue;
-        WideSlot *sl = wide_find(x->slot, (uint64_t)in.worker);
-        if (sl->idx < 0) {
-            if (nb == PLACE_WIDE)
-                return -1;
-            *sl = (WideSlot){(uint64_t)in.worker, nb};
-            x->b[nb++] = (Bucket){.worker = in.worker};
-        }
-        Bucket *b = &x->b[sl->idx];
-        b->bytes += in.bytes;
-        if (cl->scale && in.bytes)
-            b->scaled += (double)in.bytes * cl->scale(cl, in.module);
-    }
-    return nb;
-}
-
 /* place()'s choice for a node of more than PLACE_BUCKETS producer
  * workers: the same candidates in the same order, each one's Cost from
  * the domain sums.  False when there are more than PLACE_WIDE.  Not
@@ -169,7 +158,7 @@ __attribute__((noinline)) static bool place_wide(DfCostLocal *cl, const DfNode *
 {
     Wide wide; /* every field written before it is read */
     Wide *x = &wide;
-    const int nb = wide_buckets(cl, n, x);
+    const int nb = bucket_inputs(cl, n, x->b, PLACE_WIDE, x->slot, WIDE_SLOTS);
     if (nb < 0)
         return false;
     const DfTopo *t = cl->base.env.topo;
@@ -188,7 +177,7 @@ __attribute__((noinline)) static bool place_wide(DfCostLocal *cl, const DfNode *
             x->cand[nc++] = x->b[j].worker;
     /* Level SELF: the candidate's own bytes. */
     for (int c = 0; c < nc; c++) {
-        const WideSlot *sl = wide_find(x->slot, (uint64_t)x->cand[c]);
+        const WideSlot *sl = wide_find(x->slot, WIDE_SLOTS, (uint64_t)x->cand[c]);
         x->prev_bytes[c] = sl->idx < 0 ? 0 : (int64_t)x->b[sl->idx].bytes;
         x->prev_scaled[c] = sl->idx < 0 ? 0 : x->b[sl->idx].scaled;
         x->cost_bytes[c] = (int64_t)lc[DF_LEVEL_SELF] * x->prev_bytes[c];
@@ -196,11 +185,11 @@ __attribute__((noinline)) static bool place_wide(DfCostLocal *cl, const DfNode *
     }
     /* Levels PU..NUMA: the bytes of the candidate's domain there. */
     for (int l = 0; l < DF_TOPO_KEYS; l++) {
-        wide_clear(x);
+        wide_clear(x->slot, WIDE_SLOTS);
         int nd = 0;
         for (int j = 0; j < nb; j++) {
             const uint64_t key = t->keys[(size_t)x->b[j].worker * DF_TOPO_KEYS + (size_t)l];
-            WideSlot *sl = wide_find(x->slot, key);
+            WideSlot *sl = wide_find(x->slot, WIDE_SLOTS, key);
             if (sl->idx < 0) {
                 *sl = (WideSlot){key, nd};
                 x->dom_bytes[nd] = 0;
@@ -216,7 +205,7 @@ __attribute__((noinline)) static bool place_wide(DfCostLocal *cl, const DfNode *
              * shares the level with it, its domain is the one below. */
             if (key >> 63 && l != DF_LEVEL_NUMA - DF_LEVEL_PU)
                 continue;
-            const WideSlot *sl = wide_find(x->slot, key);
+            const WideSlot *sl = wide_find(x->slot, WIDE_SLOTS, key);
             const int64_t s = sl->idx < 0 ? 0 : x->dom_bytes[sl->idx];
             const double ss = sl->idx < 0 ? 0 : x->dom_scaled[sl->idx];
             if (s < x->prev_bytes[c])
@@ -265,7 +254,7 @@ static DfPlacement place(DfPolicy *p, int self, DfNode *n, bool may_keep)
      * k inputs from P workers, P usually 1 to 3; before, O(k^2) plus an
      * O(i) walk of the input blocks per input). */
     Bucket b[PLACE_BUCKETS];
-    const int nb = bucket_inputs(cl, n, b);
+    const int nb = bucket_inputs(cl, n, b, PLACE_BUCKETS, NULL, 0);
     const bool wide = nb < 0 && place_wide(cl, n, self, &best, &best_cost);
     if (!wide && self >= 0) {
         best = self;
