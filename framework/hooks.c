@@ -198,6 +198,10 @@ static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
         .node_ids = count <= STACK_WORKERS ? stack_ids : NULL,
         .add_inputs = refs.n_ref ? add_ref_inputs : NULL,
         .in_ctx = &refs,
+        /* On one worker only a request gives slice threading (auto
+         * decodes single-threaded there): its jobs are then the points
+         * where other streams' frames may run. */
+        .as_tasks = dec->plan.mode == DF_THREADING_SLICE,
     };
     if (workers) {
         for (int i = 0; i < count; i++)

@@ -426,13 +426,17 @@ typedef struct DfJobs {
      * reads.  Not called for a batch of one job, which runs inline. */
     void (*add_inputs)(void *in_ctx, DfNode *node, int jobnr);
     void *in_ctx;
+    /* Nodes even on a scheduler of one worker: each job is then a point
+     * where a more urgent node (another stream's frame) may run before the
+     * rest of the batch, at the cost of a node per job. */
+    bool as_tasks;
 } DfJobs;
 
 /* Run a batch and return when every job has finished.  From a worker, the
  * caller helps; from another thread it blocks.  Re-entrant.  Returns 0.
  * On a scheduler of one worker the jobs run inline in index order, without
- * nodes, unless DfSchedConfig.eager_jobs; workers[] then names the caller
- * and node_ids[] are 0, as for a batch of one job. */
+ * nodes, unless DfSchedConfig.eager_jobs or jobs->as_tasks; workers[] then
+ * names the caller and node_ids[] are 0, as for a batch of one job. */
 DF_SCHED_API int df_jobs_run(DfSched *sched, const DfJobs *jobs);
 
 /* ----------------------------------------------------- load per stream */

@@ -61,12 +61,14 @@ static void run_in_order(DfSched *s, const DfJobs *jobs, int from, bool record)
  * the jobs stay nodes: running a batch inline whenever other nodes were
  * queued showed no gain at 2 workers (9 paced streams against 9-12 with
  * nodes, run to run), and its trials left the other worker idle behind a
- * frame decoded alone (docs/scheduler.md). */
-static bool run_here(DfSched *s, int n)
+ * frame decoded alone (docs/scheduler.md).  A batch that asks for nodes
+ * (as_tasks) gets them on one worker too: its jobs are where other
+ * streams' frames may run before the rest of a long one. */
+static bool run_here(DfSched *s, const DfJobs *jobs)
 {
-    if (n == 1)
+    if (jobs->n_jobs == 1)
         return true; /* no parallelism to gain */
-    if (df_sched_splits_jobs(s))
+    if (df_sched_splits_jobs(s) || jobs->as_tasks)
         return false;
     DfWorker *w = df_current_worker(s);
     if (!w)
@@ -80,7 +82,7 @@ int df_jobs_run(DfSched *s, const DfJobs *jobs)
     const int n = jobs->n_jobs;
     if (n <= 0)
         return 0;
-    if (run_here(s, n)) {
+    if (run_here(s, jobs)) {
         run_in_order(s, jobs, 0, true);
         return 0;
     }

@@ -543,3 +543,35 @@ DF_TEST(FrameworkThreading, Mpeg2BandsAfterASequenceChange)
     t_sums_free(&ref);
     t_clip_free(&c);
 }
+
+/* Slice threading asked for on one worker: its jobs run as nodes (points
+ * where another stream's frame may run), not inline, and the pictures
+ * stay bit-exact. */
+DF_TEST(FrameworkThreading, SliceOnOneWorkerRunsJobsAsTasks)
+{
+    TClip c;
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
+    TSums ref = {0}, got = {0};
+    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    DfSched *s = t_sched("cost-local", 1, 20);
+    DF_ASSERT(s);
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.threading = DF_THREADING_SLICE;
+    DfDecoderStats st;
+    char thr[16] = "", msg[256] = "";
+    DF_ASSERT(t_df_decode(s, &c, &cfg, &got, &st, thr, sizeof(thr)) == 0);
+    DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s", msg);
+    DF_EXPECT_MSG(!strcmp(thr, "slice"), "threading %s", thr);
+    DF_EXPECT_MSG(st.slice_jobs > st.frames_decoded, "%llu jobs for %llu pictures",
+                  (unsigned long long)st.slice_jobs, (unsigned long long)st.frames_decoded);
+    DfStats ss;
+    DF_ASSERT_EQ_INT(df_sched_stats(s, &ss), 0);
+    DF_EXPECT_MSG(ss.total.jobs_inline == 0, "%llu batches inline",
+                  (unsigned long long)ss.total.jobs_inline);
+    df_stats_free(&ss);
+    df_sched_unref(s);
+    t_sums_free(&got);
+    t_sums_free(&ref);
+    t_clip_free(&c);
+}

@@ -434,12 +434,14 @@ DF_TEST(SchedJobs, IndependentJobsAndWorkersRecorded)
 }
 
 /* On one worker a batch runs inline, without nodes (jobs.c); not with
- * eager_jobs, nor on two workers, even with other nodes queued. */
+ * eager_jobs, nor for a batch that asks for tasks, nor on two workers,
+ * even with other nodes queued. */
 typedef struct Inline {
     _Atomic int hits[8];
     int workers[8];
     uint64_t ids[8];
     DfGroup *g;
+    bool as_tasks;
 } Inline;
 
 static void nop_body(DfTask *t, void *arg)
@@ -454,12 +456,16 @@ static void inline_body(DfTask *t, void *arg)
     DfSched *s = df_task_sched(t);
     /* Made ready now, it waits in the set of the only worker, this one. */
     df_spawn(s, nop_body, NULL, l->g);
-    DfJobs jobs = {.n_jobs = 8, .fn = count_job, .ctx = l->hits, .workers = l->workers,
-                   .node_ids = l->ids};
+    DfJobs jobs = {.n_jobs = 8,
+                   .fn = count_job,
+                   .ctx = l->hits,
+                   .workers = l->workers,
+                   .node_ids = l->ids,
+                   .as_tasks = l->as_tasks};
     df_jobs_run(s, &jobs);
 }
 
-static void inline_case(int workers, bool eager, bool want_inline)
+static void inline_case(int workers, bool eager, bool as_tasks, bool want_inline)
 {
     DfSchedConfig cfg;
     df_sched_config_init(&cfg);
@@ -470,7 +476,7 @@ static void inline_case(int workers, bool eager, bool want_inline)
     DfSched *s = NULL;
     DfError err = {0};
     DF_ASSERT_EQ_INT(df_sched_new(&cfg, &s, &err), 0);
-    Inline l = {0};
+    Inline l = {.as_tasks = as_tasks};
     l.g = df_group_new(s, 0);
     df_spawn(s, inline_body, &l, l.g);
     df_sched_wait(s, l.g);
@@ -478,8 +484,8 @@ static void inline_case(int workers, bool eager, bool want_inline)
         DF_EXPECT_EQ_INT(atomic_load(&l.hits[j]), 1);
         DF_EXPECT(l.workers[j] >= 0 && l.workers[j] < workers);
         DF_EXPECT_MSG(want_inline ? l.ids[j] == 0 : l.ids[j] > 0,
-                      "%d workers, eager %d: job %d node id %llu", workers, eager, j,
-                      (unsigned long long)l.ids[j]);
+                      "%d workers, eager %d, as_tasks %d: job %d node id %llu", workers, eager,
+                      as_tasks, j, (unsigned long long)l.ids[j]);
     }
     DfStats st;
     DF_ASSERT_EQ_INT(df_sched_stats(s, &st), 0);
@@ -491,9 +497,10 @@ static void inline_case(int workers, bool eager, bool want_inline)
 
 DF_TEST(SchedJobs, OneWorkerRunsBatchesInline)
 {
-    inline_case(1, false, true);
-    inline_case(1, true, false); /* eager_jobs */
-    inline_case(2, false, false);
+    inline_case(1, false, false, true);
+    inline_case(1, true, false, false); /* eager_jobs */
+    inline_case(1, false, true, false); /* the batch asks for tasks */
+    inline_case(2, false, false, false);
 }
 
 typedef struct JobInputs {
