@@ -175,6 +175,16 @@ static void find_refs(DfDecoder *dec, int count, RefInputs *r)
     }
 }
 
+/* Bytes of one of `count` equal bands of the picture being decoded. */
+static uint64_t band_bytes(const DfDecoder *dec, int count)
+{
+    const DfPicTable *t = &dec->pics;
+    if (t->cur < 0 || count <= 0)
+        return 0;
+    const DfPicRecord *p = &t->rec[t->cur];
+    return p->row_bytes * (uint64_t)p->h / (uint64_t)count;
+}
+
 static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
 {
     int stack_workers[STACK_WORKERS];
@@ -202,6 +212,12 @@ static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
          * decodes single-threaded there): its jobs are then the points
          * where other streams' frames may run. */
         .as_tasks = dec->plan.mode == DF_THREADING_SLICE,
+        /* A WPP row reads the row above while that one runs (intra
+         * prediction, the filters' edges, the entropy contexts after its
+         * second CTU), and runs longer when that is on another core
+         * (dfsim's --wpp-factor): declared as one row's bytes, it weighs
+         * as much as the references. */
+        .start_bytes = wpp ? band_bytes(dec, count) : 0,
     };
     if (workers) {
         for (int i = 0; i < count; i++)

@@ -416,6 +416,12 @@ typedef struct DfJobs {
     int n_slots;        /* threadnr = jobnr % n_slots and job j starts only after
                          * job j - n_slots finished; 0: unlimited, threadnr = 0 */
     bool ordered_start; /* job j becomes ready only once job j-1 started (WPP) */
+    /* With ordered_start: bytes job j reads of what job j-1 writes while
+     * both run (a WPP row reads the row above).  Declared as job j's
+     * first input, without a producer (it is no completion dependency),
+     * its worker the one that started job j-1, so that placement weighs
+     * it against the other inputs.  0: none. */
+    uint64_t start_bytes;
     int module;         /* module id of the job nodes */
     int64_t deadline;   /* 0: none */
     uint64_t out_size;  /* bytes each job produces */

@@ -21,8 +21,13 @@ static void job_body(DfTask *t, void *arg)
         return; /* placeholder whose job runs inline after the batch */
     const int jobnr = (int)self->aux[0];
     DfNode *next = (DfNode *)self->aux[1];
-    if (next)
+    if (next) {
+        /* Written before the unhold's release RMW on next->pending: the
+         * worker that makes next ready places it after an acquire of it. */
+        if (jobs->start_bytes && next->n_inputs > 0) /* none: out of memory */
+            df_node_input(next, 0)->worker = t->worker;
         df_node_unhold(next); /* job j+1 may start now that j has */
+    }
     const int threadnr = jobs->n_slots > 0 ? jobnr % jobs->n_slots : 0;
     jobs->fn(jobs->ctx, jobnr, threadnr);
     if (jobs->workers)
@@ -121,6 +126,14 @@ int df_jobs_run(DfSched *s, const DfJobs *jobs)
         }
         nodes[j] = node;
         created++;
+        /* The row above: input 0, its worker filled in by job j-1's start
+         * (job_body).  The producer id names it in traces only. */
+        if (j > 0 && jobs->ordered_start && jobs->start_bytes &&
+            df_node_add_input(node, -1, jobs->start_bytes, jobs->module, nodes[j - 1]->id) < 0) {
+            /* Out of memory: this job and the rest run inline afterwards. */
+            node->aux[0] = UINTPTR_MAX;
+            break;
+        }
         if (jobs->add_inputs)
             jobs->add_inputs(jobs->in_ctx, node, j);
         if (jobs->n_slots > 0 && j >= jobs->n_slots &&

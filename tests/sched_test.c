@@ -516,6 +516,53 @@ static void add_job_input(void *in_ctx, DfNode *node, int jobnr)
     df_node_add_input(node, jobnr % 2, 1000u * (unsigned)(jobnr + 1), ji->mod, 0);
 }
 
+/* DfJobs.start_bytes: job j of an ordered batch (WPP rows) has the row
+ * above as its first input, its worker the one that ran job j-1 (known
+ * when j-1 started), its producer id j-1's; job 0 has none. */
+DF_TEST(SchedJobs, OrderedJobsReadTheRowAbove)
+{
+    DfSched *s = df_test_sched("cost-local", 2, 10);
+    DF_ASSERT(s);
+    const int mod_s = df_sched_module_id(s, "S");
+    _Atomic int hits[16] = {0};
+    int workers[12];
+    uint64_t ids[12];
+    DF_ASSERT_EQ_INT(df_sched_trace_start(s, 1024), 0);
+    DfJobs jobs = {.n_jobs = 12,
+                   .fn = count_job,
+                   .ctx = hits,
+                   .module = mod_s,
+                   .ordered_start = true,
+                   .start_bytes = 4096,
+                   .workers = workers,
+                   .node_ids = ids};
+    DF_EXPECT_EQ_INT(df_jobs_run(s, &jobs), 0);
+    df_sched_trace_stop(s);
+    DfTrace tr;
+    DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &tr), 0);
+    int seen = 0;
+    for (size_t e = 0; e < tr.n_events; e++) {
+        const DfTraceEvent *ev = &tr.events[e];
+        if (ev->module != mod_s)
+            continue;
+        seen++;
+        const int j = ev->index;
+        DF_EXPECT_EQ_INT(ev->n_inputs, j > 0 ? 1 : 0);
+        if (j == 0 || ev->n_inputs != 1)
+            continue;
+        const DfTraceInput *in = &tr.inputs[ev->first_input];
+        DF_EXPECT_EQ_INT(in->worker, workers[j - 1]);
+        DF_EXPECT_EQ_INT(in->pred_id, ids[j - 1]);
+        DF_EXPECT_EQ_INT(in->bytes, 4096);
+        DF_EXPECT_EQ_INT(in->module, mod_s);
+    }
+    DF_EXPECT_EQ_INT(seen, 12);
+    for (int j = 0; j < 12; j++)
+        DF_EXPECT_EQ_INT(atomic_load(&hits[j]), 1);
+    df_trace_free(&tr);
+    df_sched_unref(s);
+}
+
 /* DfJobs.add_inputs: called once per job node before it runs, and the
  * inputs it declares are the node's (the trace shows them per job); a
  * batch of one runs inline with no node and no call. */

@@ -240,6 +240,36 @@ DF_TEST(Sim, OrderedStartLinks)
     b_free(&b);
 }
 
+/* The row above as an input (DfJobs.start_bytes: producer = the start
+ * predecessor) is no completion dependency, and costs no transfer (the
+ * WPP factor is its cost): ten rows of 100 us, recorded one after the
+ * other, run at once on ten workers (as a dependency, one after the
+ * other: 1 ms). */
+DF_TEST(Sim, RowAboveInputIsNoCompletionDependency)
+{
+    Builder b;
+    b_init(&b, 1);
+    for (int j = 0; j < 10; j++) {
+        const uint64_t above = (uint64_t)j, bytes = 1 << 20;
+        DfTraceEvent *e =
+            b_node(&b, (uint64_t)j + 1, 1, 0, j * 100000, 100000, 0, 0, j ? 1 : 0, &above, &bytes);
+        e->start_pred_id = j ? (uint64_t)j : 0;
+    }
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    const char *policies[] = {"fifo", "cost-local"};
+    for (int p = 0; p < 2; p++) {
+        SimResult r = run(g, policies[p], 10, "core:10 pu:1", 1);
+        DF_EXPECT_EQ_INT(r.tasks, 10);
+        DF_EXPECT_MSG(r.makespan_ns < 100000 + 10 * (10000 + 2000), "%s: %lld ns", policies[p],
+                      (long long)r.makespan_ns);
+        DF_EXPECT_MSG(r.transfer_ns == 0, "%s: %lld ns of transfer", policies[p],
+                      (long long)r.transfer_ns);
+    }
+    sim_graph_free(g);
+    b_free(&b);
+}
+
 /* A WPP row cannot end before the row above: row 1 (100 us of work) ends
  * with row 0 (400 us), so the 1 ms node reading row 1 ends near 1.4 ms,
  * not 1.1 ms. */

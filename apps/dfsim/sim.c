@@ -425,11 +425,13 @@ static void start_node(Sim *s, int w, DfNode *n)
         poll = charge_poll(s, w);
     }
     n->flags = 0;
-    /* Transfer: every input byte from another worker, at its level. */
+    /* Transfer: every input byte from another worker, at its level; not
+     * the row above's, whose cost is the WPP factor. */
     double transfer = 0;
     DfPInputCursor cur = df_pnode_inputs(n);
-    for (DfPInput in; df_pnode_input_next(&cur, &in);) {
-        if (in.worker < 0 || in.bytes == 0)
+    int k_in = 0;
+    for (DfPInput in; df_pnode_input_next(&cur, &in); k_in++) {
+        if (in.worker < 0 || in.bytes == 0 || k_in == sn->start_in)
             continue;
         const int lev = df_topo_level(&s->topo, in.worker, w);
         s->res->bytes_level[lev] += in.bytes;
@@ -442,8 +444,15 @@ static void start_node(Sim *s, int w, DfNode *n)
     /* Ordered jobs released by this start. */
     const SimGraph *g = s->g;
     int base = gi - gi % g->n, i = gi % g->n;
-    for (int k = g->startsucc_first[i]; k < g->startsucc_first[i + 1]; k++)
-        release(s, w, base + g->startsucc[k], true);
+    for (int k = g->startsucc_first[i]; k < g->startsucc_first[i + 1]; k++) {
+        const int c = base + g->startsucc[k];
+        /* The row above starts here: where the row below reads it from,
+         * as job_body (jobs.c) fills it in. */
+        const int in = node_of(s, c)->start_in;
+        if (in >= 0)
+            df_node_input(s->dn[c], (unsigned)in)->worker = w;
+        release(s, w, c, true);
+    }
     begin_segment(s, w, s->cfg->task_overhead_ns + (int64_t)transfer + lost + poll);
 }
 

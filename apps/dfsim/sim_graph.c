@@ -369,6 +369,7 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
         sn->start_pred = e->start_pred_id
                              ? GPOINTER_TO_INT(g_hash_table_lookup(by_id, &e->start_pred_id)) - 1
                              : -1;
+        sn->start_in = -1;
         /* Inputs, and the transfer time the recording paid for them. */
         double paid = 0;
         sn->first_in = in_at;
@@ -380,6 +381,14 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
             si->module = ti->module;
             si->bytes = ti->bytes;
             si->rec_worker = ti->worker;
+            if (si->pred >= 0 && si->pred == sn->start_pred) {
+                /* The row above: no completion dependency (the replay
+                 * names its worker when that row starts), and no transfer
+                 * to take out (its cost is the WPP factor). */
+                sn->start_in = (int)k;
+                si->pred = -1;
+                continue;
+            }
             if (ti->worker >= 0 && ti->worker < t->n_workers && rec_npb && t->levels)
                 paid += (double)ti->bytes *
                         rec_npb[t->levels[(size_t)ti->worker * (size_t)t->n_workers +

@@ -31,6 +31,7 @@ typedef struct SimNode {
     int parent;
     int created_seg; /* parent's segment in which this node was created */
     int start_pred;
+    int start_in; /* its input from start_pred (the row above: DfJobs.start_bytes), -1: none */
     int first_in, n_in;
     int first_seg, n_seg;
     int64_t created_ns;
