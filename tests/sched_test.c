@@ -516,6 +516,17 @@ static void add_job_input(void *in_ctx, DfNode *node, int jobnr)
     df_node_add_input(node, jobnr % 2, 1000u * (unsigned)(jobnr + 1), ji->mod, 0);
 }
 
+/* Run `jobs` with tracing on and collect the trace into `tr`; false when
+ * there is no trace. */
+static bool traced_batch(DfSched *s, const DfJobs *jobs, DfTrace *tr)
+{
+    if (df_sched_trace_start(s, 1024) != 0)
+        return false;
+    DF_EXPECT_EQ_INT(df_jobs_run(s, jobs), 0);
+    df_sched_trace_stop(s);
+    return df_sched_trace_collect(s, tr) == 0;
+}
+
 /* DfJobs.start_bytes: job j of an ordered batch (WPP rows) has the row
  * above as its first input, its worker the one that ran job j-1 (known
  * when j-1 started), its producer id j-1's; job 0 has none. */
@@ -527,19 +538,16 @@ DF_TEST(SchedJobs, OrderedJobsReadTheRowAbove)
     _Atomic int hits[16] = {0};
     int workers[12];
     uint64_t ids[12];
-    DF_ASSERT_EQ_INT(df_sched_trace_start(s, 1024), 0);
-    DfJobs jobs = {.n_jobs = 12,
-                   .fn = count_job,
-                   .ctx = hits,
-                   .module = mod_s,
-                   .ordered_start = true,
-                   .start_bytes = 4096,
-                   .workers = workers,
-                   .node_ids = ids};
-    DF_EXPECT_EQ_INT(df_jobs_run(s, &jobs), 0);
-    df_sched_trace_stop(s);
+    const DfJobs jobs = {.n_jobs = 12,
+                         .fn = count_job,
+                         .ctx = hits,
+                         .module = mod_s,
+                         .ordered_start = true,
+                         .start_bytes = 4096,
+                         .workers = workers,
+                         .node_ids = ids};
     DfTrace tr;
-    DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &tr), 0);
+    DF_ASSERT(traced_batch(s, &jobs, &tr));
     int seen = 0;
     for (size_t e = 0; e < tr.n_events; e++) {
         const DfTraceEvent *ev = &tr.events[e];
@@ -573,13 +581,10 @@ DF_TEST(SchedJobs, AddInputsDeclaredPerJob)
     const int mod_s = df_sched_module_id(s, "S");
     _Atomic int hits[16] = {0};
     JobInputs ji = {.mod = df_sched_module_id(s, "D")};
-    DF_ASSERT_EQ_INT(df_sched_trace_start(s, 1024), 0);
     DfJobs jobs = {.n_jobs = 12, .fn = count_job, .ctx = hits, .module = mod_s,
                    .add_inputs = add_job_input, .in_ctx = &ji};
-    DF_EXPECT_EQ_INT(df_jobs_run(s, &jobs), 0);
-    df_sched_trace_stop(s);
     DfTrace tr;
-    DF_ASSERT_EQ_INT(df_sched_trace_collect(s, &tr), 0);
+    DF_ASSERT(traced_batch(s, &jobs, &tr));
     int seen = 0;
     for (size_t e = 0; e < tr.n_events; e++) {
         const DfTraceEvent *ev = &tr.events[e];
