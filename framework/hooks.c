@@ -175,14 +175,16 @@ static void find_refs(DfDecoder *dec, int count, RefInputs *r)
     }
 }
 
-/* Bytes of one of `count` equal bands of the picture being decoded. */
+/* Bytes of the tallest of `count` bands of the picture being decoded:
+ * no less than a job's reference rows (add_ref_inputs cuts them so), so
+ * that the row above is not outweighed by a row's rounding. */
 static uint64_t band_bytes(const DfDecoder *dec, int count)
 {
     const DfPicTable *t = &dec->pics;
     if (t->cur < 0 || count <= 0)
         return 0;
     const DfPicRecord *p = &t->rec[t->cur];
-    return p->row_bytes * (uint64_t)p->h / (uint64_t)count;
+    return p->row_bytes * (((uint64_t)p->h + (uint64_t)count - 1) / (uint64_t)count);
 }
 
 static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
@@ -215,8 +217,8 @@ static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
         /* A WPP row reads the row above while that one runs (intra
          * prediction, the filters' edges, the entropy contexts after its
          * second CTU), and runs longer when that is on another core
-         * (dfsim's --wpp-factor): declared as one row's bytes, it weighs
-         * as much as the references. */
+         * (dfsim's --wpp-factor): declared as one band's bytes, it weighs
+         * at least as much as the references. */
         .start_bytes = wpp ? band_bytes(dec, count) : 0,
     };
     if (workers) {
