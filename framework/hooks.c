@@ -217,8 +217,8 @@ static int run_batch(DfDecoder *dec, ExecCall *call, int count, bool wpp)
         /* A WPP row reads the row above while that one runs (intra
          * prediction, the filters' edges, the entropy contexts after its
          * second CTU), and runs longer when that is on another core
-         * (dfsim's --wpp-factor): declared as one band's bytes, it weighs
-         * at least as much as the references. */
+         * (dfsim's --wpp-factor): declared as the tallest band's bytes,
+         * it weighs at least as much as the references. */
         .start_bytes = wpp ? band_bytes(dec, count) : 0,
     };
     if (workers) {
