@@ -620,6 +620,13 @@ DF_TEST(Sim, WppRowFactor)
                   (long long)slow.makespan_ns, (long long)plain.makespan_ns);
     DF_EXPECT_MSG(fabs((double)one.makespan_ns - 2e6) < 0.05 * 2e6, "1 worker: %lld ns",
                   (long long)one.makespan_ns);
+    /* Counted with or without the factor: every row but row 0 apart from
+     * the row above on two workers, none on one. */
+    DF_EXPECT_EQ_INT(plain.rows, 19);
+    DF_EXPECT_EQ_INT(plain.rows_apart, 19);
+    DF_EXPECT_EQ_INT(slow.rows_apart, 19);
+    DF_EXPECT_EQ_INT(one.rows, 19);
+    DF_EXPECT_EQ_INT(one.rows_apart, 0);
     sim_graph_free(g);
     b_free(&b);
 

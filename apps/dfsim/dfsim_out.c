@@ -252,6 +252,10 @@ bool df_sim_write_json(const DfSim *d)
         df_json_double(b, "poll_read_ms", (double)r->r.poll_read_ns / 1e6);
         json_builder_set_member_name(b, "tasks_stolen");
         json_builder_add_int_value(b, (gint64)r->r.stolen);
+        json_builder_set_member_name(b, "wpp_rows");
+        json_builder_add_int_value(b, (gint64)r->r.rows);
+        json_builder_set_member_name(b, "wpp_rows_apart");
+        json_builder_add_int_value(b, (gint64)r->r.rows_apart);
         json_builder_set_member_name(b, "bytes_level");
         json_builder_begin_object(b);
         for (int l = 0; l < DF_N_LEVELS; l++) {

@@ -401,10 +401,13 @@ static void start_node(Sim *s, int w, DfNode *n)
      * (SimConfig.wpp_factor); one recorded so is first brought back. */
     const SimNode *sn = node_of(s, gi);
     double scale = 1.0;
-    if (sn->start_pred >= 0 && s->cfg->wpp_factor > 1.0) {
+    if (sn->start_pred >= 0) {
         const int above = gi - gi % s->g->n + sn->start_pred;
         const bool now_wpp = !s->done[above] && s->ran_on[above] >= 0 && s->ran_on[above] != w;
-        scale = (now_wpp ? s->cfg->wpp_factor : 1.0) / (sn->rec_wpp ? s->cfg->wpp_factor : 1.0);
+        if (s->cfg->wpp_factor > 1.0)
+            scale = (now_wpp ? s->cfg->wpp_factor : 1.0) / (sn->rec_wpp ? s->cfg->wpp_factor : 1.0);
+        s->res->rows++;
+        s->res->rows_apart += now_wpp;
     }
     /* An unordered job likewise while a sibling runs on another worker
      * (this worker runs no other: jobs do not wait). */
