@@ -293,37 +293,53 @@ static int cheapest(DfCostLocal *cl, int self, const DfNode *n, uint64_t *cost)
     return best;
 }
 
-/* Every input that has a producer worker has `self`'s. */
-static bool inputs_all_on(const DfNode *n, int self)
+/* Where n's producers ran, as far as placement cares. */
+typedef enum { PRODUCERS_NONE, PRODUCERS_HERE, PRODUCERS_ELSEWHERE } Producers;
+
+static Producers producers_of(const DfNode *n, int self)
 {
+    Producers p = PRODUCERS_NONE;
     DfPInputCursor cur = df_pnode_inputs(n);
-    for (DfPInput in; df_pnode_input_next(&cur, &in);)
-        if (in.worker >= 0 && in.worker != self)
-            return false;
-    return true;
+    for (DfPInput in; df_pnode_input_next(&cur, &in);) {
+        if (in.worker < 0)
+            continue;
+        if (in.worker != self)
+            return PRODUCERS_ELSEWHERE;
+        p = PRODUCERS_HERE;
+    }
+    return p;
 }
 
 /* The worker n goes to: the producers' cheapest, else round robin. */
 static int choose(DfCostLocal *cl, int self, DfNode *n)
 {
     /* Produced here only (a chain, a fan-in of this worker's nodes, no
-     * input): only the producers' workers could beat this one, and they
+     * producer): only the producers' workers could beat this one, and they
      * are this one, so nothing to sum (163 of a fan-out node's 1325
      * instructions at two workers).  The cost is then 0 or not looked at:
      * `spread` below reads it only for a node without bytes. */
+    const Producers from = self >= 0 ? producers_of(n, self) : PRODUCERS_ELSEWHERE;
     uint64_t best_cost = 0;
-    int best = self >= 0 && inputs_all_on(n, self) ? self : cheapest(cl, self, n, &best_cost);
-    /* A node whose inputs cost nothing anywhere (none, or no bytes) has no
-     * home: keep it when the own set is empty, else spread it round robin,
-     * so that the producers of a graph start out on all workers and their
-     * consumers, placed by cost, need no thief.  A task spawned on a worker
+    int best = from != PRODUCERS_ELSEWHERE ? self : cheapest(cl, self, n, &best_cost);
+    /* A node without a producer (a source: no input, or inputs from
+     * outside the workers) has no home: keep it when the own set is
+     * empty, else spread it round robin, so that the producers of a graph
+     * start out on all workers and their consumers, placed by cost, need
+     * no thief.  A node whose producers' edges carry no bytes has one: the
+     * worker placing it, where a producer ran (a decoder's chain of decode
+     * tasks, whose context is warm there).  Spreading those too sent each
+     * frame of a stream to the next worker, and at saturation left
+     * workers without their streams' next work while others queued it:
+     * thieves then split WPP wavefronts (dfsim, 4K HEVC WPP, 64 workers x
+     * 64 streams: 55 % of rows apart from the row above, 1759 fps; kept
+     * with their producer: none, 2196).  A task spawned on a worker
      * has no consumers to place (df_spawn: no handle, so no edge): it stays
      * on its spawner's worker and idle workers steal it, as fork-join
      * schedulers do; posting half of a burst of spawns to other workers'
      * inboxes cost a contended CAS each, their draining and a remote free
      * (dfbench sched empty at 2 workers: 280-340 ns per task against
      * 170-220 with thieves sharing the burst; oneTBB 230-270). */
-    const bool spread = !(df_pnode_flags(n) & DF_NF_SPAWNED);
+    const bool spread = !(df_pnode_flags(n) & DF_NF_SPAWNED) && from == PRODUCERS_NONE;
     if (best < 0 || (spread && best_cost == 0 && df_pnode_bytes(n) == 0 && self >= 0 &&
                      cl->rs.n > 1 && !df_ready_empty_own(&cl->rs.sets[self]))) {
         /* A worker's counter is its own (no RMW, no shared line); outside

@@ -387,6 +387,50 @@ DF_TEST(CostLocal, ManyInputsPlaceAsFormulaOne)
     df_topo_fini(&t);
 }
 
+/* A source (no producer) goes round robin from a worker whose set holds
+ * work; a node whose producer's edge carries no bytes (a decoder's chain
+ * of decode tasks) stays with the worker placing it, wherever the
+ * producer ran. */
+DF_TEST(CostLocal, ZeroByteEdgeKeepsItsWorker)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "core:4 pu:1", 4, DF_COST_FLAT, NULL, NULL), 0);
+    DfPolicyEnv env = env_of(&t);
+    const DfPolicyOps *ops = ops_of("cost-local");
+    DfPolicy *p;
+    DF_ASSERT_EQ_INT(ops->create(&env, &p), 0);
+    DfNode *busy = fake_node(0, NULL, NULL);
+    DF_EXPECT_EQ_INT(ops->push(p, 1, busy).worker, 1); /* own set empty: stays */
+    /* Worker 1's set holds work now. */
+    int away = 0;
+    DfNode *src[3], *chained[3];
+    for (int i = 0; i < 3; i++) {
+        src[i] = fake_node(0, NULL, NULL);
+        away += ops->push(p, 1, src[i]).worker != 1;
+    }
+    DF_EXPECT_MSG(away >= 2, "sources spread: %d of 3 left worker 1", away);
+    const int from[] = {2, 1, 3};
+    const uint64_t none[] = {0};
+    for (int i = 0; i < 3; i++) {
+        chained[i] = fake_node(1, &from[i], none);
+        DF_EXPECT_EQ_INT(ops->push(p, 1, chained[i]).worker, 1);
+    }
+    /* From outside (no placing worker) it goes to its producer. */
+    DfNode *outside = fake_node(1, &from[0], none);
+    DF_EXPECT_EQ_INT(ops->push(p, -1, outside).worker, from[0]);
+    for (int w = 0; w < 4; w++)
+        while (ops->pop(p, w, NULL))
+            ;
+    ops->destroy(p);
+    free(busy);
+    free(outside);
+    for (int i = 0; i < 3; i++) {
+        free(src[i]);
+        free(chained[i]);
+    }
+    df_topo_fini(&t);
+}
+
 /* push_keep keeps a node placed on the caller when nothing in its set is
  * due before it, and queues it otherwise. */
 DF_TEST(CostLocal, KeepsOnlyWhatNothingQueuedPrecedes)
