@@ -387,6 +387,21 @@ DF_TEST(CostLocal, ManyInputsPlaceAsFormulaOne)
     df_topo_fini(&t);
 }
 
+/* cost-local on `n` workers of a flat synthetic topology (t is the
+ * caller's to finish), or NULL. */
+static DfPolicy *flat_cost_local(DfTopo *t, const char *topo, int n)
+{
+    if (df_topo_model(t, topo, n, DF_COST_FLAT, NULL, NULL) != 0)
+        return NULL;
+    const DfPolicyEnv env = env_of(t);
+    DfPolicy *p = NULL;
+    if (ops_of("cost-local")->create(&env, &p) != 0) {
+        df_topo_fini(t);
+        return NULL;
+    }
+    return p;
+}
+
 /* A source (no producer) goes round robin from a worker whose set holds
  * work; a node whose producer's edge carries no bytes (a decoder's chain
  * of decode tasks) stays with the worker placing it, wherever the
@@ -394,11 +409,9 @@ DF_TEST(CostLocal, ManyInputsPlaceAsFormulaOne)
 DF_TEST(CostLocal, ZeroByteEdgeKeepsItsWorker)
 {
     DfTopo t;
-    DF_ASSERT_EQ_INT(df_topo_model(&t, "core:4 pu:1", 4, DF_COST_FLAT, NULL, NULL), 0);
-    DfPolicyEnv env = env_of(&t);
     const DfPolicyOps *ops = ops_of("cost-local");
-    DfPolicy *p;
-    DF_ASSERT_EQ_INT(ops->create(&env, &p), 0);
+    DfPolicy *p = flat_cost_local(&t, "core:4 pu:1", 4);
+    DF_ASSERT(p != NULL);
     DfNode *busy = fake_node(0, NULL, NULL);
     DF_EXPECT_EQ_INT(ops->push(p, 1, busy).worker, 1); /* own set empty: stays */
     /* Worker 1's set holds work now. */
@@ -436,11 +449,9 @@ DF_TEST(CostLocal, ZeroByteEdgeKeepsItsWorker)
 DF_TEST(CostLocal, KeepsOnlyWhatNothingQueuedPrecedes)
 {
     DfTopo t;
-    DF_ASSERT_EQ_INT(df_topo_model(&t, "core:2 pu:1", 2, DF_COST_FLAT, NULL, NULL), 0);
-    DfPolicyEnv env = env_of(&t);
     const DfPolicyOps *ops = ops_of("cost-local");
-    DfPolicy *p;
-    DF_ASSERT_EQ_INT(ops->create(&env, &p), 0);
+    DfPolicy *p = flat_cost_local(&t, "core:2 pu:1", 2);
+    DF_ASSERT(p != NULL);
     const int w[] = {0};
     const uint64_t b[] = {100};
     DfNode *a = fake_node(1, w, b);
