@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tools/chroot.sh DIR SUITE CMD [ARGS...]: run CMD (relative to the source
 # tree) as root in a clean Debian SUITE chroot.  The chroot is debootstrapped
-# once into DIR/chroot (from $DF_MIRROR, default http://deb.debian.org/debian)
-# and reused; the source tree is bind-mounted at /src, with /proc, /sys, /dev,
+# once into DIR/chroot (DIR relative to the source tree, or absolute; from
+# $DF_MIRROR, default http://deb.debian.org/debian) and reused; the source
+# tree is bind-mounted at /src, with /proc, /sys, /dev,
 # /dev/pts and a fresh /dev/shm, all unmounted on exit.  Build directories
 # inside get the prefix DIR/ (DF_BUILD_PREFIX), so they never mix with this
 # system's.  DF_CHROOT_SRC binds another source tree at /src instead (e.g. a
@@ -20,7 +21,11 @@ if [ "$(id -u)" -ne 0 ]; then
     command -v sudo >/dev/null || { echo "error: a chroot needs root (or sudo)" >&2; exit 1; }
     exec sudo --preserve-env=DF_MIRROR,DF_CHROOT_SRC,DF_JOBS "$0" "$dir" "$suite" "$@"
 fi
-root=$PWD/$dir/chroot
+# DIR is relative to the source tree (cd above) unless absolute.
+case $dir in
+/*) root=$dir/chroot ;;
+*) root=$PWD/$dir/chroot ;;
+esac
 mirror=${DF_MIRROR:-http://deb.debian.org/debian}
 mkdir -p "$dir" || exit 1
 # One run at a time per chroot: with the lock held, mounts left in it are
