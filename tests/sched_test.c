@@ -527,6 +527,22 @@ static bool traced_batch(DfSched *s, const DfJobs *jobs, DfTrace *tr)
     return df_sched_trace_collect(s, tr) == 0;
 }
 
+/* The trace's events of module `mod`, by job index (below n): how many
+ * there were in all. */
+static int job_events(const DfTrace *tr, int mod, const DfTraceEvent **by_index, int n)
+{
+    int seen = 0;
+    for (size_t e = 0; e < tr->n_events; e++) {
+        const DfTraceEvent *ev = &tr->events[e];
+        if (ev->module != mod)
+            continue;
+        seen++;
+        if (ev->index >= 0 && ev->index < n)
+            by_index[ev->index] = ev;
+    }
+    return seen;
+}
+
 /* DfJobs.start_bytes: job j of an ordered batch (WPP rows) has the row
  * above as its first input, its worker the one that ran job j-1 (known
  * when j-1 started), its producer id j-1's; job 0 has none. */
@@ -548,23 +564,20 @@ DF_TEST(SchedJobs, OrderedJobsReadTheRowAbove)
                          .node_ids = ids};
     DfTrace tr;
     DF_ASSERT(traced_batch(s, &jobs, &tr));
-    int seen = 0;
-    for (size_t e = 0; e < tr.n_events; e++) {
-        const DfTraceEvent *ev = &tr.events[e];
-        if (ev->module != mod_s)
+    const DfTraceEvent *ev[12] = {0};
+    DF_EXPECT_EQ_INT(job_events(&tr, mod_s, ev, 12), 12);
+    for (int j = 0; j < 12; j++) {
+        if (!ev[j])
             continue;
-        seen++;
-        const int j = ev->index;
-        DF_EXPECT_EQ_INT(ev->n_inputs, j > 0 ? 1 : 0);
-        if (j == 0 || ev->n_inputs != 1)
+        DF_EXPECT_EQ_INT(ev[j]->n_inputs, j > 0 ? 1 : 0);
+        if (j == 0 || ev[j]->n_inputs != 1)
             continue;
-        const DfTraceInput *in = &tr.inputs[ev->first_input];
+        const DfTraceInput *in = &tr.inputs[ev[j]->first_input];
         DF_EXPECT_EQ_INT(in->worker, workers[j - 1]);
         DF_EXPECT_EQ_INT(in->pred_id, ids[j - 1]);
         DF_EXPECT_EQ_INT(in->bytes, 4096);
         DF_EXPECT_EQ_INT(in->module, mod_s);
     }
-    DF_EXPECT_EQ_INT(seen, 12);
     for (int j = 0; j < 12; j++)
         DF_EXPECT_EQ_INT(atomic_load(&hits[j]), 1);
     df_trace_free(&tr);
@@ -585,21 +598,19 @@ DF_TEST(SchedJobs, AddInputsDeclaredPerJob)
                    .add_inputs = add_job_input, .in_ctx = &ji};
     DfTrace tr;
     DF_ASSERT(traced_batch(s, &jobs, &tr));
-    int seen = 0;
-    for (size_t e = 0; e < tr.n_events; e++) {
-        const DfTraceEvent *ev = &tr.events[e];
-        if (ev->module != mod_s)
+    const DfTraceEvent *ev[12] = {0};
+    DF_EXPECT_EQ_INT(job_events(&tr, mod_s, ev, 12), 12);
+    for (int j = 0; j < 12; j++) {
+        if (!ev[j])
             continue;
-        seen++;
-        DF_EXPECT_EQ_INT(ev->n_inputs, 1);
-        if (ev->n_inputs != 1)
+        DF_EXPECT_EQ_INT(ev[j]->n_inputs, 1);
+        if (ev[j]->n_inputs != 1)
             continue;
-        const DfTraceInput *in = &tr.inputs[ev->first_input];
-        DF_EXPECT_EQ_INT(in->worker, ev->index % 2);
-        DF_EXPECT_EQ_INT(in->bytes, 1000 * (ev->index + 1));
+        const DfTraceInput *in = &tr.inputs[ev[j]->first_input];
+        DF_EXPECT_EQ_INT(in->worker, j % 2);
+        DF_EXPECT_EQ_INT(in->bytes, 1000 * (j + 1));
         DF_EXPECT_EQ_INT(in->module, ji.mod);
     }
-    DF_EXPECT_EQ_INT(seen, 12);
     for (int j = 0; j < 12; j++) {
         DF_EXPECT_EQ_INT(atomic_load(&ji.calls[j]), 1);
         DF_EXPECT_EQ_INT(atomic_load(&hits[j]), 1);
