@@ -270,6 +270,12 @@ DfNode *df_background_take(DfSched *s, const DfWaitFilter *f);
  * should stay awake for: any (g NULL), or g's own nodes. */
 bool df_background_may_run(DfSched *s, const DfGroup *g);
 
+/* Successors a worker runs in a row by continuation at most (df_run_node,
+ * and dfsim's model of it); then the next one is queued, so that older
+ * nodes of the own set due as soon (no deadline among them, say) get their
+ * turn. */
+#define DF_CONTINUE_MAX 64
+
 /* Worker structure of the calling thread for `sched`, or NULL. */
 DfWorker *df_current_worker(const DfSched *sched);
 

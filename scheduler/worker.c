@@ -454,16 +454,11 @@ static DfNode *next_node(DfSched *s, DfWorker *w, const DfWaitFilter *f)
     return n ? n : df_background_take(s, f);
 }
 
-/* Successors run in a row by continuation at most; then the next one is
- * queued, so that older nodes of the own set due as soon (no deadline
- * among them, say) get their turn. */
-#define CONTINUE_MAX 64
-
 void df_run_node(DfWorker *w, DfNode *n, const DfGroup *waited)
 {
     /* A loop, not recursion: the stack does not grow with a chain. */
     for (unsigned k = 1; n; k++)
-        n = run_one(w, n, k < CONTINUE_MAX, waited);
+        n = run_one(w, n, k < DF_CONTINUE_MAX, waited);
 }
 
 void *df_worker_main(void *arg)

@@ -138,6 +138,33 @@ DF_TEST(Sim, ChainDoesNotScale)
     b_free(&b);
 }
 
+/* Continuation as df_run_node does it: each node of a chain keeps its
+ * successor to run next, 63 in a row, then queues the 64th (older nodes of
+ * the set get their turn); so 200 nodes are popped 4 times and continued
+ * 196.  Kept nodes are in no set: nobody steals them.  steal (no
+ * push_keep) queues every one. */
+DF_TEST(Sim, ChainContinues)
+{
+    Builder b;
+    b_init(&b, 1);
+    for (int i = 0; i < 200; i++) {
+        uint64_t pred = (uint64_t)i, bytes = 0;
+        b_node(&b, (uint64_t)i + 1, 0, i, i * 10000, 10000, 0, 0, i > 0, &pred, &bytes);
+    }
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    SimResult r1 = run(g, "cost-local", 1, "core:8 pu:1", 1);
+    SimResult r8 = run(g, "cost-local", 8, "core:8 pu:1", 1);
+    SimResult s1 = run(g, "steal", 1, "core:8 pu:1", 1);
+    DF_EXPECT_EQ_INT(r1.tasks, 200);
+    DF_EXPECT_EQ_INT(r1.continued, 196);
+    DF_EXPECT_EQ_INT(r8.continued, 196);
+    DF_EXPECT_EQ_INT(r8.stolen, 0);
+    DF_EXPECT_EQ_INT(s1.continued, 0);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
 /* Frames like dfmedia's: D(k) (chain) spends 200 us, creates 8 jobs of
  * 400 us on `job_worker` and waits for them, then 100 us more.  With
  * `job_bytes`, every job after the first frame reads that many bytes that

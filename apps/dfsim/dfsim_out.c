@@ -252,6 +252,8 @@ bool df_sim_write_json(const DfSim *d)
         df_json_double(b, "poll_read_ms", (double)r->r.poll_read_ns / 1e6);
         json_builder_set_member_name(b, "tasks_stolen");
         json_builder_add_int_value(b, (gint64)r->r.stolen);
+        json_builder_set_member_name(b, "tasks_continued");
+        json_builder_add_int_value(b, (gint64)r->r.continued);
         json_builder_set_member_name(b, "wpp_rows");
         json_builder_add_int_value(b, (gint64)r->r.rows);
         json_builder_set_member_name(b, "wpp_rows_apart");

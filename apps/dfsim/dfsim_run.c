@@ -39,6 +39,9 @@ static SimResult median_result(const SimResult *runs, int n)
     MEDIAN_FIELD(idle_share, double);
     MEDIAN_FIELD(tasks, uint64_t);
     MEDIAN_FIELD(stolen, uint64_t);
+    MEDIAN_FIELD(continued, uint64_t);
+    MEDIAN_FIELD(rows, uint64_t);
+    MEDIAN_FIELD(rows_apart, uint64_t);
     MEDIAN_FIELD(local_byte_share, double);
     MEDIAN_FIELD(transfer_ns, int64_t);
     MEDIAN_FIELD(lost_ns, int64_t);

@@ -31,6 +31,10 @@
  * between the cores): SimConfig.job_factor, for a job that starts while a
  * sibling runs elsewhere.
  *
+ * A completion's most urgent released successor may stay with the
+ * finishing worker to run next, as df_node_complete's continuation does
+ * for a policy with push_keep (release_batch).
+ *
  * An idle worker's poll round costs SimConfig.poll_ns of pauses plus the
  * other workers' cache lines it reads, each at SimConfig.line_ns of its
  * level, one after the other (no overlap of the misses: an upper bound):
@@ -104,6 +108,8 @@ typedef struct Worker {
     bool poll_queued;
     int64_t since;      /* status change, for idle time */
     int64_t spin_until; /* an idle worker spins (polls) until then, then parks */
+    int kept;           /* successor kept by continuation, run next; -1 */
+    int run_len;        /* nodes run in a row by continuation */
 } Worker;
 
 typedef struct Sim {
@@ -122,6 +128,9 @@ typedef struct Sim {
     int *group_left;    /* streams * n_groups */
     int *group_running; /* streams * n_groups: jobs of the batch running now */
     int *ext_next, *ext_inflight;
+    /* complete_node's successors made ready, g->n; consumed before any
+     * nested completion (a blocked row's) can refill it. */
+    int *batch;
     Worker *w;
     Event *heap;
     size_t heap_n, heap_cap;
@@ -294,11 +303,18 @@ static int64_t notice_delay(Sim *s, int w)
 /* `running`: the worker that made it ready goes on running a body (a
  * submission from inside one, an ordered job released by its
  * predecessor's start), as df_make_ready_running() says. */
+static void wake_for(Sim *s, int self, DfPlacement p, bool running);
+
 static void make_ready(Sim *s, int self, int gi, bool running)
 {
-    DfNode *n = s->dn[gi];
-    DfPlacement p = s->ops->push(s->pol, self, n);
+    DfPlacement p = s->ops->push(s->pol, self, s->dn[gi]);
     s->queued++;
+    wake_for(s, self, p, running);
+}
+
+/* Who notices a node placed at p. */
+static void wake_for(Sim *s, int self, DfPlacement p, bool running)
+{
     /* The worker it was placed with notices (woken if parked, as
      * df_make_ready does); spinning workers notice too, as thieves. */
     int target = p.worker;
@@ -459,10 +475,27 @@ static void start_node(Sim *s, int w, DfNode *n)
     begin_segment(s, w, s->cfg->task_overhead_ns + (int64_t)transfer + lost + poll);
 }
 
+/* Worker w holds a node kept by continuation: it runs that first, whatever
+ * woke it in the gap after the completion (a poll for work placed on it). */
+static bool run_kept(Sim *s, int w)
+{
+    Worker *wk = &s->w[w];
+    if (wk->kept < 0)
+        return false;
+    const int k = wk->kept;
+    wk->kept = -1;
+    start_node(s, w, s->dn[k]);
+    return true;
+}
+
 static void dispatch(Sim *s, int w)
 {
+    if (run_kept(s, w))
+        return;
+
     DfNode *n = s->ops->pop(s->pol, w, NULL);
     if (n) {
+        s->w[w].run_len = 0;
         start_node(s, w, n);
         return;
     }
@@ -486,6 +519,8 @@ static void dispatch(Sim *s, int w)
 static void after_nested(Sim *s, int w)
 {
     Worker *wk = &s->w[w];
+    if (run_kept(s, w))
+        return;
     if (wk->depth == 0) {
         dispatch(s, w);
         return;
@@ -530,11 +565,62 @@ static void finish_node(Sim *s, int w, int gi)
      * completion, and a spinning thief may be faster. */
     set_status(s, w, W_IDLE);
     complete_node(s, w, gi);
+    if (wk->status == W_RUNNING && wk->kept >= 0) {
+        /* Its waiting body resumed first (not expected: a kept node is of
+         * the group it waits for): queue the kept one after all. */
+        const int k = wk->kept;
+        wk->kept = -1;
+        s->queued--;
+        make_ready(s, w, k, true);
+    }
     if (wk->status != W_RUNNING)
         heap_push(s, (Event){.t = s->now + s->cfg->complete_ns,
                              .type = EV_NEXT,
                              .worker = w,
                              .epoch = wk->epoch});
+}
+
+/* The successors a completion made ready (s->batch[0..nb)): as
+ * df_node_complete does, the most urgent may stay with the worker to run
+ * next (continuation: a policy with push_keep that does not take its own
+ * newest first, at most DF_CONTINUE_MAX in a row, and inside a wait only
+ * a node of the waited group); the others are made ready in graph order,
+ * as from a running task when one was kept. */
+static void release_batch(Sim *s, int w, int nb)
+{
+    Worker *wk = &s->w[w];
+    int first = -1;
+    if (nb > 0 && s->ops->push_keep && !s->pol->env.lifo && wk->run_len + 1 < DF_CONTINUE_MAX) {
+        first = 0;
+        for (int k = 1; k < nb; k++) {
+            const DfNode *a = s->dn[s->batch[k]], *b = s->dn[s->batch[first]];
+            if (a->deadline < b->deadline || (a->deadline == b->deadline && a->id < b->id))
+                first = k;
+        }
+        const int c = s->batch[first];
+        if (wk->depth > 0) {
+            const Frame *f = &wk->stack[wk->depth - 1];
+            const SimNode *waiter = node_of(s, f->node);
+            if (c / s->g->n != f->node / s->g->n ||
+                node_of(s, c)->group != s->g->segs[waiter->first_seg + f->seg].wait)
+                first = -1;
+        }
+    }
+    if (first >= 0) {
+        const int c = s->batch[first];
+        const DfPlacement p = s->ops->push_keep(s->pol, w, s->dn[c]);
+        s->queued++;
+        if (p.kept) {
+            wk->kept = c;
+            wk->run_len++;
+            s->res->continued++;
+        } else {
+            wake_for(s, w, p, false);
+        }
+    }
+    for (int k = 0; k < nb; k++)
+        if (k != first)
+            make_ready(s, w, s->batch[k], wk->kept >= 0);
 }
 
 static void complete_node(Sim *s, int w, int gi)
@@ -547,11 +633,14 @@ static void complete_node(Sim *s, int w, int gi)
     s->res->tasks++;
     if (sn->job)
         s->group_running[stream * g->n_groups + sn->group]--;
+    int nb = 0;
     for (int k = g->succ_first[i]; k < g->succ_first[i + 1]; k++) {
         int c = base + g->succ[k];
         df_node_input(s->dn[c], (unsigned)g->succ_slot[k])->worker = w;
-        release(s, w, c, false);
+        if (--s->pending[c] == 0)
+            s->batch[nb++] = c;
     }
+    release_batch(s, w, nb);
     if (sn->group >= 0 && --s->group_left[stream * g->n_groups + sn->group] == 0)
         group_done(s, stream, sn->group);
     if (sn->parent < 0) {
@@ -634,11 +723,12 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
     s.group_running = calloc((size_t)K * (size_t)(g->n_groups ? g->n_groups : 1), sizeof(int));
     s.ext_next = calloc((size_t)K, sizeof(int));
     s.ext_inflight = calloc((size_t)K, sizeof(int));
+    s.batch = malloc(sizeof(int) * (size_t)(g->n ? g->n : 1));
     s.poll_read_ns = calloc((size_t)s.nw, sizeof(int64_t));
     s.poll_lines = calloc((size_t)s.nw, sizeof(int));
     if (!s.state || !s.w || !s.dn || !s.pending || !s.done || !s.blocked_on || !s.ran_on ||
-        !s.group_left || !s.group_running || !s.ext_next || !s.ext_inflight || !s.poll_read_ns ||
-        !s.poll_lines) {
+        !s.group_left || !s.group_running || !s.ext_next || !s.ext_inflight || !s.batch ||
+        !s.poll_read_ns || !s.poll_lines) {
         ret = df_set_error(err, -ENOMEM, "out of memory");
         goto out;
     }
@@ -649,6 +739,7 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         atomic_init(&s.state[v].v, DF_WS_PARKED);
         atomic_init(&s.state[v].beat, 0);
         s.w[v].status = W_PARKED;
+        s.w[v].kept = -1;
     }
     DfPolicyEnv env = {.n_workers = s.nw,
                        .topo = &s.topo,
@@ -763,6 +854,7 @@ out:
     free(s.group_running);
     free(s.ext_next);
     free(s.ext_inflight);
+    free(s.batch);
     free(s.poll_read_ns);
     free(s.poll_lines);
     free(s.heap);

@@ -124,6 +124,7 @@ typedef struct SimResult {
     double idle_share; /* idle worker time / (workers * makespan) */
     uint64_t tasks;
     uint64_t stolen;
+    uint64_t continued;  /* nodes kept by their releaser to run next (continuation) */
     uint64_t rows;       /* WPP rows (ordered jobs with a row above) */
     uint64_t rows_apart; /* of them, started while the row above ran elsewhere */
     uint64_t bytes_level[DF_N_LEVELS];
