@@ -99,12 +99,14 @@ __attribute__((noinline, cold)) static DfDequeBuf *grow(DfLane *q, DfDequeBuf *o
     return nb;
 }
 
-#define SLOT_MOVABLE ((uintptr_t)1)
-_Static_assert(_Alignof(DfNode) >= 2, "a node pointer's low bit is free for the tag");
+/* The slot's tags, in the node pointer's low bits: DF_HEAD_MOVABLE and
+ * DF_HEAD_BEHIND (sched_ready.h). */
+#define SLOT_TAGS ((uintptr_t)(DF_HEAD_MOVABLE | DF_HEAD_BEHIND))
+_Static_assert(_Alignof(DfNode) > SLOT_TAGS, "a node pointer's low bits are free for the tags");
 
 static inline DfNode *slot_node(uintptr_t v)
 {
-    return (DfNode *)(v & ~SLOT_MOVABLE);
+    return (DfNode *)(v & ~SLOT_TAGS);
 }
 
 static int lane_of(int64_t deadline)
@@ -157,11 +159,17 @@ static void lane_push(DfReady *r, int l, DfNode *n)
         a = grow(q, a, b, t);
     DfSlot *sl = &a->slots[b & a->mask];
     /* A spawned task reads nothing and feeds nobody: it loses nothing by
-     * running elsewhere.  A thief learns it here without touching the node
-     * (df_ready_head_movable). */
-    const bool movable = n->flags & DF_NF_SPAWNED;
-    atomic_store_explicit(&sl->node, (uintptr_t)n | (movable ? SLOT_MOVABLE : 0),
-                          memory_order_relaxed);
+     * running elsewhere.  An ordered job (a WPP row) was released by the
+     * start of the job above it, whose rows it reads as they are made:
+     * run elsewhere while that one runs, it costs more (df_ready_head_tags).
+     * A thief learns either here without touching the node.  (A short
+     * node has no start_pred_id: it is a spawned task.) */
+    uintptr_t tags = 0;
+    if (n->flags & DF_NF_SPAWNED)
+        tags = DF_HEAD_MOVABLE;
+    else if (!(n->flags & DF_NF_SHORT) && n->start_pred_id)
+        tags = DF_HEAD_BEHIND;
+    atomic_store_explicit(&sl->node, (uintptr_t)n | tags, memory_order_relaxed);
     const int64_t deadline = n->deadline; /* n may be run and freed once published */
     atomic_store_explicit(&sl->deadline, deadline, memory_order_relaxed);
     atomic_store_explicit(&sl->group, n->group, memory_order_relaxed);
@@ -591,7 +599,7 @@ uint64_t df_ready_taken_since(const DfReady *r, uint64_t mark)
     return ((uint64_t)t - mark) & MARK_TOP;
 }
 
-bool df_ready_head_movable(const DfReady *r)
+unsigned df_ready_head_tags(const DfReady *r)
 {
     int order[DF_LANES];
     int64_t dl[DF_LANES];
@@ -605,10 +613,10 @@ bool df_ready_head_movable(const DfReady *r)
             continue;
         /* Pairs with the release store of buf in grow. */
         DfDequeBuf *a = atomic_load_explicit(&q->buf, memory_order_acquire);
-        return atomic_load_explicit(&a->slots[t & a->mask].node, memory_order_relaxed) &
-               SLOT_MOVABLE;
+        return (unsigned)(atomic_load_explicit(&a->slots[t & a->mask].node, memory_order_relaxed) &
+                          SLOT_TAGS);
     }
-    return false;
+    return 0;
 }
 
 int64_t df_ready_size(const DfReady *r)

@@ -100,8 +100,7 @@ static inline bool df_summary_test(const DfSummary *s, int w)
 #define DF_LANE_UNIT_LOG2 22 /* the first lane: slack under 2^22 ns */
 
 typedef struct DfSlot {
-    /* The node, its low bit set for a spawned task (nothing to lose by
-     * running elsewhere: see df_ready_head_movable). */
+    /* The node, with DF_HEAD_* tags in its low bits. */
     _Atomic uintptr_t node;
     _Atomic int64_t deadline; /* the node's, readable while a thief takes it */
     _Atomic(const DfGroup *) group;
@@ -184,8 +183,14 @@ int64_t df_ready_urgency(const DfReady *r);
 uint64_t df_ready_head_mark(const DfReady *r);
 /* Nodes taken from the lane of `mark` since it was read: one line. */
 uint64_t df_ready_taken_since(const DfReady *r, uint64_t mark);
-/* The node a thief would take first is a spawned task (a hint). */
-bool df_ready_head_movable(const DfReady *r);
+/* What a thief knows of the node it would take first without reading it
+ * (a hint; 0 when the set looks empty): DF_HEAD_MOVABLE, a spawned task
+ * (no input, no consumer: nothing to lose by running elsewhere);
+ * DF_HEAD_BEHIND, an ordered job released by the start of the job above
+ * it (a WPP row), which costs more run elsewhere while that one runs. */
+#define DF_HEAD_MOVABLE 1u
+#define DF_HEAD_BEHIND  2u
+unsigned df_ready_head_tags(const DfReady *r);
 /* Cache lines of another worker's set that df_ready_empty and
  * df_ready_urgency read at most (the live mask and `due`, the inbox, the
  * live lanes' top and bottom): a thief's probe, for counting. */

@@ -525,6 +525,32 @@ DF_TEST(CostLocal, StealOrderFollowsTrCost)
     df_topo_fini(&t);
 }
 
+/* A WPP row (released by the start of the row above, which its busy owner
+ * runs) stays with its owner while a candidate as urgent offers anything
+ * else, even a farther one; with nothing else a thief takes it (a lone
+ * wavefront's parallelism).  The row sits with worker 0's SMT sibling, a
+ * plain node in the other L3: the plain node goes first, then the row. */
+DF_TEST(CostLocal, ThiefLeavesARowToItsOwner)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL, NULL),
+                     0);
+    DfPolicyEnv env = env_of(&t);
+    DfPolicy *p;
+    DF_ASSERT_EQ_INT(ops_of("cost-local")->create(&env, &p), 0);
+    DfNode *row = fake_node(0, NULL, NULL), *plain = fake_node(0, NULL, NULL);
+    row->start_pred_id = 7;
+    ops_of("cost-local")->push(p, 1, row);
+    ops_of("cost-local")->push(p, 9, plain);
+    DF_EXPECT(pop_after_grace(p, 0) == plain);
+    DF_EXPECT(pop_after_grace(p, 0) == row);
+    DF_EXPECT(pop_after_grace(p, 0) == NULL);
+    ops_of("cost-local")->destroy(p);
+    free(row);
+    free(plain);
+    df_topo_fini(&t);
+}
+
 /* cost (fig. 12): a free worker takes the node of least Cost(tid, c); ties
  * go to the earliest deadline; the cost is cached per node and worker. */
 DF_TEST(CostShared, LeastCostThenDeadline)

@@ -769,6 +769,9 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         df_node_init(n, &(DfNodeDesc){.module = sn->module, .index = sn->index}, sn->deadline,
                      (uint64_t)gi + 1, 0, 0);
         n->aux[0] = (uintptr_t)gi;
+        /* As jobs.c: an ordered job names the one whose start releases it. */
+        if (sn->start_pred >= 0)
+            n->start_pred_id = (uint64_t)(gi - gi % g->n + sn->start_pred) + 1;
         for (int k = 0; k < sn->n_in; k++) {
             const SimIn *si = &g->ins[sn->first_in + k];
             DfInputBlock *b = NULL;
