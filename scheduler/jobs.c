@@ -122,6 +122,7 @@ int df_jobs_run(DfSched *s, const DfJobs *jobs)
         if (j > 0 && jobs->ordered_start) {
             df_node_hold(node);
             nodes[j - 1]->aux[1] = (uintptr_t)node;
+            nodes[j - 1]->flags |= DF_NF_RELEASER;
             node->start_pred_id = nodes[j - 1]->id;
         }
         nodes[j] = node;

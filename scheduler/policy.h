@@ -38,8 +38,9 @@ enum {
 
 typedef struct DfWorkerState {
     _Atomic uint8_t v;
-    _Atomic int64_t beat; /* last poll of the idle loop (env clock) */
-    char pad[DF_CACHELINE - 16];
+    _Atomic int64_t beat;     /* last poll of the idle loop (env clock) */
+    _Atomic uint64_t running; /* id of the releaser (DF_NF_RELEASER) running now, 0: none */
+    char pad[DF_CACHELINE - 24];
 } DfWorkerState;
 
 /* A spinning worker that has not polled for this long is probably not on a
@@ -73,6 +74,14 @@ static inline bool df_env_worker_idle(const DfPolicyEnv *env, int w, int64_t *no
     if (!*now)
         *now = env->now(env->clock_ctx);
     return *now - atomic_load_explicit(&env->state[w].beat, memory_order_relaxed) < DF_IDLE_BEAT_NS;
+}
+
+/* The node worker w runs now if its start released an ordered job (its id;
+ * 0: none, or not known).  Relaxed: a hint, a stale value misjudges one
+ * steal. */
+static inline uint64_t df_env_worker_running(const DfPolicyEnv *env, int w)
+{
+    return env->state ? atomic_load_explicit(&env->state[w].running, memory_order_relaxed) : 0;
 }
 
 /* Where a pushed node went, so that the caller can wake the right worker. */

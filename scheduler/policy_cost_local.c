@@ -461,7 +461,7 @@ static bool nearer(const DfPolicyEnv *env, int self, int a, int b)
 static bool in_grace_no_more(const DfThief *th, const DfReady *r)
 {
     const uint64_t moved = df_ready_taken_since(r, th->head);
-    return moved == 0 || (moved <= STEAL_SLOW && (df_ready_head_tags(r) & DF_HEAD_MOVABLE));
+    return moved == 0 || (moved <= STEAL_SLOW && (df_ready_head_tags(r, NULL) & DF_HEAD_MOVABLE));
 }
 
 static int add_candidate(int *cand, int nc, int v, int self)
@@ -547,18 +547,20 @@ DfNode *df_cost_local_steal(DfCostLocal *cl, int self, bool explore, const DfWai
             continue;
         eligible[ne++] = v;
         const int64_t dl = df_ready_urgency(r);
-        /* A WPP row whose owner is busy, most likely with the row above it
-         * (its releaser, placed there): taken now it runs beside that row
-         * and pays for it (libavcodec's per-CTU handshake, the rows above
-         * moving between the cores), where its owner would run it after.
-         * Taken only when no candidate as urgent offers anything else:
-         * then it is parallelism nobody else has (a lone stream's
-         * wavefront), not a split of one its owner is carrying.  Without
-         * this, at saturation pairs of workers took turns stealing each
-         * other's next row (dfsim, 4K HEVC WPP, 64 workers x 256 streams:
-         * 47 % of rows started beside the row above, all of them stolen;
-         * steal's random victims: 4 %). */
-        const bool behind = df_ready_head_tags(r) & DF_HEAD_BEHIND;
+        /* A WPP row whose owner runs the row above it (its releaser):
+         * taken now it runs beside that row and pays for it (libavcodec's
+         * per-CTU handshake, the rows above moving between the cores),
+         * where its owner would run it next.  Taken only when no
+         * candidate as urgent offers anything else: then it is
+         * parallelism nobody else has (a lone stream's wavefront), not a
+         * split of one its owner is carrying.  Without this, at
+         * saturation pairs of workers took turns stealing each other's
+         * next row (dfsim, 4K HEVC WPP, 64 workers x 256 streams: 47 % of
+         * rows started beside the row above, all of them stolen; steal's
+         * random victims: 4 %). */
+        uint64_t after;
+        df_ready_head_tags(r, &after);
+        const bool behind = after && after == df_env_worker_running(&cl->base.env, v);
         if (best < 0 || dl < best_dl ||
             (dl == best_dl &&
              (behind != best_behind ? !behind : nearer(&cl->base.env, self, v, best)))) {

@@ -30,6 +30,7 @@ static DfDequeBuf *buf_new(int64_t cap)
         atomic_init(&b->slots[i].node, 0);
         atomic_init(&b->slots[i].deadline, DF_NO_DEADLINE);
         atomic_init(&b->slots[i].group, NULL);
+        atomic_init(&b->slots[i].after, 0);
     }
     return b;
 }
@@ -81,6 +82,8 @@ static void slot_copy(DfSlot *to, DfSlot *from)
                           memory_order_relaxed);
     atomic_store_explicit(&to->group, atomic_load_explicit(&from->group, memory_order_relaxed),
                           memory_order_relaxed);
+    atomic_store_explicit(&to->after, atomic_load_explicit(&from->after, memory_order_relaxed),
+                          memory_order_relaxed);
 }
 
 /* Cold path: double the buffer (owner only). */
@@ -99,9 +102,9 @@ __attribute__((noinline, cold)) static DfDequeBuf *grow(DfLane *q, DfDequeBuf *o
     return nb;
 }
 
-/* The slot's tags, in the node pointer's low bits: DF_HEAD_MOVABLE and
- * DF_HEAD_BEHIND (sched_ready.h). */
-#define SLOT_TAGS ((uintptr_t)(DF_HEAD_MOVABLE | DF_HEAD_BEHIND))
+/* The slot's tag, in the node pointer's low bit: DF_HEAD_MOVABLE
+ * (sched_ready.h). */
+#define SLOT_TAGS ((uintptr_t)DF_HEAD_MOVABLE)
 _Static_assert(_Alignof(DfNode) > SLOT_TAGS, "a node pointer's low bits are free for the tags");
 
 static inline DfNode *slot_node(uintptr_t v)
@@ -161,15 +164,14 @@ static void lane_push(DfReady *r, int l, DfNode *n)
     /* A spawned task reads nothing and feeds nobody: it loses nothing by
      * running elsewhere.  An ordered job (a WPP row) was released by the
      * start of the job above it, whose rows it reads as they are made:
-     * run elsewhere while that one runs, it costs more (df_ready_head_tags).
-     * A thief learns either here without touching the node.  (A short
-     * node has no start_pred_id: it is a spawned task.) */
-    uintptr_t tags = 0;
-    if (n->flags & DF_NF_SPAWNED)
-        tags = DF_HEAD_MOVABLE;
-    else if (!(n->flags & DF_NF_SHORT) && n->start_pred_id)
-        tags = DF_HEAD_BEHIND;
-    atomic_store_explicit(&sl->node, (uintptr_t)n | tags, memory_order_relaxed);
+     * run elsewhere while that one runs, it costs more.  A thief learns
+     * either here without touching the node (df_ready_head_tags).  (A
+     * short node has no start_pred_id: it is a spawned task.) */
+    const bool movable = n->flags & DF_NF_SPAWNED;
+    atomic_store_explicit(&sl->node, (uintptr_t)n | (movable ? SLOT_TAGS : 0),
+                          memory_order_relaxed);
+    atomic_store_explicit(&sl->after, movable || (n->flags & DF_NF_SHORT) ? 0 : n->start_pred_id,
+                          memory_order_relaxed);
     const int64_t deadline = n->deadline; /* n may be run and freed once published */
     atomic_store_explicit(&sl->deadline, deadline, memory_order_relaxed);
     atomic_store_explicit(&sl->group, n->group, memory_order_relaxed);
@@ -599,8 +601,10 @@ uint64_t df_ready_taken_since(const DfReady *r, uint64_t mark)
     return ((uint64_t)t - mark) & MARK_TOP;
 }
 
-unsigned df_ready_head_tags(const DfReady *r)
+unsigned df_ready_head_tags(const DfReady *r, uint64_t *after)
 {
+    if (after)
+        *after = 0;
     int order[DF_LANES];
     int64_t dl[DF_LANES];
     const int n = lane_order(r, live_mask(r), order, dl);
@@ -613,7 +617,10 @@ unsigned df_ready_head_tags(const DfReady *r)
             continue;
         /* Pairs with the release store of buf in grow. */
         DfDequeBuf *a = atomic_load_explicit(&q->buf, memory_order_acquire);
-        return (unsigned)(atomic_load_explicit(&a->slots[t & a->mask].node, memory_order_relaxed) &
+        const DfSlot *sl = &a->slots[t & a->mask];
+        if (after)
+            *after = atomic_load_explicit(&((DfSlot *)sl)->after, memory_order_relaxed);
+        return (unsigned)(atomic_load_explicit(&((DfSlot *)sl)->node, memory_order_relaxed) &
                           SLOT_TAGS);
     }
     return 0;

@@ -151,6 +151,7 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
     for (int i = 0; i < nw; i++) {
         atomic_init(&s->state[i].v, DF_WS_IDLE);
         atomic_init(&s->state[i].beat, 0);
+        atomic_init(&s->state[i].running, 0);
     }
 
     DfPolicyEnv env = {

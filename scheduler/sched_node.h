@@ -43,8 +43,9 @@ enum {
     DF_NF_EXPLORED = 1 << 2,
     DF_NF_SUBMITTED = 1 << 3,
     DF_NF_DISCARD = 1 << 4,
-    DF_NF_SPAWNED = 1 << 5, /* df_spawn: no handle, so no edge can be added */
-    DF_NF_SHORT = 1 << 6,   /* allocated without its tail (DF_NODE_SHORT_SIZE) */
+    DF_NF_SPAWNED = 1 << 5,  /* df_spawn: no handle, so no edge can be added */
+    DF_NF_SHORT = 1 << 6,    /* allocated without its tail (DF_NODE_SHORT_SIZE) */
+    DF_NF_RELEASER = 1 << 7, /* its start releases an ordered job (jobs.c) */
 };
 
 /* The fields every node's path reads come first, up to `more`: that head
@@ -82,7 +83,7 @@ struct DfNode {
     /* The tail: not there in a DF_NF_SHORT node (which has no inputs). */
     uint64_t in_bytes; /* sum of input bytes */
     DfInputBlock *more;
-    int32_t counted; /* edges published and holds taken (creator, before submit) */
+    int32_t counted;        /* edges published and holds taken (creator, before submit) */
     int64_t ready_ns;       /* when it became ready (tracing) */
     int64_t created_ns;     /* when it was created (tracing) */
     uint64_t parent_id;     /* node running on the creating worker, 0 if none */

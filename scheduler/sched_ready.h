@@ -104,6 +104,7 @@ typedef struct DfSlot {
     _Atomic uintptr_t node;
     _Atomic int64_t deadline; /* the node's, readable while a thief takes it */
     _Atomic(const DfGroup *) group;
+    _Atomic uint64_t after; /* the node's start_pred_id: released by that one's start */
 } DfSlot;
 
 typedef struct DfDequeBuf {
@@ -185,12 +186,12 @@ uint64_t df_ready_head_mark(const DfReady *r);
 uint64_t df_ready_taken_since(const DfReady *r, uint64_t mark);
 /* What a thief knows of the node it would take first without reading it
  * (a hint; 0 when the set looks empty): DF_HEAD_MOVABLE, a spawned task
- * (no input, no consumer: nothing to lose by running elsewhere);
- * DF_HEAD_BEHIND, an ordered job released by the start of the job above
- * it (a WPP row), which costs more run elsewhere while that one runs. */
+ * (no input, no consumer: nothing to lose by running elsewhere).  *after
+ * (if not NULL): the id of the node whose start released it (an ordered
+ * job: a WPP row, which costs more run elsewhere while the row above
+ * runs), else 0. */
 #define DF_HEAD_MOVABLE 1u
-#define DF_HEAD_BEHIND  2u
-unsigned df_ready_head_tags(const DfReady *r);
+unsigned df_ready_head_tags(const DfReady *r, uint64_t *after);
 /* Cache lines of another worker's set that df_ready_empty and
  * df_ready_urgency read at most (the live mask and `due`, the inbox, the
  * live lanes' top and bottom): a thief's probe, for counting. */

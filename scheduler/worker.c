@@ -378,6 +378,17 @@ void df_node_requeue(DfSched *s, DfWorker *self, DfNode *n)
 
 /* ------------------------------------------------------------ running */
 
+/* Worker w now runs the body of n, a node whose start released an ordered
+ * job (NULL: none such), for thieves deciding whether that job in its set
+ * waits for this body (df_env_worker_running).  Only such bodies are
+ * published: nobody asks about the others.  Relaxed: a hint; a store on
+ * the worker's own state line. */
+static inline void publish_running(DfWorker *w, const DfNode *n)
+{
+    atomic_store_explicit(&w->sched->state[w->index].running,
+                          n && (n->flags & DF_NF_RELEASER) ? n->id : 0, memory_order_relaxed);
+}
+
 /* One node: body, accounting, completion; returns the successor to run
  * next (continuation) or NULL. */
 static DfNode *run_one(DfWorker *w, DfNode *n, bool keep, const DfGroup *waited)
@@ -414,6 +425,8 @@ static DfNode *run_one(DfWorker *w, DfNode *n, bool keep, const DfGroup *waited)
     const int64_t t0 = timed ? df_now_ns() : 0;
     DfNode *outer = w->current;
     w->current = n;
+    if (n->flags & DF_NF_RELEASER)
+        publish_running(w, n);
     DfLoadRun lr;
     df_load_run_begin(w, n, &lr);
     if (DF_LIKELY(!skip)) {
@@ -426,6 +439,8 @@ static DfNode *run_one(DfWorker *w, DfNode *n, bool keep, const DfGroup *waited)
     }
     df_load_run_end(w, n, &lr);
     w->current = outer;
+    if (n->flags & DF_NF_RELEASER)
+        publish_running(w, outer);
     DF_WCTR_ADD(w, tasks_run, 1);
     if (n->flags & DF_NF_STOLEN)
         DF_WCTR_ADD(w, tasks_stolen, 1);

@@ -525,28 +525,47 @@ DF_TEST(CostLocal, StealOrderFollowsTrCost)
     df_topo_fini(&t);
 }
 
-/* A WPP row (released by the start of the row above, which its busy owner
- * runs) stays with its owner while a candidate as urgent offers anything
- * else, even a farther one; with nothing else a thief takes it (a lone
- * wavefront's parallelism).  The row sits with worker 0's SMT sibling, a
- * plain node in the other L3: the plain node goes first, then the row. */
+/* A WPP row whose owner runs the row above it (the node whose start
+ * released it) stays with that owner while a candidate as urgent offers
+ * anything else, even a farther one; with nothing else a thief takes it (a
+ * lone wavefront's parallelism).  Rows sit with worker 0's SMT sibling
+ * (running the row above one of them) and in the other L3, a plain node in
+ * the other package: the sibling's row goes last, and once its owner has
+ * moved on it is a row like any other, taken nearest first. */
 DF_TEST(CostLocal, ThiefLeavesARowToItsOwner)
 {
     DfTopo t;
     DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL, NULL),
                      0);
+    static DfWorkerState state[32]; /* zero: every worker busy, running nothing */
+    for (int i = 0; i < 32; i++)
+        atomic_store(&state[i].v, DF_WS_RUNNING);
     DfPolicyEnv env = env_of(&t);
+    env.state = state;
     DfPolicy *p;
     DF_ASSERT_EQ_INT(ops_of("cost-local")->create(&env, &p), 0);
-    DfNode *row = fake_node(0, NULL, NULL), *plain = fake_node(0, NULL, NULL);
+    DfNode *row = fake_node(0, NULL, NULL), *far_row = fake_node(0, NULL, NULL),
+           *plain = fake_node(0, NULL, NULL);
     row->start_pred_id = 7;
+    far_row->start_pred_id = 8;
+    atomic_store(&state[1].running, 7);  /* the row above `row` */
+    atomic_store(&state[9].running, 99); /* not far_row's: its row above is done */
     ops_of("cost-local")->push(p, 1, row);
-    ops_of("cost-local")->push(p, 9, plain);
+    ops_of("cost-local")->push(p, 9, far_row);
+    ops_of("cost-local")->push(p, 25, plain);
+    DF_EXPECT(pop_after_grace(p, 0) == far_row);
     DF_EXPECT(pop_after_grace(p, 0) == plain);
     DF_EXPECT(pop_after_grace(p, 0) == row);
     DF_EXPECT(pop_after_grace(p, 0) == NULL);
+    /* The same row with its owner on another body: nearest first. */
+    ops_of("cost-local")->push(p, 1, row);
+    ops_of("cost-local")->push(p, 25, plain);
+    atomic_store(&state[1].running, 99);
+    DF_EXPECT(pop_after_grace(p, 0) == row);
+    DF_EXPECT(pop_after_grace(p, 0) == plain);
     ops_of("cost-local")->destroy(p);
     free(row);
+    free(far_row);
     free(plain);
     df_topo_fini(&t);
 }

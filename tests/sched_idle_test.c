@@ -4,6 +4,7 @@
 #include "dftest.h"
 #include "policy_cost_local.h"
 #include "sched_internal.h"
+#include "sched_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -454,4 +455,49 @@ DF_TEST(SchedIdle, SeveralWorkersParkedOnOneGroupAllWake)
         df_group_release(g);
         df_sched_unref(s);
     }
+}
+
+typedef struct Published {
+    DfSched *s;
+    int n_jobs;
+    _Atomic int wrong, seen;
+} Published;
+
+/* Job j of an ordered batch: while it runs, its worker shows it to thieves
+ * (it released job j + 1 at its start), the last job not (it released
+ * nothing). */
+static void published_job(void *ctx, int jobnr, int threadnr)
+{
+    Published *p = ctx;
+    const int w = df_sched_current_worker(p->s);
+    if (w < 0)
+        return;
+    const uint64_t want = jobnr < p->n_jobs - 1 ? df_sched_current_node_id(p->s) : 0;
+    atomic_fetch_add(&p->seen, 1);
+    if (atomic_load(&p->s->state[w].running) != want)
+        atomic_fetch_add(&p->wrong, 1);
+}
+
+static void run_published(DfTask *t, void *arg)
+{
+    Published *p = arg;
+    DfJobs jobs = {
+        .n_jobs = p->n_jobs, .fn = published_job, .ctx = p, .ordered_start = true, .module = -1};
+    df_jobs_run(df_task_sched(t), &jobs);
+}
+
+/* What a thief compares a WPP row's start_pred_id with
+ * (df_env_worker_running): the releaser each worker runs, nothing once it
+ * is done. */
+DF_TEST(SchedIdle, WorkersPublishTheRowTheyRun)
+{
+    DfSched *s = df_test_sched("cost-local", 2, 10);
+    DF_ASSERT(s);
+    Published p = {.s = s, .n_jobs = 40};
+    df_test_run_task(s, run_published, &p);
+    DF_EXPECT_EQ_INT(atomic_load(&p.seen), 40);
+    DF_EXPECT_EQ_INT(atomic_load(&p.wrong), 0);
+    for (int i = 0; i < 2; i++)
+        DF_EXPECT_EQ_INT(atomic_load(&s->state[i].running), 0);
+    df_sched_unref(s);
 }

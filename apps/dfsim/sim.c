@@ -404,6 +404,16 @@ static void begin_segment(Sim *s, int w, int64_t extra)
         s, (Event){.t = s->now + extra + ns, .type = EV_SEG_END, .worker = w, .epoch = wk->epoch});
 }
 
+/* The node whose body worker w runs (its innermost) if its start released
+ * an ordered job, as run_one publishes it for thieves. */
+static void publish_running(Sim *s, int w)
+{
+    const Worker *wk = &s->w[w];
+    const DfNode *n = wk->depth > 0 ? s->dn[wk->stack[wk->depth - 1].node] : NULL;
+    const uint64_t id = n && (n->flags & DF_NF_RELEASER) ? n->id : 0;
+    atomic_store_explicit(&s->state[w].running, id, memory_order_relaxed);
+}
+
 static void start_node(Sim *s, int w, DfNode *n)
 {
     Worker *wk = &s->w[w];
@@ -436,6 +446,7 @@ static void start_node(Sim *s, int w, DfNode *n)
     }
     s->ran_on[gi] = w;
     wk->stack[wk->depth++] = (Frame){gi, 0, scale};
+    publish_running(s, w);
     set_status(s, w, W_RUNNING);
     /* A steal comes at the end of a poll round that read the others. */
     int64_t poll = 0;
@@ -443,7 +454,7 @@ static void start_node(Sim *s, int w, DfNode *n)
         s->res->stolen++;
         poll = charge_poll(s, w);
     }
-    n->flags = 0;
+    n->flags &= DF_NF_RELEASER;
     /* Transfer: every input byte from another worker, at its level; not
      * the row above's, whose cost is the WPP factor. */
     double transfer = 0;
@@ -560,6 +571,7 @@ static void finish_node(Sim *s, int w, int gi)
 {
     Worker *wk = &s->w[w];
     wk->depth--;
+    publish_running(s, w);
     /* Between two nodes: not running, so that group_done() may resume this
      * worker's own waiting body; it pops again once it is through the
      * completion, and a spinning thief may be faster. */
@@ -738,6 +750,7 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
     for (int v = 0; v < s.nw; v++) {
         atomic_init(&s.state[v].v, DF_WS_PARKED);
         atomic_init(&s.state[v].beat, 0);
+        atomic_init(&s.state[v].running, 0);
         s.w[v].status = W_PARKED;
         s.w[v].kept = -1;
     }
@@ -769,9 +782,13 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         df_node_init(n, &(DfNodeDesc){.module = sn->module, .index = sn->index}, sn->deadline,
                      (uint64_t)gi + 1, 0, 0);
         n->aux[0] = (uintptr_t)gi;
-        /* As jobs.c: an ordered job names the one whose start releases it. */
+        /* As jobs.c: an ordered job names the one whose start releases it,
+         * which is marked. */
         if (sn->start_pred >= 0)
             n->start_pred_id = (uint64_t)(gi - gi % g->n + sn->start_pred) + 1;
+        const int i = gi % g->n;
+        if (g->startsucc_first[i] < g->startsucc_first[i + 1])
+            n->flags |= DF_NF_RELEASER;
         for (int k = 0; k < sn->n_in; k++) {
             const SimIn *si = &g->ins[sn->first_in + k];
             DfInputBlock *b = NULL;
