@@ -119,16 +119,22 @@ DF_TEST(Sim, IndependentTasksScale)
     b_free(&b);
 }
 
+/* A chain of n nodes of 10 us, each reading nothing from the one before. */
+static SimGraph *chain_of(Builder *b, int n)
+{
+    b_init(b, 1);
+    for (int i = 0; i < n; i++) {
+        uint64_t pred = (uint64_t)i, bytes = 0;
+        b_node(b, (uint64_t)i + 1, 0, i, i * 10000, 10000, 0, 0, i > 0, &pred, &bytes);
+    }
+    return graph_of(b);
+}
+
 /* A chain cannot go faster with more workers. */
 DF_TEST(Sim, ChainDoesNotScale)
 {
     Builder b;
-    b_init(&b, 1);
-    for (int i = 0; i < 50; i++) {
-        uint64_t pred = (uint64_t)i, bytes = 0;
-        b_node(&b, (uint64_t)i + 1, 0, i, i * 10000, 10000, 0, 0, i > 0, &pred, &bytes);
-    }
-    SimGraph *g = graph_of(&b);
+    SimGraph *g = chain_of(&b, 50);
     DF_ASSERT(g);
     SimResult r1 = run(g, "cost-local", 1, "core:8 pu:1", 1);
     SimResult r8 = run(g, "cost-local", 8, "core:8 pu:1", 1);
@@ -146,12 +152,7 @@ DF_TEST(Sim, ChainDoesNotScale)
 DF_TEST(Sim, ChainContinues)
 {
     Builder b;
-    b_init(&b, 1);
-    for (int i = 0; i < 200; i++) {
-        uint64_t pred = (uint64_t)i, bytes = 0;
-        b_node(&b, (uint64_t)i + 1, 0, i, i * 10000, 10000, 0, 0, i > 0, &pred, &bytes);
-    }
-    SimGraph *g = graph_of(&b);
+    SimGraph *g = chain_of(&b, 200);
     DF_ASSERT(g);
     SimResult r1 = run(g, "cost-local", 1, "core:8 pu:1", 1);
     SimResult r8 = run(g, "cost-local", 8, "core:8 pu:1", 1);
