@@ -337,6 +337,18 @@ static inline int df_env_nearest(const DfPolicyEnv *env, int w)
     return env->topo->nearest[w];
 }
 
+/* The i-th worker in scatter order (DfTopo.scatter: consecutive ones as
+ * far apart as the topology allows), and w's place in it. */
+static inline int df_env_scatter(const DfPolicyEnv *env, int i)
+{
+    return env->topo && env->topo->scatter ? env->topo->scatter[i] : i;
+}
+
+static inline int df_env_scatter_pos(const DfPolicyEnv *env, int w)
+{
+    return env->topo && env->topo->scatter_pos ? env->topo->scatter_pos[w] : w;
+}
+
 /* Formula (1): Cost(tid, c) over the node's inputs (cost.c). */
 uint64_t df_cost(const DfPolicyEnv *env, const DfNode *c, int tid);
 

@@ -27,6 +27,11 @@ typedef struct DfTopo {
     int *model_pu;         /* per worker: PU logical index in the model topology */
     uint64_t *keys;        /* n x DF_TOPO_KEYS: domain of each worker per level */
     int *nearest;          /* per worker: the other worker of least trCost */
+    /* The workers in scatter order: consecutive entries as far apart as
+     * the topology allows (another NUMA node, else another L3, another
+     * L2, another core, before an SMT sibling), for spreading work round
+     * robin; scatter_pos is its inverse. */
+    int *scatter, *scatter_pos;
     uint32_t level_cost[DF_N_LEVELS];
     char desc[256];
 } DfTopo;

@@ -111,9 +111,105 @@ static void set_costs(DfTopo *t, DfCostModel model, const uint32_t *override)
         t->level_cost[l] = (override && override[l] && l != DF_LEVEL_SELF) ? override[l] : base[l];
 }
 
-/* Domain keys of workers placed on PUs `pus` of `topo`, and their nearest
- * others: n x DF_TOPO_KEYS words and n ints, where a matrix of levels and
- * costs would be n x n. */
+/* Scatter order (DfTopo.scatter).  Each worker gets a digit per level: its
+ * rank among the workers of its core, its core's among the cores of its
+ * L2, and so on up to its NUMA node's among all, ranks in order of first
+ * appearance by worker index.  Sorted by those digits with the worker's
+ * own most significant, consecutive workers differ first in NUMA node,
+ * then L3, L2, core: what a round robin over the order should visit.
+ * O(n log n) per level. */
+#define SCATTER_LEVELS (DF_TOPO_KEYS + 1)
+
+typedef struct ScatterRow {
+    uint64_t parent, key;
+    int first, w;
+    int digit[SCATTER_LEVELS];
+} ScatterRow;
+
+/* Domain of worker w at scatter level j: itself, then its keys, then one
+ * machine. */
+static uint64_t scatter_key(const DfTopo *t, int w, int j)
+{
+    if (j == 0)
+        return (uint64_t)w;
+    return j <= DF_TOPO_KEYS ? t->keys[(size_t)w * DF_TOPO_KEYS + (size_t)(j - 1)] : 0;
+}
+
+static int by_key_then_worker(const void *a, const void *b)
+{
+    const ScatterRow *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->w > y->w) - (x->w < y->w);
+}
+
+static int by_parent_then_first(const void *a, const void *b)
+{
+    const ScatterRow *x = a, *y = b;
+    if (x->parent != y->parent)
+        return x->parent < y->parent ? -1 : 1;
+    if (x->first != y->first)
+        return (x->first > y->first) - (x->first < y->first);
+    return (x->w > y->w) - (x->w < y->w);
+}
+
+static int by_digits(const void *a, const void *b)
+{
+    const ScatterRow *x = a, *y = b;
+    for (int j = 0; j < SCATTER_LEVELS; j++)
+        if (x->digit[j] != y->digit[j])
+            return (x->digit[j] > y->digit[j]) - (x->digit[j] < y->digit[j]);
+    return (x->w > y->w) - (x->w < y->w);
+}
+
+static int fill_scatter(DfTopo *t, DfError *err)
+{
+    const int n = t->n_workers;
+    ScatterRow *r = calloc((size_t)n, sizeof(*r));
+    int *digits = malloc(sizeof(int) * (size_t)n * SCATTER_LEVELS);
+    t->scatter = malloc(sizeof(int) * (size_t)n);
+    t->scatter_pos = malloc(sizeof(int) * (size_t)n);
+    if (!r || !digits || !t->scatter || !t->scatter_pos) {
+        free(r);
+        free(digits);
+        return df_set_error(err, -ENOMEM, "out of memory for the topology of %d workers", n);
+    }
+    for (int j = 0; j < SCATTER_LEVELS; j++) {
+        for (int w = 0; w < n; w++)
+            r[w] = (ScatterRow){
+                .parent = scatter_key(t, w, j + 1), .key = scatter_key(t, w, j), .w = w};
+        /* The first worker of each domain at level j... */
+        qsort(r, (size_t)n, sizeof(*r), by_key_then_worker);
+        for (int i = 0; i < n; i++)
+            r[i].first = i > 0 && r[i].key == r[i - 1].key ? r[i - 1].first : r[i].w;
+        /* ...numbers the domains within their parent. */
+        qsort(r, (size_t)n, sizeof(*r), by_parent_then_first);
+        int rank = 0;
+        for (int i = 0; i < n; i++) {
+            if (i > 0 && r[i].parent != r[i - 1].parent)
+                rank = 0;
+            else if (i > 0 && r[i].first != r[i - 1].first)
+                rank++;
+            digits[(size_t)r[i].w * SCATTER_LEVELS + (size_t)j] = rank;
+        }
+    }
+    for (int w = 0; w < n; w++) {
+        r[w] = (ScatterRow){.w = w};
+        memcpy(r[w].digit, &digits[(size_t)w * SCATTER_LEVELS], sizeof(r[w].digit));
+    }
+    qsort(r, (size_t)n, sizeof(*r), by_digits);
+    for (int i = 0; i < n; i++) {
+        t->scatter[i] = r[i].w;
+        t->scatter_pos[r[i].w] = i;
+    }
+    free(r);
+    free(digits);
+    return 0;
+}
+
+/* Domain keys of workers placed on PUs `pus` of `topo`, their nearest
+ * others and the scatter order: n x DF_TOPO_KEYS words and 3n ints, where
+ * a matrix of levels and costs would be n x n. */
 static int fill_keys_and_nearest(DfTopo *t, hwloc_topology_t topo, hwloc_obj_t *pus, DfError *err)
 {
     const size_t n = (size_t)t->n_workers;
@@ -124,7 +220,7 @@ static int fill_keys_and_nearest(DfTopo *t, hwloc_topology_t topo, hwloc_obj_t *
     fill_keys(t, topo, pus);
     for (int w = 0; w < (int)n; w++)
         t->nearest[w] = nearest_of(t, w);
-    return 0;
+    return fill_scatter(t, err);
 }
 
 /* Place workers: one per core while there are enough cores, else one per PU
@@ -378,6 +474,8 @@ int df_topo_init(DfTopo *t, const DfSchedConfig *cfg, DfError *err)
         t->model_pu = model.model_pu;
         t->keys = model.keys;
         t->nearest = model.nearest;
+        t->scatter = model.scatter;
+        t->scatter_pos = model.scatter_pos;
         memcpy(t->level_cost, model.level_cost, sizeof(t->level_cost));
     } else {
         set_costs(t, cfg->cost_model, cfg->level_cost);
@@ -425,6 +523,8 @@ void df_topo_fini(DfTopo *t)
     free(t->model_pu);
     free(t->keys);
     free(t->nearest);
+    free(t->scatter);
+    free(t->scatter_pos);
     memset(t, 0, sizeof(*t));
 }
 

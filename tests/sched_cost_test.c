@@ -603,6 +603,59 @@ DF_TEST(CostShared, LeastCostThenDeadline)
     df_topo_fini(&t);
 }
 
+/* Scatter order: a permutation in which the first workers are as far
+ * apart as the topology allows: the first two in two packages, the first
+ * four in four L3s, the first sixteen on sixteen cores, and SMT siblings
+ * only after every core had one. */
+DF_TEST(SchedTopo, ScatterOrderSpreadsOverDomains)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL, NULL),
+                     0);
+    bool seen[32] = {false};
+    for (int i = 0; i < 32; i++) {
+        const int w = t.scatter[i];
+        DF_ASSERT(w >= 0 && w < 32 && !seen[w]);
+        seen[w] = true;
+        DF_EXPECT_EQ_INT(t.scatter_pos[w], i);
+    }
+    DF_EXPECT_EQ_INT(df_topo_level(&t, t.scatter[0], t.scatter[1]), DF_LEVEL_MACHINE);
+    for (int a = 0; a < 16; a++)
+        for (int b = a + 1; b < 16; b++) {
+            const DfLevel l = df_topo_level(&t, t.scatter[a], t.scatter[b]);
+            DF_EXPECT_MSG(l > DF_LEVEL_PU, "%d and %d share a core", t.scatter[a], t.scatter[b]);
+            if (a < 4 && b < 4)
+                DF_EXPECT_MSG(l > DF_LEVEL_L3, "%d and %d share an L3", t.scatter[a], t.scatter[b]);
+        }
+    df_topo_fini(&t);
+}
+
+/* cost-local spreads sources from outside round robin in scatter order:
+ * four go to four L3s (in index order they went to two cores of one). */
+DF_TEST(CostLocal, SourcesSpreadInScatterOrder)
+{
+    DfTopo t;
+    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL, NULL),
+                     0);
+    DfPolicyEnv env = env_of(&t);
+    DfPolicy *p;
+    DF_ASSERT_EQ_INT(ops_of("cost-local")->create(&env, &p), 0);
+    int at[4];
+    DfNode *n[4];
+    for (int i = 0; i < 4; i++) {
+        n[i] = fake_node(0, NULL, NULL);
+        at[i] = ops_of("cost-local")->push(p, -1, n[i]).worker;
+    }
+    for (int a = 0; a < 4; a++)
+        for (int b = a + 1; b < 4; b++)
+            DF_EXPECT_MSG(df_topo_level(&t, at[a], at[b]) > DF_LEVEL_L3,
+                          "sources %d and %d on workers %d and %d of one L3", a, b, at[a], at[b]);
+    ops_of("cost-local")->destroy(p);
+    for (int i = 0; i < 4; i++)
+        free(n[i]);
+    df_topo_fini(&t);
+}
+
 /* The workers' CPUs past glibc's fixed 1024: the sized query holds them,
  * refuses a set too small for them, and the fixed one keeps those below. */
 DF_TEST(SchedTopo, WorkerCpusBeyond1024)
