@@ -387,13 +387,16 @@ DF_TEST(CostLocal, ManyInputsPlaceAsFormulaOne)
     df_topo_fini(&t);
 }
 
-/* cost-local on `n` workers of a flat synthetic topology (t is the
- * caller's to finish), or NULL. */
-static DfPolicy *flat_cost_local(DfTopo *t, const char *topo, int n)
+/* cost-local on `n` workers of a synthetic topology with cost model
+ * `model`, the workers' state `state` (NULL: all busy) (t is the caller's
+ * to finish), or NULL. */
+static DfPolicy *model_cost_local(DfTopo *t, const char *topo, int n, DfCostModel model,
+                                  DfWorkerState *state)
 {
-    if (df_topo_model(t, topo, n, DF_COST_FLAT, NULL, NULL) != 0)
+    if (df_topo_model(t, topo, n, model, NULL, NULL) != 0)
         return NULL;
-    const DfPolicyEnv env = env_of(t);
+    DfPolicyEnv env = env_of(t);
+    env.state = state;
     DfPolicy *p = NULL;
     if (ops_of("cost-local")->create(&env, &p) != 0) {
         df_topo_fini(t);
@@ -410,7 +413,7 @@ DF_TEST(CostLocal, ZeroByteEdgeKeepsItsWorker)
 {
     DfTopo t;
     const DfPolicyOps *ops = ops_of("cost-local");
-    DfPolicy *p = flat_cost_local(&t, "core:4 pu:1", 4);
+    DfPolicy *p = model_cost_local(&t, "core:4 pu:1", 4, DF_COST_FLAT, NULL);
     DF_ASSERT(p != NULL);
     DfNode *busy = fake_node(0, NULL, NULL);
     DF_EXPECT_EQ_INT(ops->push(p, 1, busy).worker, 1); /* own set empty: stays */
@@ -450,7 +453,7 @@ DF_TEST(CostLocal, KeepsOnlyWhatNothingQueuedPrecedes)
 {
     DfTopo t;
     const DfPolicyOps *ops = ops_of("cost-local");
-    DfPolicy *p = flat_cost_local(&t, "core:2 pu:1", 2);
+    DfPolicy *p = model_cost_local(&t, "core:2 pu:1", 2, DF_COST_FLAT, NULL);
     DF_ASSERT(p != NULL);
     const int w[] = {0};
     const uint64_t b[] = {100};
@@ -497,11 +500,8 @@ static DfNode *pop_after_grace(DfPolicy *p, int w)
 DF_TEST(CostLocal, StealOrderFollowsTrCost)
 {
     DfTopo t;
-    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL, NULL),
-                     0);
-    DfPolicyEnv env = env_of(&t);
-    DfPolicy *p;
-    DF_ASSERT_EQ_INT(ops_of("cost-local")->create(&env, &p), 0);
+    DfPolicy *p = model_cost_local(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL);
+    DF_ASSERT(p);
     const int owners[] = {31, 9, 1};
     DfNode *n[3];
     for (int i = 0; i < 3; i++) {
@@ -534,16 +534,12 @@ DF_TEST(CostLocal, StealOrderFollowsTrCost)
  * moved on it is a row like any other, taken nearest first. */
 DF_TEST(CostLocal, ThiefLeavesARowToItsOwner)
 {
-    DfTopo t;
-    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL, NULL),
-                     0);
-    static DfWorkerState state[32]; /* zero: every worker busy, running nothing */
+    static DfWorkerState state[32]; /* every worker busy, running nothing */
     for (int i = 0; i < 32; i++)
         atomic_store(&state[i].v, DF_WS_RUNNING);
-    DfPolicyEnv env = env_of(&t);
-    env.state = state;
-    DfPolicy *p;
-    DF_ASSERT_EQ_INT(ops_of("cost-local")->create(&env, &p), 0);
+    DfTopo t;
+    DfPolicy *p = model_cost_local(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, state);
+    DF_ASSERT(p);
     DfNode *row = fake_node(0, NULL, NULL), *far_row = fake_node(0, NULL, NULL),
            *plain = fake_node(0, NULL, NULL);
     row->start_pred_id = 7;
@@ -635,11 +631,8 @@ DF_TEST(SchedTopo, ScatterOrderSpreadsOverDomains)
 DF_TEST(CostLocal, SourcesSpreadInScatterOrder)
 {
     DfTopo t;
-    DF_ASSERT_EQ_INT(df_topo_model(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL, NULL),
-                     0);
-    DfPolicyEnv env = env_of(&t);
-    DfPolicy *p;
-    DF_ASSERT_EQ_INT(ops_of("cost-local")->create(&env, &p), 0);
+    DfPolicy *p = model_cost_local(&t, "package:2 l3:2 core:4 pu:2", 32, DF_COST_HIER, NULL);
+    DF_ASSERT(p);
     int at[4];
     DfNode *n[4];
     for (int i = 0; i < 4; i++) {
