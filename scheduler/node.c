@@ -352,8 +352,7 @@ static void sort_ready(DfNode **v, int n)
     for (int i = 1; i < n; i++) {
         DfNode *x = v[i];
         int j = i - 1;
-        while (j >= 0 && (v[j]->deadline > x->deadline ||
-                          (v[j]->deadline == x->deadline && v[j]->id > x->id))) {
+        while (j >= 0 && df_node_urgent_before(x, v[j])) {
             v[j + 1] = v[j];
             j--;
         }

@@ -166,12 +166,11 @@ static void lane_push(DfReady *r, int l, DfNode *n)
      * start of the job above it, whose rows it reads as they are made:
      * run elsewhere while that one runs, it costs more.  A thief learns
      * either here without touching the node (df_ready_head_tags).  (A
-     * short node has no start_pred_id: it is a spawned task.) */
+     * short node, which has no start_pred_id, is a spawned task.) */
     const bool movable = n->flags & DF_NF_SPAWNED;
     atomic_store_explicit(&sl->node, (uintptr_t)n | (movable ? SLOT_TAGS : 0),
                           memory_order_relaxed);
-    atomic_store_explicit(&sl->after, movable || (n->flags & DF_NF_SHORT) ? 0 : n->start_pred_id,
-                          memory_order_relaxed);
+    atomic_store_explicit(&sl->after, movable ? 0 : n->start_pred_id, memory_order_relaxed);
     const int64_t deadline = n->deadline; /* n may be run and freed once published */
     atomic_store_explicit(&sl->deadline, deadline, memory_order_relaxed);
     atomic_store_explicit(&sl->group, n->group, memory_order_relaxed);
@@ -448,11 +447,6 @@ void df_ready_post(DfReady *r, DfNode *n)
     post_chain(r, n, n, n->deadline);
 }
 
-static bool urgent_before(const DfNode *a, const DfNode *b)
-{
-    return a->deadline < b->deadline || (a->deadline == b->deadline && a->id < b->id);
-}
-
 /* Stable merge sort of a node list by (deadline, id): O(n log n), since an
  * inbox behind a busy owner can hold thousands of nodes. */
 static DfNode *sort_urgent(DfNode *list)
@@ -470,7 +464,7 @@ static DfNode *sort_urgent(DfNode *list)
     b = sort_urgent(b);
     DfNode *head = NULL, **tail = &head;
     while (a && b) {
-        DfNode **pick = urgent_before(b, a) ? &b : &a;
+        DfNode **pick = df_node_urgent_before(b, a) ? &b : &a;
         *tail = *pick;
         tail = &(*pick)->next;
         *pick = (*pick)->next;
@@ -489,7 +483,7 @@ static DfNode *order_urgent(DfNode *list)
     bool sorted = true;
     while (list) {
         DfNode *next = list->next;
-        if (rev && urgent_before(rev, list)) /* rev comes after list */
+        if (rev && df_node_urgent_before(rev, list)) /* rev comes after list */
             sorted = false;
         list->next = rev;
         rev = list;
@@ -555,7 +549,7 @@ DfNode *df_ready_steal_inbox(DfReady *r, const DfWaitFilter *f, bool *returned)
      * back as it is, and the owner sorts when it drains. */
     for (DfNode **pp = &list; *pp; pp = &(*pp)->next)
         if (df_wait_accepts(f, (*pp)->group, (*pp)->deadline) &&
-            (!best || !urgent_before(*best, *pp)))
+            (!best || !df_node_urgent_before(*best, *pp)))
             best = pp;
     DfNode *got = NULL;
     if (best) {

@@ -253,6 +253,13 @@ struct DfSched {
     void *trace_retired; /* replaced trace buffers (under trace_lock) */
 };
 
+/* a before b in the order ready nodes are taken in: earliest deadline
+ * first, creation order on ties (a total order). */
+static inline bool df_node_urgent_before(const DfNode *a, const DfNode *b)
+{
+    return a->deadline < b->deadline || (a->deadline == b->deadline && a->id < b->id);
+}
+
 /* A node that goes to the background queue when it is ready. */
 static inline bool df_node_background(const DfNode *n)
 {

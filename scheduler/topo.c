@@ -123,7 +123,6 @@ static void set_costs(DfTopo *t, DfCostModel model, const uint32_t *override)
 typedef struct ScatterRow {
     uint64_t parent, key;
     int first, w;
-    int digit[SCATTER_LEVELS];
 } ScatterRow;
 
 /* Domain of worker w at scatter level j: itself, then its keys, then one
@@ -153,13 +152,16 @@ static int by_parent_then_first(const void *a, const void *b)
     return (x->w > y->w) - (x->w < y->w);
 }
 
-static int by_digits(const void *a, const void *b)
+/* Workers by their digits (ctx: SCATTER_LEVELS per worker). */
+static int by_digits(const void *a, const void *b, void *ctx)
 {
-    const ScatterRow *x = a, *y = b;
+    const int x = *(const int *)a, y = *(const int *)b;
+    const int *dx = (const int *)ctx + (size_t)x * SCATTER_LEVELS;
+    const int *dy = (const int *)ctx + (size_t)y * SCATTER_LEVELS;
     for (int j = 0; j < SCATTER_LEVELS; j++)
-        if (x->digit[j] != y->digit[j])
-            return (x->digit[j] > y->digit[j]) - (x->digit[j] < y->digit[j]);
-    return (x->w > y->w) - (x->w < y->w);
+        if (dx[j] != dy[j])
+            return (dx[j] > dy[j]) - (dx[j] < dy[j]);
+    return (x > y) - (x < y);
 }
 
 static int fill_scatter(DfTopo *t, DfError *err)
@@ -193,15 +195,11 @@ static int fill_scatter(DfTopo *t, DfError *err)
             digits[(size_t)r[i].w * SCATTER_LEVELS + (size_t)j] = rank;
         }
     }
-    for (int w = 0; w < n; w++) {
-        r[w] = (ScatterRow){.w = w};
-        memcpy(r[w].digit, &digits[(size_t)w * SCATTER_LEVELS], sizeof(r[w].digit));
-    }
-    qsort(r, (size_t)n, sizeof(*r), by_digits);
-    for (int i = 0; i < n; i++) {
-        t->scatter[i] = r[i].w;
-        t->scatter_pos[r[i].w] = i;
-    }
+    for (int w = 0; w < n; w++)
+        t->scatter[w] = w;
+    qsort_r(t->scatter, (size_t)n, sizeof(int), by_digits, digits);
+    for (int i = 0; i < n; i++)
+        t->scatter_pos[t->scatter[i]] = i;
     free(r);
     free(digits);
     return 0;

@@ -604,11 +604,9 @@ static void release_batch(Sim *s, int w, int nb)
     int first = -1;
     if (nb > 0 && s->ops->push_keep && !s->pol->env.lifo && wk->run_len + 1 < DF_CONTINUE_MAX) {
         first = 0;
-        for (int k = 1; k < nb; k++) {
-            const DfNode *a = s->dn[s->batch[k]], *b = s->dn[s->batch[first]];
-            if (a->deadline < b->deadline || (a->deadline == b->deadline && a->id < b->id))
+        for (int k = 1; k < nb; k++)
+            if (df_node_urgent_before(s->dn[s->batch[k]], s->dn[s->batch[first]]))
                 first = k;
-        }
         const int c = s->batch[first];
         if (wk->depth > 0) {
             const Frame *f = &wk->stack[wk->depth - 1];
