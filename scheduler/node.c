@@ -437,8 +437,17 @@ DfNode *df_node_complete(DfWorker *w, DfNode *n, bool keep, const DfGroup *waite
          * running, so its siblings are made ready as from a running task:
          * one placed in the own set wakes a parked helper, as it did when
          * the kept node was queued before it (backlog). */
-        if (keep && nb > 0 && s->pops->push_keep)
+        if (keep && nb > 0 && s->pops->push_keep) {
+            /* The one to keep first, the rest in their order. */
+            int k = 0;
+            for (int j = 1; j < nb; j++)
+                if (df_node_kept_before(batch[j], batch[k], n->module))
+                    k = j;
+            DfNode *const kept = batch[k];
+            memmove(batch + 1, batch, (size_t)k * sizeof(*batch));
+            batch[0] = kept;
             next = ready_or_keep(s, w, batch[i++], waited);
+        }
         for (; i < nb; i++) {
             if (next)
                 df_make_ready_running(s, w, batch[i]);

@@ -260,6 +260,24 @@ static inline bool df_node_urgent_before(const DfNode *a, const DfNode *b)
     return a->deadline < b->deadline || (a->deadline == b->deadline && a->id < b->id);
 }
 
+/* a before b as the node a finishing worker keeps (continuation) among
+ * the successors it released: the most urgent, and among equally urgent
+ * ones a node of the finished node's `module` (>= 0) first -- the next
+ * link of the chain the worker was on, a decoder's next decode task after
+ * its decode task, whose codec context and reference rows are here.  In
+ * creation order the frame's output band (older) was kept and the next
+ * decode task queued behind it, where a thief took it after one poll and
+ * ran it away from its slice jobs' rows, which stay placed here (dfsim,
+ * 1080p H.264 8 slices, 256 workers x 16 streams: a third of the decode
+ * tasks stolen, a frame 4 % longer, 0.93 x steal's frame rate). */
+static inline bool df_node_kept_before(const DfNode *a, const DfNode *b, int32_t module)
+{
+    if (a->deadline != b->deadline)
+        return a->deadline < b->deadline;
+    const bool as = module >= 0 && a->module == module, bs = module >= 0 && b->module == module;
+    return as != bs ? as : a->id < b->id;
+}
+
 /* A node that goes to the background queue when it is ready. */
 static inline bool df_node_background(const DfNode *n)
 {

@@ -331,6 +331,72 @@ DF_TEST(SchedContinuation, ChainsRunInOrder)
     }
 }
 
+typedef struct RunOrder {
+    _Atomic int next;
+    int side, link; /* when each ran: 1, 2 */
+} RunOrder;
+
+static void order_side(DfTask *t, void *arg)
+{
+    (void)t;
+    RunOrder *o = arg;
+    o->side = atomic_fetch_add(&o->next, 1) + 1;
+}
+
+static void order_link(DfTask *t, void *arg)
+{
+    (void)t;
+    RunOrder *o = arg;
+    o->link = atomic_fetch_add(&o->next, 1) + 1;
+}
+
+/* A finishing worker keeps the next link of the chain it was on (a node
+ * of the finished node's module) over an older, equally urgent side
+ * node; a more urgent side node still goes first.  One worker: the kept
+ * node runs first, the queued one after it. */
+DF_TEST(SchedContinuation, KeepsTheChainItWasOn)
+{
+    const char *policies[] = {"cost-local", "learned"};
+    for (int pi = 0; pi < 2; pi++) {
+        for (int urgent_side = 0; urgent_side < 2; urgent_side++) {
+            DfSched *s = df_test_sched(policies[pi], 1, -1);
+            DF_ASSERT(s);
+            const int chain = df_sched_module_id(s, "link"), other = df_sched_module_id(s, "side");
+            RunOrder o = {0}, before = {0};
+            DfGroup *g = df_group_new(s, 0);
+            DF_ASSERT(g);
+            const int64_t dl = df_now_ns() + 1000000000ll;
+            DfNode *a = df_node_new(
+                s, &(DfNodeDesc){.fn = order_link, .arg = &before, .module = chain, .group = g});
+            DfNode *side = df_node_new(s, &(DfNodeDesc){.fn = order_side,
+                                                        .arg = &o,
+                                                        .module = other,
+                                                        .group = g,
+                                                        .deadline = urgent_side ? dl : 0});
+            DfNode *b = df_node_new(s, &(DfNodeDesc){.fn = order_link,
+                                                     .arg = &o,
+                                                     .module = chain,
+                                                     .group = g,
+                                                     .deadline = urgent_side ? dl + 1 : 0});
+            DF_ASSERT(a && side && b);
+            DF_EXPECT_EQ_INT(df_node_depend(side, a, 64), 0);
+            DF_EXPECT_EQ_INT(df_node_depend(b, a, 0), 0);
+            df_node_submit(side);
+            df_node_submit(b);
+            df_node_submit(a);
+            df_node_release(a);
+            df_node_release(side);
+            df_node_release(b);
+            df_sched_wait(s, g);
+            df_group_release(g);
+            DF_EXPECT_MSG(urgent_side ? o.side == 1 && o.link == 2 : o.link == 1 && o.side == 2,
+                          "%s, %s side node: the link ran %d-th, the side node %d-th", policies[pi],
+                          urgent_side ? "more urgent" : "equally urgent", o.link, o.side);
+            df_sched_unref(s);
+        }
+    }
+}
+
 /* ------------------------------------------------------------- jobs */
 
 typedef struct Wpp {

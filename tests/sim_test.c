@@ -166,6 +166,32 @@ DF_TEST(Sim, ChainContinues)
     b_free(&b);
 }
 
+/* A chain of 100 links of 10 us, each also releasing a side node of 10
+ * us made before the next link (older).  The finishing worker keeps the
+ * next link, of its own module (df_node_kept_before), and the other worker
+ * takes the side node: the links run back to back, 1 ms, plus the few
+ * sides the first worker runs itself (1.14 ms).  Keeping the older side
+ * node left each link to a thief a poll round later (1.32 ms). */
+DF_TEST(Sim, ChainKeepsItsOwnModule)
+{
+    Builder b;
+    b_init(&b, 1);
+    uint64_t id = 1, prev = 0, zero = 0;
+    for (int i = 0; i < 100; i++) {
+        const uint64_t link = id++;
+        b_node(&b, link, 0, i, i * 20000, 10000, 0, 0, prev != 0, &prev, &zero);
+        b_node(&b, id++, 1, i, i * 20000 + 10000, 10000, 0, 0, 1, &link, &zero);
+        prev = link;
+    }
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    const SimResult r = run(g, "cost-local", 2, "core:2 pu:1", 1);
+    DF_EXPECT_EQ_INT(r.tasks, 200);
+    DF_EXPECT_MSG(r.makespan_ns < 1200000, "makespan %lld ns", (long long)r.makespan_ns);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
 /* Frames like dfmedia's: D(k) (chain) spends 200 us, creates 8 jobs of
  * 400 us on `job_worker` and waits for them, then 100 us more.  With
  * `job_bytes`, every job after the first frame reads that many bytes that

@@ -594,18 +594,19 @@ static void finish_node(Sim *s, int w, int gi)
 
 /* The successors a completion made ready (s->batch[0..nb)): as
  * df_node_complete does, the most urgent may stay with the worker to run
- * next (continuation: a policy with push_keep that does not take its own
+ * next, a node of the finished one's `module` first among equally urgent
+ * ones (df_node_kept_before; continuation: a policy with push_keep that does not take its own
  * newest first, at most DF_CONTINUE_MAX in a row, and inside a wait only
  * a node of the waited group); the others are made ready in graph order,
  * as from a running task when one was kept. */
-static void release_batch(Sim *s, int w, int nb)
+static void release_batch(Sim *s, int w, int nb, int32_t module)
 {
     Worker *wk = &s->w[w];
     int first = -1;
     if (nb > 0 && s->ops->push_keep && !s->pol->env.lifo && wk->run_len + 1 < DF_CONTINUE_MAX) {
         first = 0;
         for (int k = 1; k < nb; k++)
-            if (df_node_urgent_before(s->dn[s->batch[k]], s->dn[s->batch[first]]))
+            if (df_node_kept_before(s->dn[s->batch[k]], s->dn[s->batch[first]], module))
                 first = k;
         const int c = s->batch[first];
         if (wk->depth > 0) {
@@ -650,7 +651,7 @@ static void complete_node(Sim *s, int w, int gi)
         if (--s->pending[c] == 0)
             s->batch[nb++] = c;
     }
-    release_batch(s, w, nb);
+    release_batch(s, w, nb, s->dn[gi]->module);
     if (sn->group >= 0 && --s->group_left[stream * g->n_groups + sn->group] == 0)
         group_done(s, stream, sn->group);
     if (sn->parent < 0) {
