@@ -168,6 +168,14 @@ static inline unsigned df_pnode_flags(const DfNode *n)
     return n->flags;
 }
 
+/* The node has successors (edges to nodes made before it was placed).
+ * Relaxed: a hint; an edge added after this read does not move it. */
+static inline bool df_pnode_has_succ(const DfNode *n)
+{
+    const DfEdge *e = atomic_load_explicit(&((DfNode *)n)->succ, memory_order_relaxed);
+    return e && e != DF_EDGES_CLOSED;
+}
+
 /* Sum of the node's input bytes (0: it reads nothing that has a place). */
 static inline uint64_t df_pnode_bytes(const DfNode *n)
 {

@@ -405,10 +405,11 @@ static DfPolicy *model_cost_local(DfTopo *t, const char *topo, int n, DfCostMode
     return p;
 }
 
-/* A source (no producer) goes round robin from a worker whose set holds
- * work; a node whose producer's edge carries no bytes (a decoder's chain
- * of decode tasks) stays with the worker placing it, wherever the
- * producer ran. */
+/* A source (no producer) that has consumers goes round robin from a
+ * worker whose set holds work; one without (a decode task's slice job)
+ * stays there, for thieves; a node whose producer's edge carries no bytes
+ * (a decoder's chain of decode tasks) stays with the worker placing it,
+ * wherever the producer ran. */
 DF_TEST(CostLocal, ZeroByteEdgeKeepsItsWorker)
 {
     DfTopo t;
@@ -418,13 +419,18 @@ DF_TEST(CostLocal, ZeroByteEdgeKeepsItsWorker)
     DfNode *busy = fake_node(0, NULL, NULL);
     DF_EXPECT_EQ_INT(ops->push(p, 1, busy).worker, 1); /* own set empty: stays */
     /* Worker 1's set holds work now. */
-    int away = 0;
-    DfNode *src[3], *chained[3];
+    static DfEdge consumer; /* a successor list that is not empty */
+    int away = 0, leaf_away = 0;
+    DfNode *src[3], *leaf[3], *chained[3];
     for (int i = 0; i < 3; i++) {
         src[i] = fake_node(0, NULL, NULL);
+        atomic_store(&src[i]->succ, &consumer);
         away += ops->push(p, 1, src[i]).worker != 1;
+        leaf[i] = fake_node(0, NULL, NULL);
+        leaf_away += ops->push(p, 1, leaf[i]).worker != 1;
     }
     DF_EXPECT_MSG(away >= 2, "sources spread: %d of 3 left worker 1", away);
+    DF_EXPECT_MSG(leaf_away == 0, "sources without consumers: %d of 3 left worker 1", leaf_away);
     const int from[] = {2, 1, 3};
     const uint64_t none[] = {0};
     for (int i = 0; i < 3; i++) {
@@ -442,6 +448,7 @@ DF_TEST(CostLocal, ZeroByteEdgeKeepsItsWorker)
     free(outside);
     for (int i = 0; i < 3; i++) {
         free(src[i]);
+        free(leaf[i]);
         free(chained[i]);
     }
     df_topo_fini(&t);

@@ -2,6 +2,7 @@
 #include "dftest.h"
 #include "sched_internal.h"
 #include "sim.h"
+#include "sim_graph.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -188,6 +189,28 @@ DF_TEST(Sim, ChainKeepsItsOwnModule)
     const SimResult r = run(g, "cost-local", 2, "core:2 pu:1", 1);
     DF_EXPECT_EQ_INT(r.tasks, 200);
     DF_EXPECT_MSG(r.makespan_ns < 1200000, "makespan %lld ns", (long long)r.makespan_ns);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
+/* A node has successors for placement (df_pnode_has_succ) only if one
+ * was created before the recording made it ready: an MPEG-2 slice job's
+ * rows are read by output bands made after it ran, a graph's consumers
+ * made before its producers are there when the producers are placed. */
+DF_TEST(Sim, SuccessorsAsPlacementSawThem)
+{
+    Builder b;
+    b_init(&b, 1);
+    uint64_t a = 1, c = 3, zero = 0;
+    b_node(&b, a, 0, 0, 1000, 1000, 0, 0, 0, NULL, NULL);
+    b_node(&b, 2, 1, 0, 3000, 1000, 0, 0, 1, &a, &zero)->created_ns = 500; /* before a ready */
+    b_node(&b, c, 0, 1, 5000, 1000, 0, 0, 0, NULL, NULL);
+    b_node(&b, 4, 1, 1, 7000, 1000, 0, 0, 1, &c, &zero); /* created after c ran */
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    DF_EXPECT(g->nodes[0].rec_succ);
+    DF_EXPECT(!g->nodes[2].rec_succ);
+    DF_EXPECT(!g->nodes[1].rec_succ && !g->nodes[3].rec_succ);
     sim_graph_free(g);
     b_free(&b);
 }

@@ -305,6 +305,9 @@ static int64_t notice_delay(Sim *s, int w)
  * predecessor's start), as df_make_ready_running() says. */
 static void wake_for(Sim *s, int self, DfPlacement p, bool running);
 
+/* What a node with successors points at (never followed). */
+static DfEdge sim_edge_mark;
+
 static void make_ready(Sim *s, int self, int gi, bool running)
 {
     DfPlacement p = s->ops->push(s->pol, self, s->dn[gi]);
@@ -788,6 +791,11 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         const int i = gi % g->n;
         if (g->startsucc_first[i] < g->startsucc_first[i + 1])
             n->flags |= DF_NF_RELEASER;
+        /* Successors as a policy sees them (df_pnode_has_succ): a list
+         * that is not empty when the recording made the node ready; the
+         * simulator keeps the edges itself. */
+        if (sn->rec_succ)
+            atomic_store_explicit(&n->succ, &sim_edge_mark, memory_order_relaxed);
         for (int k = 0; k < sn->n_in; k++) {
             const SimIn *si = &g->ins[sn->first_in + k];
             DfInputBlock *b = NULL;

@@ -508,6 +508,8 @@ int sim_graph_from_trace(const DfTrace *t, const double *rec_npb, SimGraph **out
             int at = g->succ_first[p] + fill[p]++;
             g->succ[at] = i;
             g->succ_slot[at] = k;
+            if (t->events[i].created_ns <= t->events[p].ready_ns)
+                g->nodes[p].rec_succ = true;
         }
     /* Children, by creating segment. */
     memset(fill, 0, sizeof(int) * ((size_t)n + 1));

@@ -43,6 +43,8 @@ typedef struct SimNode {
     bool rec_wpp;     /* ordered job whose row above was running on another worker
                        * when it started in the recording */
     bool job;         /* an unordered job of a batch (siblings: same group, same parent) */
+    bool rec_succ;    /* had a successor when it was made ready in the recording (one
+                       * created before then: df_pnode_has_succ at its placement) */
     bool rec_par;     /* such a job that started while a sibling ran on another worker */
 } SimNode;
 
