@@ -51,6 +51,44 @@ static void feed(Fake *f, int self, int producer, uint64_t bytes, int64_t ns)
     learned_ops()->done(f->p, self, &n, ns);
 }
 
+static DfNode *node_from(int n_in, int worker, uint64_t bytes)
+{
+    DfNode *n = calloc(1, sizeof(DfNode) + 64 * sizeof(uint64_t));
+    n->deadline = DF_NO_DEADLINE;
+    n->placed = -1;
+    n->module = 3;
+    if (n_in) {
+        n->in[0] = (DfInput){.bytes = bytes, .worker = worker, .module = 1};
+        n->in_bytes = bytes;
+        n->n_inputs = 1;
+    }
+    return n;
+}
+
+/* Exploration sends a node away from the worker its cost chose only when
+ * it reads bytes (what is learnt is what they cost elsewhere): a decode
+ * task (zero-byte edge from the one before) or a source stays, so that a
+ * stream's chain is not moved with it. */
+DF_TEST(Learned, ExploresOnlyNodesThatReadBytes)
+{
+    Fake f;
+    DF_ASSERT_EQ_INT(fake_init(&f), 0);
+    learned_ops()->destroy(f.p);
+    f.env.explore_rate = 1.0; /* every placement that may explore does */
+    DF_ASSERT_EQ_INT(learned_ops()->create(&f.env, &f.p), 0);
+    DfNode *reads = node_from(1, 0, 1000), *chained = node_from(1, 0, 0),
+           *source = node_from(0, -1, 0);
+    DF_EXPECT_EQ_INT(learned_ops()->push(f.p, 0, reads).worker, 1);
+    DF_EXPECT(reads->flags & DF_NF_EXPLORED);
+    DF_EXPECT_EQ_INT(learned_ops()->push(f.p, 0, chained).worker, 0);
+    learned_ops()->push(f.p, 0, source);
+    DF_EXPECT(!(chained->flags & DF_NF_EXPLORED) && !(source->flags & DF_NF_EXPLORED));
+    fake_fini(&f);
+    free(reads);
+    free(chained);
+    free(source);
+}
+
 /* Local runs take 10 us, remote ones 50 us, for a declared 1000 bytes:
  * the 40 us difference at the flat weight 1 is 40000 / 0.025 = 1.6 MB of
  * reference transfer, so size(1) is corrected by 1600. */
