@@ -140,6 +140,48 @@ DF_TEST(SimCli, RunsAndWritesJsonCsvPlot)
 /* Every bad value: exit 2, one line naming the flag and the value and a
  * hint to --help; an input that is missing or not a trace, or an output that
  * cannot be written: exit 1, before any replay (nothing on stdout). */
+/* --fps paces the streams: the model names the pace and budget, and each
+ * result counts late frames and the frames' p99 latency (null unpaced). */
+DF_TEST(SimCli, PacedRunReportsLateFramesAndLatency)
+{
+    const char *dfsim = getenv("DFSIM");
+    if (!dfsim)
+        DF_SKIP("DFSIM not set (run through meson test)");
+    char dir[] = "/tmp/dfsim-paced-XXXXXX";
+    DF_ASSERT(mkdtemp(dir));
+    gchar *trace = g_strdup_printf("%s/t.json", dir), *json = g_strdup_printf("%s/o.json", dir);
+    DF_ASSERT_EQ_INT(df_test_record_trace(trace), 0);
+    const char *argv[] = {dfsim, "--trace",   trace, "--topology", "core:4 pu:1", "--workers",
+                          "1,4", "--streams", "2",   "--fps",      "30",          "--budget-frames",
+                          "3",   "--json",    json,  NULL};
+    DfRun r = df_test_run(argv, NULL);
+    DF_ASSERT(r.spawned);
+    DF_EXPECT_MSG(r.status == 0, "dfsim exited %d: %s", r.status, r.err);
+    DF_EXPECT(strstr(r.out, "p99 ms") != NULL);
+    df_run_clear(&r);
+    JsonParser *p = json_parser_new();
+    DF_ASSERT(json_parser_load_from_file(p, json, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    JsonObject *model = json_object_get_object_member(root, "model");
+    DF_EXPECT(json_object_get_double_member(model, "paced_fps") == 30);
+    DF_EXPECT_EQ_INT(json_object_get_int_member(model, "budget_frames"), 3);
+    JsonArray *res = json_object_get_array_member(root, "results");
+    DF_EXPECT_EQ_INT(json_array_get_length(res), 2 * 2);
+    for (guint i = 0; i < json_array_get_length(res); i++) {
+        JsonObject *o = json_array_get_object_element(res, i);
+        DF_EXPECT(json_object_has_member(o, "frames_late"));
+        DF_EXPECT(json_object_get_double_member(o, "latency_p99_ms") > 0);
+        DF_EXPECT(json_object_get_double_member(o, "latency_max_ms") >=
+                  json_object_get_double_member(o, "latency_p99_ms"));
+    }
+    g_object_unref(p);
+    remove(trace);
+    remove(json);
+    remove(dir);
+    g_free(trace);
+    g_free(json);
+}
+
 DF_TEST(SimCli, BadInputsFailClearly)
 {
     const char *dfsim = getenv("DFSIM");
@@ -200,6 +242,9 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", trace, "--window", "-1"}, 2, "bad --window -1"},
         {{"--trace", trace, "--explore", "nan"}, 2, "bad --explore nan"},
         {{"--trace", trace, "--explore", "2"}, 2, "bad --explore 2"},
+        {{"--trace", trace, "--fps", "nan"}, 2, "bad --fps nan"},
+        {{"--trace", trace, "--fps", "-30"}, 2, "bad --fps -30"},
+        {{"--trace", trace, "--budget-frames", "0"}, 2, "bad --budget-frames 0"},
         {{"--trace", trace, "--lost-cpu", "maybe"}, 2, "bad --lost-cpu \"maybe\""},
         {{"--trace", trace, "--slowdown", "1:1.2"}, 2, "bad --slowdown \"1:1.2\""},
         {{"--trace", trace, "--slowdown", "2:nan"}, 2, "bad --slowdown \"2:nan\""},

@@ -215,6 +215,59 @@ DF_TEST(Sim, SuccessorsAsPlacementSawThem)
     b_free(&b);
 }
 
+static SimResult run_paced(SimGraph *g, int workers, int streams, double fps)
+{
+    SimConfig c;
+    sim_config_init(&c);
+    c.n_workers = workers;
+    c.topology = "core:4 pu:1";
+    c.streams = streams;
+    c.task_overhead_ns = 0;
+    c.window = 1000000;
+    c.fps = fps;
+    SimResult r;
+    DfError err = {0};
+    if (sim_run(g, &c, &r, &err) < 0) {
+        df_test_fail(__FILE__, __LINE__, false, "%s", err.msg);
+        memset(&r, 0, sizeof(r));
+    }
+    return r;
+}
+
+/* Pacing: 20 frames of one 10 ms node each (a chain), arriving every 20
+ * ms (50 fps), due 2 periods later.  One stream on one worker: no frame
+ * late, each done 10 ms after it arrives, and the run lasts as long as
+ * the arrivals do.  Three streams on one worker need 30 ms a period:
+ * frames go late.  Unpaced, nothing is counted. */
+DF_TEST(Sim, PacedStreamsArriveAndGoLate)
+{
+    Builder b;
+    b_init(&b, 1);
+    uint64_t prev = 0, zero = 0;
+    for (int f = 0; f < 20; f++) {
+        const uint64_t id = (uint64_t)f + 1;
+        b_node(&b, id, 0, f, f * 10000000ll, 10000000, 0, 0, prev != 0, &prev, &zero);
+        prev = id;
+    }
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    const SimResult one = run_paced(g, 1, 1, 50), three = run_paced(g, 1, 3, 50),
+                    unpaced = run_paced(g, 1, 1, 0);
+    DF_EXPECT_EQ_INT(one.frames_late, 0);
+    DF_EXPECT_MSG(one.latency_p99_ns >= 10000000 && one.latency_p99_ns < 10100000, "p99 %lld ns",
+                  (long long)one.latency_p99_ns);
+    DF_EXPECT_MSG(one.makespan_ns >= 19 * 20000000ll + 10000000, "makespan %lld ns",
+                  (long long)one.makespan_ns);
+    DF_EXPECT_MSG(three.frames_late > 10, "%llu of 60 late", (unsigned long long)three.frames_late);
+    DF_EXPECT(three.latency_max_ns > 40000000);
+    DF_EXPECT_EQ_INT(unpaced.frames_late, 0);
+    DF_EXPECT_EQ_INT(unpaced.latency_p99_ns, 0);
+    DF_EXPECT_MSG(unpaced.makespan_ns < 201000000, "unpaced %lld ns",
+                  (long long)unpaced.makespan_ns);
+    sim_graph_free(g);
+    b_free(&b);
+}
+
 /* Frames like dfmedia's: D(k) (chain) spends 200 us, creates 8 jobs of
  * 400 us on `job_worker` and waits for them, then 100 us more.  With
  * `job_bytes`, every job after the first frame reads that many bytes that

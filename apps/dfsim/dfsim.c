@@ -112,6 +112,13 @@ int df_sim_parse_options(DfSim *d, int argc, char **argv)
          "LIST"},
         {"window", 0, 0, G_OPTION_ARG_INT, &o->window,
          "Outside submissions in flight per stream (default: as recorded)", "N"},
+        {"fps", 0, 0, G_OPTION_ARG_DOUBLE, &o->fps,
+         "Pace the streams: frame k of stream s arrives at (k + s/streams)/F s, its outside "
+         "submissions wait for it, and its nodes are due --budget-frames periods after it; "
+         "reports late frames and p99 latency (default 0: unpaced)",
+         "F"},
+        {"budget-frames", 0, 0, G_OPTION_ARG_INT, &o->budget_frames,
+         "With --fps: frame periods from a frame's arrival to its deadline (default 2)", "N"},
         {"slowdown", 0, 0, G_OPTION_ARG_STRING, &o->slowdown,
          "How much slower a body runs while N workers are busy, e.g. 2:1.25 (N from 2 to 64; "
          "none: off; default: with --validate on this machine, measured by its ffmpeg-streams "
@@ -242,6 +249,17 @@ int df_sim_parse_options(DfSim *d, int argc, char **argv)
         rc = df_cli_usage(PROG, "bad --explore %g (0 to 0.5)", o->explore);
         goto out;
     }
+    /* Negated: NaN fails. */
+    if (!(o->fps >= 0 && o->fps <= 1000)) {
+        rc = df_cli_usage(PROG, "bad --fps %g (0 to 1000; 0: unpaced)", o->fps);
+        goto out;
+    }
+    if (o->budget_frames < 1 || o->budget_frames > 1000) {
+        rc = df_cli_usage(PROG, "bad --budget-frames %d (1 to 1000)", o->budget_frames);
+        goto out;
+    }
+    base->fps = o->fps;
+    base->budget_frames = o->budget_frames;
     if (o->task_overhead_ns >= 0)
         base->task_overhead_ns = o->task_overhead_ns;
     if (o->poll_ns > 0)
@@ -357,7 +375,7 @@ out:
 
 int main(int argc, char **argv)
 {
-    DfSim d = {.o = {.task_overhead_ns = -1, .poll_ns = -1, .explore = 0.01}};
+    DfSim d = {.o = {.task_overhead_ns = -1, .poll_ns = -1, .explore = 0.01, .budget_frames = 2}};
     int rc = df_sim_parse_options(&d, argc, argv);
     if (rc != DF_CLI_OK)
         goto out;

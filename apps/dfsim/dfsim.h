@@ -24,6 +24,8 @@ typedef struct Opts {
     char *wpp_factor, *job_factor, *idle_model, *line_ns;
     int task_overhead_ns, poll_ns, window;
     double explore;
+    double fps;        /* --fps: pacing, 0 off */
+    int budget_frames; /* --budget-frames */
 } Opts;
 
 typedef struct Row {

@@ -63,13 +63,18 @@ void df_sim_print(const DfSim *d)
     for (int l = DF_LEVEL_PU; l < DF_N_LEVELS; l++)
         printf(" %s %g", df_level_name((DfLevel)l), base->line_ns[l]);
     printf(" ns\n");
-    const char *hdr[] = {"policy",       "workers",    "streams", "fps",
-                         "fps/stream",   "speed-up",   "idle %",  "local %",
-                         "cross-L3+ MB", "lines/poll", "poll ns"};
-    DfTable *tab = df_table_new(11, hdr, "lrrrrrrrrrr");
+    if (base->fps > 0)
+        printf("paced: %g fps a stream, phases spread over a period, due %d periods after "
+               "arrival\n",
+               base->fps, base->budget_frames);
+    const char *hdr[] = {"policy",   "workers", "streams", "fps",          "fps/stream",
+                         "speed-up", "idle %",  "local %", "cross-L3+ MB", "lines/poll",
+                         "poll ns",  "late",    "p99 ms"};
+    const int n_col = base->fps > 0 ? 13 : 11;
+    DfTable *tab = df_table_new(n_col, hdr, "lrrrrrrrrrrrr");
     for (int i = 0; i < n_rows; i++) {
         const Row *r = &rows[i];
-        char c[11][32];
+        char c[13][32];
         snprintf(c[0], 32, "%s", r->policy);
         snprintf(c[1], 32, "%d", r->workers);
         snprintf(c[2], 32, "%d", r->streams);
@@ -85,8 +90,10 @@ void df_sim_print(const DfSim *d)
         const double polls = r->r.polls ? (double)r->r.polls : 1;
         df_fmt_num(c[9], 32, (double)r->r.poll_lines / polls, 0);
         df_fmt_num(c[10], 32, (double)r->r.poll_read_ns / polls, 0);
-        const char *cells[11];
-        for (int k = 0; k < 11; k++)
+        snprintf(c[11], 32, "%llu", (unsigned long long)r->r.frames_late);
+        df_fmt_num(c[12], 32, (double)r->r.latency_p99_ns / 1e6, 2);
+        const char *cells[13];
+        for (int k = 0; k < n_col; k++)
             cells[k] = c[k];
         df_table_row(tab, cells);
     }
@@ -212,6 +219,13 @@ bool df_sim_write_json(const DfSim *d)
     /* null: not modelled. */
     df_json_double(b, "wpp_factor", wpp_factor > 1 ? wpp_factor : NAN);
     df_json_double(b, "job_factor", job_factor > 1 ? job_factor : NAN);
+    /* null: unpaced. */
+    df_json_double(b, "paced_fps", base->fps > 0 ? base->fps : NAN);
+    json_builder_set_member_name(b, "budget_frames");
+    if (base->fps > 0)
+        json_builder_add_int_value(b, base->budget_frames);
+    else
+        json_builder_add_null_value(b);
     json_builder_end_object(b);
     json_builder_set_member_name(b, "results");
     json_builder_begin_array(b);
@@ -254,6 +268,12 @@ bool df_sim_write_json(const DfSim *d)
         json_builder_add_int_value(b, (gint64)r->r.stolen);
         json_builder_set_member_name(b, "tasks_continued");
         json_builder_add_int_value(b, (gint64)r->r.continued);
+        if (d->base.fps > 0) {
+            json_builder_set_member_name(b, "frames_late");
+            json_builder_add_int_value(b, (gint64)r->r.frames_late);
+            df_json_double(b, "latency_p99_ms", (double)r->r.latency_p99_ns / 1e6);
+            df_json_double(b, "latency_max_ms", (double)r->r.latency_max_ns / 1e6);
+        }
         json_builder_set_member_name(b, "wpp_rows");
         json_builder_add_int_value(b, (gint64)r->r.rows);
         json_builder_set_member_name(b, "wpp_rows_apart");

@@ -73,6 +73,7 @@ void sim_config_init(SimConfig *c)
     const double npb[DF_N_LEVELS] = {0, 0.005, 0.01, 0.04, 0.08, 0.15};
     memcpy(c->ns_per_byte, npb, sizeof(npb));
     c->explore_rate = 0.01;
+    c->budget_frames = 2;
 }
 
 const char *sim_idle_model_name(int model)
@@ -83,7 +84,7 @@ const char *sim_idle_model_name(int model)
 
 /* ------------------------------------------------------------ simulation */
 
-enum { EV_SEG_END, EV_POLL, EV_NEXT };
+enum { EV_SEG_END, EV_POLL, EV_NEXT, EV_ARRIVE /* worker: the stream */ };
 
 typedef struct Event {
     int64_t t;
@@ -145,6 +146,14 @@ typedef struct Sim {
     uint64_t rng;
     int64_t *poll_read_ns; /* per worker: what one poll round reads (idle_model) */
     int *poll_lines;       /* per worker: how many lines that is */
+    /* Pacing (cfg->fps): each node's frame (index of its tag, a job's its
+     * parent's; -1: none), the nodes of each frame left per stream, the
+     * streams with an arrival event queued, and the frames' latencies. */
+    int *frame_of, n_frames, *frame_left;
+    int64_t period_ns;
+    bool *arrival_queued;
+    int64_t *latency;
+    size_t n_latency;
 } Sim;
 
 static int64_t sim_clock(void *ctx)
@@ -352,15 +361,41 @@ static void release(Sim *s, int self, int gi, bool running)
         make_ready(s, self, gi, running);
 }
 
+/* When frame f of stream `stream` arrives, and when it is due (pacing). */
+static int64_t arrival_ns(const Sim *s, int stream, int f)
+{
+    return (int64_t)f * s->period_ns + s->period_ns * stream / s->cfg->streams;
+}
+
+static int64_t due_ns(const Sim *s, int stream, int f)
+{
+    return arrival_ns(s, stream, f) + (int64_t)s->cfg->budget_frames * s->period_ns;
+}
+
 static void submit_children(Sim *s, int self, int gi, int seg)
 {
     const SimGraph *g = s->g;
     int base = gi - gi % g->n, i = gi % g->n;
     for (int k = g->child_first[i]; k < g->child_first[i + 1]; k++) {
         int c = g->child[k];
-        if (g->nodes[c].created_seg == seg)
-            release(s, self, base + c, true);
+        if (g->nodes[c].created_seg != seg)
+            continue;
+        /* Paced: what a body creates is due with its frame (as the
+         * decoder gives jobs and bands its frame's deadline). */
+        if (s->cfg->fps > 0 && s->frame_of[c] >= 0)
+            s->dn[base + c]->deadline = due_ns(s, gi / g->n, s->frame_of[c]);
+        release(s, self, base + c, true);
     }
+}
+
+/* Paced: node gi ended; its frame ends with its last node. */
+static void frame_node_done(Sim *s, int gi)
+{
+    const int i = gi % s->g->n, stream = gi / s->g->n, f = s->frame_of[i];
+    if (f < 0 || --s->frame_left[stream * s->n_frames + f] > 0)
+        return;
+    s->res->frames_late += s->now > due_ns(s, stream, f);
+    s->latency[s->n_latency++] = s->now - arrival_ns(s, stream, f);
 }
 
 static void submit_external(Sim *s, int stream)
@@ -368,7 +403,21 @@ static void submit_external(Sim *s, int stream)
     const SimGraph *g = s->g;
     int window = s->cfg->window > 0 ? s->cfg->window : g->window;
     while (s->ext_next[stream] < g->n_ext && s->ext_inflight[stream] < window) {
-        int gi = stream * g->n + g->ext[s->ext_next[stream]++];
+        const int i = g->ext[s->ext_next[stream]];
+        int gi = stream * g->n + i;
+        if (s->cfg->fps > 0 && s->frame_of[i] >= 0) {
+            const int64_t at = arrival_ns(s, stream, s->frame_of[i]);
+            if (at > s->now) {
+                /* Not there yet: come back when it is. */
+                if (!s->arrival_queued[stream]) {
+                    s->arrival_queued[stream] = true;
+                    heap_push(s, (Event){.t = at, .type = EV_ARRIVE, .worker = stream});
+                }
+                return;
+            }
+            s->dn[gi]->deadline = due_ns(s, stream, s->frame_of[i]);
+        }
+        s->ext_next[stream]++;
         s->ext_inflight[stream]++;
         release(s, -1, gi, false);
     }
@@ -645,6 +694,8 @@ static void complete_node(Sim *s, int w, int gi)
     s->done[gi] = 1;
     s->finished++;
     s->res->tasks++;
+    if (s->cfg->fps > 0)
+        frame_node_done(s, gi);
     if (sn->job)
         s->group_running[stream * g->n_groups + sn->group]--;
     int nb = 0;
@@ -699,6 +750,70 @@ static void on_seg_end(Sim *s, int w)
         return;
     }
     finish_node(s, w, gi);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_tag(const void *a, const void *b)
+{
+    return cmp_i64(a, b);
+}
+
+/* Pacing's tables: frame k is the k-th distinct tag in order (a node
+ * without one belongs to its parent's frame), each frame's node count. */
+static int pacing_init(Sim *s, DfError *err)
+{
+    const SimGraph *g = s->g;
+    const int n = g->n, K = s->cfg->streams;
+    int64_t *tags = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    s->frame_of = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    s->arrival_queued = calloc((size_t)K, sizeof(bool));
+    if (!tags || !s->frame_of || !s->arrival_queued) {
+        free(tags);
+        return df_set_error(err, -ENOMEM, "out of memory");
+    }
+    int nt = 0;
+    for (int i = 0; i < n; i++)
+        if (g->nodes[i].tag >= 0)
+            tags[nt++] = g->nodes[i].tag;
+    qsort(tags, (size_t)nt, sizeof(int64_t), cmp_tag);
+    int u = 0;
+    for (int i = 0; i < nt; i++)
+        if (u == 0 || tags[u - 1] != tags[i])
+            tags[u++] = tags[i];
+    s->n_frames = u;
+    for (int i = 0; i < n; i++) {
+        const int64_t *t = g->nodes[i].tag >= 0 ? bsearch(&g->nodes[i].tag, tags, (size_t)u,
+                                                          sizeof(int64_t), cmp_tag)
+                                                : NULL;
+        s->frame_of[i] = t ? (int)(t - tags) : -1;
+    }
+    /* Children after their parents, however deep. */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < n; i++) {
+            const int p = g->nodes[i].parent;
+            if (s->frame_of[i] < 0 && p >= 0 && s->frame_of[p] >= 0) {
+                s->frame_of[i] = s->frame_of[p];
+                changed = true;
+            }
+        }
+    }
+    free(tags);
+    s->frame_left = calloc((size_t)K * (size_t)(u ? u : 1), sizeof(int));
+    s->latency = malloc(sizeof(int64_t) * (size_t)K * (size_t)(u ? u : 1));
+    if (!s->frame_left || !s->latency)
+        return df_set_error(err, -ENOMEM, "out of memory");
+    for (int st = 0; st < K; st++)
+        for (int i = 0; i < n; i++)
+            if (s->frame_of[i] >= 0)
+                s->frame_left[st * u + s->frame_of[i]]++;
+    s->period_ns = (int64_t)(1e9 / s->cfg->fps);
+    return 0;
 }
 
 static void free_block(void *block, const void *ctx)
@@ -815,11 +930,18 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         }
         s.pending[gi] += 1 + (sn->start_pred >= 0); /* +1: submission */
     }
+    if (cfg->fps > 0 && (ret = pacing_init(&s, err)) < 0)
+        goto out;
     for (int st = 0; st < K; st++)
         submit_external(&s, st);
     while (s.heap_n > 0) {
         Event e = heap_pop(&s);
         s.now = e.t;
+        if (e.type == EV_ARRIVE) {
+            s.arrival_queued[e.worker] = false;
+            submit_external(&s, e.worker);
+            continue;
+        }
         Worker *wk = &s.w[e.worker];
         if (e.epoch != wk->epoch)
             continue;
@@ -859,6 +981,11 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
     /* Local bytes are those read on the producer's own worker: the level
      * matrix puts them at SELF, which start_node counts in bytes_level. */
     res->local_byte_share = all ? (double)res->bytes_level[DF_LEVEL_SELF] / (double)all : 1.0;
+    if (s.n_latency > 0) {
+        qsort(s.latency, s.n_latency, sizeof(int64_t), cmp_i64);
+        res->latency_p99_ns = s.latency[(s.n_latency * 99 + 99) / 100 - 1];
+        res->latency_max_ns = s.latency[s.n_latency - 1];
+    }
 out:
     if (s.pol)
         ops->destroy(s.pol);
@@ -884,6 +1011,10 @@ out:
     free(s.batch);
     free(s.poll_read_ns);
     free(s.poll_lines);
+    free(s.frame_of);
+    free(s.frame_left);
+    free(s.arrival_queued);
+    free(s.latency);
     free(s.heap);
     df_topo_fini(&s.topo);
     return ret;

@@ -106,6 +106,12 @@ typedef struct SimConfig {
                     * run bodies for their wall time; off (other machines),
                     * single-segment bodies run for their recorded CPU time
                     * when the trace has it */
+    /* Pacing: frame k of stream s arrives at (k + s / streams) / fps (the
+     * streams' phases spread over one period) and its outside submissions
+     * wait for it; every node of the frame is due budget_frames periods
+     * after its arrival.  0: unpaced, nodes keep their recorded deadlines. */
+    double fps;
+    int budget_frames;
 } SimConfig;
 
 /* Defaults: 300 ns per task, 200 ns from a node's end to the next pop,
@@ -134,6 +140,11 @@ typedef struct SimResult {
     uint64_t polls;       /* idle poll rounds (a failed pop or a steal) */
     uint64_t poll_lines;  /* other workers' cache lines those rounds read */
     int64_t poll_read_ns; /* time those reads took (idle_model) */
+    /* Paced (SimConfig.fps): frames whose last node ended after their
+     * deadline, and the 99th percentile and the largest of a frame's
+     * latency (its last node's end less its arrival); 0 unpaced. */
+    uint64_t frames_late;
+    int64_t latency_p99_ns, latency_max_ns;
 } SimResult;
 
 /* Run one configuration. */
