@@ -165,6 +165,7 @@ DF_TEST(SimCli, PacedRunReportsLateFramesAndLatency)
     JsonObject *model = json_object_get_object_member(root, "model");
     DF_EXPECT(json_object_get_double_member(model, "paced_fps") == 30);
     DF_EXPECT_EQ_INT(json_object_get_int_member(model, "budget_frames"), 3);
+    DF_EXPECT_EQ_INT(json_object_get_int_member(model, "phase_frames"), 1);
     JsonArray *res = json_object_get_array_member(root, "results");
     DF_EXPECT_EQ_INT(json_array_get_length(res), 2 * 2);
     for (guint i = 0; i < json_array_get_length(res); i++) {
@@ -245,6 +246,7 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", trace, "--fps", "nan"}, 2, "bad --fps nan"},
         {{"--trace", trace, "--fps", "-30"}, 2, "bad --fps -30"},
         {{"--trace", trace, "--budget-frames", "0"}, 2, "bad --budget-frames 0"},
+        {{"--trace", trace, "--phase-frames", "0"}, 2, "bad --phase-frames 0"},
         {{"--trace", trace, "--lost-cpu", "maybe"}, 2, "bad --lost-cpu \"maybe\""},
         {{"--trace", trace, "--slowdown", "1:1.2"}, 2, "bad --slowdown \"1:1.2\""},
         {{"--trace", trace, "--slowdown", "2:nan"}, 2, "bad --slowdown \"2:nan\""},

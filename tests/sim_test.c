@@ -215,7 +215,7 @@ DF_TEST(Sim, SuccessorsAsPlacementSawThem)
     b_free(&b);
 }
 
-static SimResult run_paced(SimGraph *g, int workers, int streams, double fps)
+static SimResult run_paced(SimGraph *g, int workers, int streams, double fps, int phase_frames)
 {
     SimConfig c;
     sim_config_init(&c);
@@ -225,6 +225,7 @@ static SimResult run_paced(SimGraph *g, int workers, int streams, double fps)
     c.task_overhead_ns = 0;
     c.window = 1000000;
     c.fps = fps;
+    c.phase_frames = phase_frames;
     SimResult r;
     DfError err = {0};
     if (sim_run(g, &c, &r, &err) < 0) {
@@ -238,7 +239,8 @@ static SimResult run_paced(SimGraph *g, int workers, int streams, double fps)
  * ms (50 fps), due 2 periods later.  One stream on one worker: no frame
  * late, each done 10 ms after it arrives, and the run lasts as long as
  * the arrivals do.  Three streams on one worker need 30 ms a period:
- * frames go late.  Unpaced, nothing is counted. */
+ * frames go late.  Unpaced, nothing is counted.  Starts spread over 10
+ * periods put the second of two streams 5 periods after the first. */
 DF_TEST(Sim, PacedStreamsArriveAndGoLate)
 {
     Builder b;
@@ -251,8 +253,8 @@ DF_TEST(Sim, PacedStreamsArriveAndGoLate)
     }
     SimGraph *g = graph_of(&b);
     DF_ASSERT(g);
-    const SimResult one = run_paced(g, 1, 1, 50), three = run_paced(g, 1, 3, 50),
-                    unpaced = run_paced(g, 1, 1, 0);
+    const SimResult one = run_paced(g, 1, 1, 50, 1), three = run_paced(g, 1, 3, 50, 1),
+                    unpaced = run_paced(g, 1, 1, 0, 1), apart = run_paced(g, 2, 2, 50, 10);
     DF_EXPECT_EQ_INT(one.frames_late, 0);
     DF_EXPECT_MSG(one.latency_p99_ns >= 10000000 && one.latency_p99_ns < 10100000, "p99 %lld ns",
                   (long long)one.latency_p99_ns);
@@ -264,6 +266,13 @@ DF_TEST(Sim, PacedStreamsArriveAndGoLate)
     DF_EXPECT_EQ_INT(unpaced.latency_p99_ns, 0);
     DF_EXPECT_MSG(unpaced.makespan_ns < 201000000, "unpaced %lld ns",
                   (long long)unpaced.makespan_ns);
+    /* Starts spread over 10 periods: the second stream's frames arrive 5
+     * periods (100 ms) after the first's; its last ends 10 ms after it
+     * arrives. */
+    DF_EXPECT_MSG(apart.makespan_ns >= 19 * 20000000ll + 100000000 + 10000000 &&
+                      apart.makespan_ns < 19 * 20000000ll + 100000000 + 10100000,
+                  "spread starts: makespan %lld ns", (long long)apart.makespan_ns);
+    DF_EXPECT_EQ_INT(apart.frames_late, 0);
     sim_graph_free(g);
     b_free(&b);
 }

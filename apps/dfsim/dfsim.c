@@ -119,6 +119,10 @@ int df_sim_parse_options(DfSim *d, int argc, char **argv)
          "F"},
         {"budget-frames", 0, 0, G_OPTION_ARG_INT, &o->budget_frames,
          "With --fps: frame periods from a frame's arrival to its deadline (default 2)", "N"},
+        {"phase-frames", 0, 0, G_OPTION_ARG_INT, &o->phase_frames,
+         "With --fps: spread the streams' starts over N frame periods (default 1: every "
+         "stream's k-th frame within one period, the worst case; a GOP: independent sources)",
+         "N"},
         {"slowdown", 0, 0, G_OPTION_ARG_STRING, &o->slowdown,
          "How much slower a body runs while N workers are busy, e.g. 2:1.25 (N from 2 to 64; "
          "none: off; default: with --validate on this machine, measured by its ffmpeg-streams "
@@ -258,8 +262,13 @@ int df_sim_parse_options(DfSim *d, int argc, char **argv)
         rc = df_cli_usage(PROG, "bad --budget-frames %d (1 to 1000)", o->budget_frames);
         goto out;
     }
+    if (o->phase_frames < 1 || o->phase_frames > 100000) {
+        rc = df_cli_usage(PROG, "bad --phase-frames %d (1 to 100000)", o->phase_frames);
+        goto out;
+    }
     base->fps = o->fps;
     base->budget_frames = o->budget_frames;
+    base->phase_frames = o->phase_frames;
     if (o->task_overhead_ns >= 0)
         base->task_overhead_ns = o->task_overhead_ns;
     if (o->poll_ns > 0)
@@ -375,7 +384,11 @@ out:
 
 int main(int argc, char **argv)
 {
-    DfSim d = {.o = {.task_overhead_ns = -1, .poll_ns = -1, .explore = 0.01, .budget_frames = 2}};
+    DfSim d = {.o = {.task_overhead_ns = -1,
+                     .poll_ns = -1,
+                     .explore = 0.01,
+                     .budget_frames = 2,
+                     .phase_frames = 1}};
     int rc = df_sim_parse_options(&d, argc, argv);
     if (rc != DF_CLI_OK)
         goto out;

@@ -26,6 +26,7 @@ typedef struct Opts {
     double explore;
     double fps;        /* --fps: pacing, 0 off */
     int budget_frames; /* --budget-frames */
+    int phase_frames;  /* --phase-frames */
 } Opts;
 
 typedef struct Row {

@@ -64,9 +64,10 @@ void df_sim_print(const DfSim *d)
         printf(" %s %g", df_level_name((DfLevel)l), base->line_ns[l]);
     printf(" ns\n");
     if (base->fps > 0)
-        printf("paced: %g fps a stream, phases spread over a period, due %d periods after "
+        printf("paced: %g fps a stream, starts spread over %d period%s, due %d periods after "
                "arrival\n",
-               base->fps, base->budget_frames);
+               base->fps, base->phase_frames, base->phase_frames == 1 ? "" : "s",
+               base->budget_frames);
     const char *hdr[] = {"policy",   "workers", "streams", "fps",          "fps/stream",
                          "speed-up", "idle %",  "local %", "cross-L3+ MB", "lines/poll",
                          "poll ns",  "late",    "p99 ms"};
@@ -224,6 +225,11 @@ bool df_sim_write_json(const DfSim *d)
     json_builder_set_member_name(b, "budget_frames");
     if (base->fps > 0)
         json_builder_add_int_value(b, base->budget_frames);
+    else
+        json_builder_add_null_value(b);
+    json_builder_set_member_name(b, "phase_frames");
+    if (base->fps > 0)
+        json_builder_add_int_value(b, base->phase_frames);
     else
         json_builder_add_null_value(b);
     json_builder_end_object(b);

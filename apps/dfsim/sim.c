@@ -74,6 +74,7 @@ void sim_config_init(SimConfig *c)
     memcpy(c->ns_per_byte, npb, sizeof(npb));
     c->explore_rate = 0.01;
     c->budget_frames = 2;
+    c->phase_frames = 1;
 }
 
 const char *sim_idle_model_name(int model)
@@ -364,7 +365,8 @@ static void release(Sim *s, int self, int gi, bool running)
 /* When frame f of stream `stream` arrives, and when it is due (pacing). */
 static int64_t arrival_ns(const Sim *s, int stream, int f)
 {
-    return (int64_t)f * s->period_ns + s->period_ns * stream / s->cfg->streams;
+    const int64_t spread = s->period_ns * (s->cfg->phase_frames > 1 ? s->cfg->phase_frames : 1);
+    return (int64_t)f * s->period_ns + spread * stream / s->cfg->streams;
 }
 
 static int64_t due_ns(const Sim *s, int stream, int f)

@@ -106,12 +106,15 @@ typedef struct SimConfig {
                     * run bodies for their wall time; off (other machines),
                     * single-segment bodies run for their recorded CPU time
                     * when the trace has it */
-    /* Pacing: frame k of stream s arrives at (k + s / streams) / fps (the
-     * streams' phases spread over one period) and its outside submissions
+    /* Pacing: frame k of stream s arrives at (k + phase_frames x s /
+     * streams) / fps (the streams' starts spread over phase_frames
+     * periods: 1, within one period, every stream's k-th frame due
+     * together; a GOP, independent sources) and its outside submissions
      * wait for it; every node of the frame is due budget_frames periods
      * after its arrival.  0: unpaced, nodes keep their recorded deadlines. */
     double fps;
     int budget_frames;
+    int phase_frames; /* the streams' starts spread over this many periods (default 1) */
 } SimConfig;
 
 /* Defaults: 300 ns per task, 200 ns from a node's end to the next pop,
