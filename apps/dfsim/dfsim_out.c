@@ -121,6 +121,16 @@ void df_sim_print_recorded(const DfSim *d)
     }
 }
 
+/* Member `name`: v, or null when it does not apply. */
+static void json_int_or_null(JsonBuilder *b, const char *name, bool applies, gint64 v)
+{
+    json_builder_set_member_name(b, name);
+    if (applies)
+        json_builder_add_int_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
 bool df_sim_write_json(const DfSim *d)
 {
     const Opts *o = &d->o;
@@ -222,16 +232,8 @@ bool df_sim_write_json(const DfSim *d)
     df_json_double(b, "job_factor", job_factor > 1 ? job_factor : NAN);
     /* null: unpaced. */
     df_json_double(b, "paced_fps", base->fps > 0 ? base->fps : NAN);
-    json_builder_set_member_name(b, "budget_frames");
-    if (base->fps > 0)
-        json_builder_add_int_value(b, base->budget_frames);
-    else
-        json_builder_add_null_value(b);
-    json_builder_set_member_name(b, "phase_frames");
-    if (base->fps > 0)
-        json_builder_add_int_value(b, base->phase_frames);
-    else
-        json_builder_add_null_value(b);
+    json_int_or_null(b, "budget_frames", base->fps > 0, base->budget_frames);
+    json_int_or_null(b, "phase_frames", base->fps > 0, base->phase_frames);
     json_builder_end_object(b);
     json_builder_set_member_name(b, "results");
     json_builder_begin_array(b);

@@ -760,11 +760,6 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int cmp_tag(const void *a, const void *b)
-{
-    return cmp_i64(a, b);
-}
-
 /* Pacing's tables: frame k is the k-th distinct tag in order (a node
  * without one belongs to its parent's frame), each frame's node count. */
 static int pacing_init(Sim *s, DfError *err)
@@ -782,7 +777,7 @@ static int pacing_init(Sim *s, DfError *err)
     for (int i = 0; i < n; i++)
         if (g->nodes[i].tag >= 0)
             tags[nt++] = g->nodes[i].tag;
-    qsort(tags, (size_t)nt, sizeof(int64_t), cmp_tag);
+    qsort(tags, (size_t)nt, sizeof(int64_t), cmp_i64);
     int u = 0;
     for (int i = 0; i < nt; i++)
         if (u == 0 || tags[u - 1] != tags[i])
@@ -790,7 +785,7 @@ static int pacing_init(Sim *s, DfError *err)
     s->n_frames = u;
     for (int i = 0; i < n; i++) {
         const int64_t *t = g->nodes[i].tag >= 0 ? bsearch(&g->nodes[i].tag, tags, (size_t)u,
-                                                          sizeof(int64_t), cmp_tag)
+                                                          sizeof(int64_t), cmp_i64)
                                                 : NULL;
         s->frame_of[i] = t ? (int)(t - tags) : -1;
     }
