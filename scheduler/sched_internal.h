@@ -278,6 +278,33 @@ static inline bool df_node_kept_before(const DfNode *a, const DfNode *b, int32_t
     return as != bs ? as : a->id < b->id;
 }
 
+/* A waiter whose filter refuses the nodes of its own set relies on other
+ * workers to take them (its group's nodes may be queued behind them).
+ * With one worker, or when every other worker is inside a wait of its own
+ * for this long, nobody will: it runs the most urgent of them itself
+ * (df_sched_wait; dfsim replays the same rule). */
+#define DF_WAIT_PATIENCE_NS 200000
+
+/* The fallback first looks for the group's nodes behind the refused ones:
+ * it moves each refused node it would run to the back of the set (made
+ * ready again: still queued, still visible to thieves) until a node of
+ * the group comes up, the refused ones come round again, or this many
+ * moved.  Only then does it run one.  Without that, a waiter whose jobs
+ * sit between two unrelated nodes (a lane is taken at its ends) ran the
+ * older one first, and was trapped under it; a LIFO owner (steal) takes
+ * back what it moved, and runs it as before. */
+#define DF_WAIT_ROTATE_MAX 4096
+
+/* Every worker but `self` is inside a wait with nothing that wait may run
+ * (DF_WS_WAITING).  Relaxed: a hint that a later round re-reads. */
+static inline bool df_others_waiting(const DfWorkerState *state, int n_workers, int self)
+{
+    for (int i = 0; i < n_workers; i++)
+        if (i != self && atomic_load_explicit(&state[i].v, memory_order_relaxed) != DF_WS_WAITING)
+            return false;
+    return true;
+}
+
 /* A node that goes to the background queue when it is ready. */
 static inline bool df_node_background(const DfNode *n)
 {

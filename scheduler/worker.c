@@ -516,31 +516,6 @@ void df_workers_stop(DfSched *s)
 
 /* ------------------------------------------------------------ waiting */
 
-/* A waiter whose filter refuses the nodes of its own set relies on other
- * workers to take them (its group's nodes may be queued behind them).
- * With one worker, or when every other worker is inside a wait of its own
- * for this long, nobody will: it runs the most urgent of them itself. */
-#define WAIT_PATIENCE_NS 200000
-
-static bool others_waiting(const DfSched *s, int self)
-{
-    for (int i = 0; i < s->n_workers; i++)
-        if (i != self &&
-            atomic_load_explicit(&s->state[i].v, memory_order_relaxed) != DF_WS_WAITING)
-            return false;
-    return true;
-}
-
-/* The fallback first looks for the group's nodes behind the refused ones:
- * it moves each refused node it would run to the back of the set (made
- * ready again: still queued, still visible to thieves) until a node of
- * the group comes up, the refused ones come round again, or this many
- * moved.  Only then does it run one.  Without that, a waiter whose jobs
- * sit between two unrelated nodes (a lane is taken at its ends) ran the
- * older one first, and was trapped under it; a LIFO owner (steal) takes
- * back what it moved, and runs it as before. */
-#define WAIT_ROTATE_MAX 4096
-
 /* Past this much of its stack (or nesting) a worker's waits run only their
  * own group's nodes, save the fallback above: nesting then follows the
  * program's own, not the backlog's. */
@@ -595,11 +570,11 @@ void df_sched_wait(DfSched *s, DfGroup *g)
         DfNode *n = next_node(s, w, f);
         if (!n && f && (s->pops->queued(s->policy, w->index) || df_background_may_run(s, NULL))) {
             const int64_t now = df_now_ns();
-            if (!fruitless_since || !others_waiting(s, w->index))
+            if (!fruitless_since || !df_others_waiting(s->state, s->n_workers, w->index))
                 fruitless_since = now;
-            if (s->n_workers == 1 || now - fruitless_since >= WAIT_PATIENCE_NS) {
+            if (s->n_workers == 1 || now - fruitless_since >= DF_WAIT_PATIENCE_NS) {
                 n = next_node(s, w, NULL);
-                if (n && n != first_moved && moved < WAIT_ROTATE_MAX) {
+                if (n && n != first_moved && moved < DF_WAIT_ROTATE_MAX) {
                     if (!first_moved)
                         first_moved = n;
                     moved++;

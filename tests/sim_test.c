@@ -215,7 +215,8 @@ DF_TEST(Sim, SuccessorsAsPlacementSawThem)
     b_free(&b);
 }
 
-static SimResult run_paced(SimGraph *g, int workers, int streams, double fps, int phase_frames)
+static SimResult run_paced_budget(SimGraph *g, int workers, int streams, double fps,
+                                  int phase_frames, int budget_frames)
 {
     SimConfig c;
     sim_config_init(&c);
@@ -226,6 +227,7 @@ static SimResult run_paced(SimGraph *g, int workers, int streams, double fps, in
     c.window = 1000000;
     c.fps = fps;
     c.phase_frames = phase_frames;
+    c.budget_frames = budget_frames;
     SimResult r;
     DfError err = {0};
     if (sim_run(g, &c, &r, &err) < 0) {
@@ -233,6 +235,11 @@ static SimResult run_paced(SimGraph *g, int workers, int streams, double fps, in
         memset(&r, 0, sizeof(r));
     }
     return r;
+}
+
+static SimResult run_paced(SimGraph *g, int workers, int streams, double fps, int phase_frames)
+{
+    return run_paced_budget(g, workers, streams, fps, phase_frames, 2);
 }
 
 /* Pacing: 20 frames of one 10 ms node each (a chain), arriving every 20
@@ -904,3 +911,41 @@ DF_TEST(Sim, RealWppTraceRowsTakeTheFactor)
     sim_graph_free(g);
 }
 #endif
+
+/* D (0.1 ms, frame 0) creates N (3 ms, frame 1: due a period later) and
+ * then a job J (2 ms), and waits for J. */
+static void b_wait_frame(Builder *b)
+{
+    DfTraceEvent *de = b_node(b, 1, 0, 0, 0, 0, 0, 0, 0, NULL, NULL);
+    DfTraceEvent *ne = b_node(b, 2, 0, 1, 100000, 3000000, 1, 0, 0, NULL, NULL);
+    DfTraceEvent *je = b_node(b, 3, 1, 0, 100000, 2000000, 1, 50, 0, NULL, NULL);
+    ne->created_ns = ne->ready_ns = je->created_ns = je->ready_ns = 100000;
+    b->t.waits[b->t.n_waits++] = (DfTraceWait){1, 50, 0, 100000, 2100000};
+    de->end_ns = 2100000;
+}
+
+/* A paced replay's waits filter as df_sched_wait's do: D's wait runs J
+ * and refuses N, due after D.  1 ms periods, due 4 later.  Two workers:
+ * the other one takes N, frame 0 ends with D at 2.1 ms, frame 1 with N
+ * 2.1 ms after its arrival.  When a wait accepted anything, D ran N first
+ * (created first) and ended at 3.1 ms.  One worker: D ends at 2.1 ms (on
+ * time), N at 5.1 (latency 4.1, late); D under N ended at 5.1. */
+DF_TEST(Sim, TimedWaitsRefuseLaterFrames)
+{
+    Builder b;
+    b_init(&b, 1);
+    b_wait_frame(&b);
+    SimGraph *g = graph_of(&b);
+    DF_ASSERT(g);
+    const SimResult two = run_paced_budget(g, 2, 1, 1000, 1, 4),
+                    one = run_paced_budget(g, 1, 1, 1000, 1, 4);
+    DF_EXPECT_EQ_INT(two.frames_late, 0);
+    DF_EXPECT_MSG(two.latency_max_ns < 2500000, "2 workers: max latency %lld ns",
+                  (long long)two.latency_max_ns);
+    DF_EXPECT_EQ_INT(one.frames_late, 1);
+    DF_EXPECT_MSG(one.latency_max_ns > 4000000 && one.latency_max_ns < 4500000,
+                  "1 worker: max latency %lld ns", (long long)one.latency_max_ns);
+    DF_EXPECT_EQ_INT(two.wait_fallbacks + one.wait_fallbacks, 0);
+    sim_graph_free(g);
+    b_free(&b);
+}

@@ -281,6 +281,8 @@ bool df_sim_write_json(const DfSim *d)
             json_builder_add_int_value(b, (gint64)r->r.frames_late);
             df_json_double(b, "latency_p99_ms", (double)r->r.latency_p99_ns / 1e6);
             df_json_double(b, "latency_max_ms", (double)r->r.latency_max_ns / 1e6);
+            json_builder_set_member_name(b, "wait_fallbacks");
+            json_builder_add_int_value(b, (gint64)r->r.wait_fallbacks);
         }
         json_builder_set_member_name(b, "wpp_rows");
         json_builder_add_int_value(b, (gint64)r->r.rows);

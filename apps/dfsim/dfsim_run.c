@@ -40,6 +40,7 @@ static SimResult median_result(const SimResult *runs, int n)
     MEDIAN_FIELD(tasks, uint64_t);
     MEDIAN_FIELD(stolen, uint64_t);
     MEDIAN_FIELD(continued, uint64_t);
+    MEDIAN_FIELD(wait_fallbacks, uint64_t);
     MEDIAN_FIELD(rows, uint64_t);
     MEDIAN_FIELD(rows_apart, uint64_t);
     MEDIAN_FIELD(local_byte_share, double);

@@ -112,6 +112,9 @@ typedef struct Worker {
     int64_t spin_until; /* an idle worker spins (polls) until then, then parks */
     int kept;           /* successor kept by continuation, run next; -1 */
     int run_len;        /* nodes run in a row by continuation */
+    /* Inside a timed wait with refused nodes in its set: since when every
+     * other worker has been waiting too (0: not so), as df_sched_wait. */
+    int64_t fruitless_since;
 } Worker;
 
 typedef struct Sim {
@@ -128,6 +131,8 @@ typedef struct Sim {
     int *ran_on;        /* worker that started the node; -1 */
     int *blocked_on;    /* worker an ordered job blocks, its work done; -1 */
     int *group_left;    /* streams * n_groups */
+    DfGroup *gtok;      /* streams * n_groups: what a node's group points at
+                           (policies and wait filters compare, never read) */
     int *group_running; /* streams * n_groups: jobs of the batch running now */
     int *ext_next, *ext_inflight;
     /* complete_node's successors made ready, g->n; consumed before any
@@ -553,22 +558,100 @@ static bool run_kept(Sim *s, int w)
     return true;
 }
 
+/* What worker w's wait accepts (df_sched_wait's filter): a waiting body
+ * with a deadline (a paced replay) runs only its group's nodes and nodes
+ * due before it; false: anything (a wait without a deadline, or none). */
+static bool wait_filter(const Sim *s, int w, DfWaitFilter *f)
+{
+    const Worker *wk = &s->w[w];
+    if (wk->depth == 0)
+        return false;
+    const Frame *top = &wk->stack[wk->depth - 1];
+    const DfNode *waiter = s->dn[top->node];
+    if (waiter->deadline == DF_NO_DEADLINE)
+        return false;
+    const SimNode *sn = node_of(s, top->node);
+    const int grp = s->g->segs[sn->first_seg + top->seg].wait;
+    *f = (DfWaitFilter){.group = &s->gtok[top->node / s->g->n * s->g->n_groups + grp],
+                        .deadline = waiter->deadline};
+    return true;
+}
+
+/* A filtered pop for a waiting worker, with df_sched_wait's fallback: when
+ * its own set holds only refused nodes and every other worker has waited
+ * for DF_WAIT_PATIENCE_NS (or there is no other), it rotates refused nodes
+ * to the back until an accepted one comes up, then runs the most urgent. */
+static DfNode *wait_pop(Sim *s, int w, const DfWaitFilter *f)
+{
+    Worker *wk = &s->w[w];
+    DfNode *n = s->ops->pop(s->pol, w, f);
+    if (n || !s->ops->queued(s->pol, w))
+        return n;
+    if (!wk->fruitless_since || !df_others_waiting(s->state, s->nw, w))
+        wk->fruitless_since = s->now;
+    if (s->nw > 1 && s->now - wk->fruitless_since < DF_WAIT_PATIENCE_NS)
+        return NULL;
+    const DfNode *first_moved = NULL;
+    for (unsigned moved = 0;; moved++) {
+        n = s->ops->pop(s->pol, w, NULL);
+        if (!n || n == first_moved || moved >= DF_WAIT_ROTATE_MAX || df_pnode_accepts(f, n))
+            break;
+        if (!first_moved)
+            first_moved = n;
+        /* Back into the set, still queued (df_node_requeue). */
+        n->flags &= (uint8_t) ~(DF_NF_STOLEN | DF_NF_EXPLORED);
+        wake_for(s, w, s->ops->push(s->pol, w, n), false);
+        if ((n = s->ops->pop(s->pol, w, f)))
+            break;
+    }
+    if (n && !df_pnode_accepts(f, n))
+        s->res->wait_fallbacks++;
+    return n;
+}
+
+/* A parked worker near w, woken for the nodes w's wait refuses
+ * (df_worker_idle's df_wake_near). */
+static void wake_parked_near(Sim *s, int w)
+{
+    int best = -1;
+    for (int v = 0; v < s->nw; v++)
+        if (s->w[v].status == W_PARKED && !s->w[v].poll_queued &&
+            (best < 0 || df_topo_level(&s->topo, w, v) < df_topo_level(&s->topo, w, best)))
+            best = v;
+    if (best >= 0)
+        schedule_poll(s, best, s->cfg->wake_ns);
+}
+
 static void dispatch(Sim *s, int w)
 {
     if (run_kept(s, w))
         return;
 
-    DfNode *n = s->ops->pop(s->pol, w, NULL);
+    Worker *wk = &s->w[w];
+    DfWaitFilter filter;
+    const DfWaitFilter *f = wait_filter(s, w, &filter) ? &filter : NULL;
+    DfNode *n = f ? wait_pop(s, w, f) : s->ops->pop(s->pol, w, NULL);
     if (n) {
-        s->w[w].run_len = 0;
+        wk->fruitless_since = 0;
+        wk->run_len = 0;
         start_node(s, w, n);
         return;
     }
-    Worker *wk = &s->w[w];
     if (wk->status == W_RUNNING)
         set_status(s, w, W_IDLE);
     /* The failed round read the others before the worker could pause. */
     const int64_t read_ns = charge_poll(s, w);
+    if (f) {
+        /* As df_worker_idle inside a filtered wait: busy for thieves, and
+         * with refused nodes in its set it neither parks nor stops polling
+         * (its patience runs), and a parked worker is woken for them. */
+        atomic_store_explicit(&s->state[w].v, DF_WS_WAITING, memory_order_relaxed);
+        if (s->ops->queued(s->pol, w)) {
+            wake_parked_near(s, w);
+            schedule_poll(s, w, s->cfg->poll_ns + read_ns);
+            return;
+        }
+    }
     /* While spinning, poll again if there is work somewhere (a thief's
      * grace, or work another thief got first); new work wakes it anyway. */
     if (spinning(s, w)) {
@@ -847,14 +930,15 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
     s.ran_on = malloc(sizeof(int) * (size_t)(s.total ? s.total : 1));
     s.group_left = calloc((size_t)K * (size_t)(g->n_groups ? g->n_groups : 1), sizeof(int));
     s.group_running = calloc((size_t)K * (size_t)(g->n_groups ? g->n_groups : 1), sizeof(int));
+    s.gtok = calloc((size_t)K * (size_t)(g->n_groups ? g->n_groups : 1), sizeof(DfGroup));
     s.ext_next = calloc((size_t)K, sizeof(int));
     s.ext_inflight = calloc((size_t)K, sizeof(int));
     s.batch = malloc(sizeof(int) * (size_t)(g->n ? g->n : 1));
     s.poll_read_ns = calloc((size_t)s.nw, sizeof(int64_t));
     s.poll_lines = calloc((size_t)s.nw, sizeof(int));
     if (!s.state || !s.w || !s.dn || !s.pending || !s.done || !s.blocked_on || !s.ran_on ||
-        !s.group_left || !s.group_running || !s.ext_next || !s.ext_inflight || !s.batch ||
-        !s.poll_read_ns || !s.poll_lines) {
+        !s.group_left || !s.group_running || !s.gtok || !s.ext_next || !s.ext_inflight ||
+        !s.batch || !s.poll_read_ns || !s.poll_lines) {
         ret = df_set_error(err, -ENOMEM, "out of memory");
         goto out;
     }
@@ -896,6 +980,8 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         df_node_init(n, &(DfNodeDesc){.module = sn->module, .index = sn->index}, sn->deadline,
                      (uint64_t)gi + 1, 0, 0);
         n->aux[0] = (uintptr_t)gi;
+        if (sn->group >= 0)
+            n->group = &s.gtok[gi / g->n * g->n_groups + sn->group];
         /* As jobs.c: an ordered job names the one whose start releases it,
          * which is marked. */
         if (sn->start_pred >= 0)
@@ -1003,6 +1089,7 @@ out:
     free(s.ran_on);
     free(s.group_left);
     free(s.group_running);
+    free(s.gtok);
     free(s.ext_next);
     free(s.ext_inflight);
     free(s.batch);

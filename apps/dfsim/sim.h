@@ -134,6 +134,9 @@ typedef struct SimResult {
     uint64_t tasks;
     uint64_t stolen;
     uint64_t continued;  /* nodes kept by their releaser to run next (continuation) */
+    /* Nodes a timed wait ran although its filter refused them, after its
+     * patience (DF_WAIT_PATIENCE_NS): paced replays only. */
+    uint64_t wait_fallbacks;
     uint64_t rows;       /* WPP rows (ordered jobs with a row above) */
     uint64_t rows_apart; /* of them, started while the row above ran elsewhere */
     uint64_t bytes_level[DF_N_LEVELS];
