@@ -332,8 +332,8 @@ DF_TEST(BenchRealtime, RunsAndWritesJsonCsvPlot)
                       "%s: k_share %g for K %d of K* %g", impl, share, k, ks);
         JsonArray *trials = json_object_get_array_member(r, "trials");
         DF_EXPECT_MSG(trials && json_array_get_length(trials) >= 1, "%s: no trials", impl);
-        /* The search starts at half of K*, within 1..--max-streams. */
-        const int k0 = ks / 2 >= 2 ? 2 : 1;
+        /* The search starts at 3/4 of K*, within 1..--max-streams. */
+        const int k0 = ks * 3 / 4 >= 2 ? 2 : 1;
         DF_EXPECT_MSG(trials && json_array_get_length(trials) >= 1 &&
                           json_object_get_int_member(json_array_get_object_element(trials, 0),
                                                      "streams") == k0,
@@ -461,6 +461,122 @@ DF_TEST(BenchRealtime, GopPhasesSpreadTheStarts)
         DF_EXPECT_EQ_INT((int)json_object_get_int_member(t, "frames"),
                          (int)json_object_get_int_member(t, "expected_frames"));
     }
+    g_object_unref(p);
+    g_unlink(json);
+    g_rmdir(dir);
+    g_free(json);
+    g_free(h264);
+}
+
+/* One in-process search of --workers 1 at `fps` (results[0]); its JSON
+ * root, or NULL. */
+static JsonParser *realtime_search(const char *dfbench, const char *h264, double fps,
+                                   const char *max_streams, const char *json)
+{
+    char fps_s[32];
+    snprintf(fps_s, sizeof(fps_s), "%.3f", fps);
+    const char *argv[] = {dfbench,
+                          "realtime",
+                          "--input",
+                          h264,
+                          "--fps",
+                          fps_s,
+                          "--duration",
+                          "0.5",
+                          "--workers",
+                          "1",
+                          "--peers",
+                          "none",
+                          "--policy",
+                          "cost-local",
+                          "--max-streams",
+                          max_streams,
+                          "--latency-frames",
+                          "8",
+                          "--json",
+                          json,
+                          NULL};
+    DfRun run = df_test_run(argv, NULL);
+    DF_EXPECT_MSG(run.spawned && run.status == 0, "dfbench realtime exited %d:\n%s\n%s", run.status,
+                  run.out ? run.out : "", run.err ? run.err : "");
+    const bool ok = run.spawned && run.status == 0;
+    df_run_clear(&run);
+    JsonParser *p = json_parser_new();
+    if (!ok || !json_parser_load_from_file(p, json, NULL)) {
+        g_object_unref(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* The search at a frame rate that makes K* about 2.5 (from a first run's
+ * T(1)), one worker, up to 8 streams: it starts at 3/4 of K*; a K at or under K* that
+ * misses is tried once more (a miss may be a one-off), one over K* is not
+ * (more streams than the cores decode at all); a step past K* tries the
+ * smallest K over it first.  A budget of 8 frames lets K under K* keep
+ * up; some K misses (8 is over 3 times K*). */
+DF_TEST(BenchRealtime, SearchLooksOverKStarOnce)
+{
+    const char *dfbench = g_getenv("DFBENCH");
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    char dir[] = "/tmp/dfbench-rt-XXXXXX";
+    DF_ASSERT(mkdtemp(dir));
+    gchar *json = g_strdup_printf("%s/r.json", dir);
+    char *h264 = clip("h264_cabac_slices8.mkv");
+    JsonParser *p = realtime_search(dfbench, h264, 30, "1", json);
+    DF_ASSERT(p);
+    const double t1 = json_object_get_double_member_with_default(
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "run"),
+        "t1_fps", NAN);
+    g_object_unref(p);
+    DF_ASSERT_MSG(isfinite(t1) && t1 > 0, "T(1) %g", t1);
+    p = realtime_search(dfbench, h264, t1 / 2.5 < 1000 ? t1 / 2.5 : 1000, "8", json);
+    DF_ASSERT(p);
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    JsonObject *r = json_array_get_object_element(json_object_get_array_member(root, "results"), 0);
+    /* K* as the search saw it: T(1)'s sample before the trials (the one
+     * reported is the mean with the sample after). */
+    JsonObject *run = json_object_get_object_member(root, "run");
+    JsonArray *samples = json_object_get_array_member(run, "t1_fps_samples");
+    DF_ASSERT(samples && json_array_get_length(samples) >= 1);
+    const double ks = json_array_get_double_element(samples, 0) /
+                      json_object_get_double_member_with_default(run, "fps", NAN);
+    JsonArray *trials = json_object_get_array_member(r, "trials");
+    DF_ASSERT(isfinite(ks) && ks > 0 && trials && json_array_get_length(trials) > 0);
+    GString *seq = g_string_new(NULL);
+    int tried[9] = {0}, missed[9] = {0};
+    const int over = (int)floor(ks) + 1;
+    bool past_over_first = false;
+    for (guint j = 0; j < json_array_get_length(trials); j++) {
+        JsonObject *t = json_array_get_object_element(trials, j);
+        const int k = (int)json_object_get_int_member(t, "streams");
+        const bool miss = json_object_get_int_member(t, "misses") > 0;
+        g_string_append_printf(seq, " %d:%s", k, miss ? "miss" : "ok");
+        DF_EXPECT_MSG(k >= 1 && k <= 8, "K %d of 1..8", k);
+        if (k < 1 || k > 8)
+            continue;
+        past_over_first |= k > over && tried[over] == 0;
+        tried[k]++;
+        missed[k] += miss;
+    }
+    const int k0 = ks * 3 / 4 >= 1 ? (int)(ks * 3 / 4) : 1;
+    DF_EXPECT_MSG(json_object_get_int_member(json_array_get_object_element(trials, 0), "streams") ==
+                      k0,
+                  "first trial not at K %d (K* %.2f):%s", k0, ks, seq->str);
+    DF_EXPECT_MSG(!past_over_first, "a K past %d before %d (K* %.2f):%s", over, over, ks, seq->str);
+    int misses = 0;
+    for (int k = 1; k <= 8; k++) {
+        misses += missed[k];
+        if (missed[k] && k <= ks)
+            DF_EXPECT_MSG(tried[k] == 2, "K %d under K* %.2f missed, tried %d times:%s", k, ks,
+                          tried[k], seq->str);
+        if (missed[k] && k > ks)
+            DF_EXPECT_MSG(tried[k] == 1, "K %d over K* %.2f missed, tried %d times:%s", k, ks,
+                          tried[k], seq->str);
+    }
+    DF_EXPECT_MSG(misses > 0, "no K up to 8 missed (K* %.2f):%s", ks, seq->str);
+    g_string_free(seq, TRUE);
     g_object_unref(p);
     g_unlink(json);
     g_rmdir(dir);

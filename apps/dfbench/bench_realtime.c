@@ -189,14 +189,15 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     g_set_prgname("dfbench realtime");
     const DfCliSpec spec = {
         .param = "- concurrent real-time streams per worker count",
-        .summary = "K streams of one clip, each paced at --fps, share one dfsched scheduler of N\n"
-                   "workers; K grows from K*/2 (galloping, then bisection) until a frame misses\n"
-                   "its deadline start + (i + B)/fps, B = the stream's reorder delay +\n"
-                   "--latency-frames.  Reports the largest K without a miss and its p99 latency\n"
-                   "per worker count and policy, next to K independent avdec_* and dfdec\n"
-                   "pipelines (into --sink, sync=true) on the same cores, and K* = workers x\n"
-                   "T(1) fps / --fps (T(1): single-threaded libavcodec on the clip, sampled\n"
-                   "before and after the trials) with each K as a share of it.",
+        .summary =
+            "K streams of one clip, each paced at --fps, share one dfsched scheduler of N\n"
+            "workers; K grows from 3/4 of K* (galloping, then bisection) until a frame misses\n"
+            "its deadline start + (i + B)/fps, B = the stream's reorder delay +\n"
+            "--latency-frames.  Reports the largest K without a miss and its p99 latency\n"
+            "per worker count and policy, next to K independent avdec_* and dfdec\n"
+            "pipelines (into --sink, sync=true) on the same cores, and K* = workers x\n"
+            "T(1) fps / --fps (T(1): single-threaded libavcodec on the clip, sampled\n"
+            "before and after the trials) with each K as a share of it.",
         .description =
             "Example: dfbench realtime --input clip.mkv --fps 30 --duration 5 --workers 1,2\n"
             "         --policy cost-local --json rt.json",
