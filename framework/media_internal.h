@@ -116,6 +116,11 @@ typedef struct DfPlanEnv {
     int n_streams;   /* decoders on the scheduler, this one included */
 } DfPlanEnv;
 
+/* With n_streams on n_workers, a stream of this height gains nothing from
+ * parallel slice jobs: every worker has a stream to decode (auto's rule;
+ * hooks.c applies it again to a stream that chose jobs when it had
+ * workers to spare). */
+bool df_threading_serial_suits(int n_streams, int n_workers, int height);
 /* Decide how libavcodec is run. */
 void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
                        const AVCodec *codec, const DfCodecOps *ops, const DfProbe *probe,

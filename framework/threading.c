@@ -34,6 +34,11 @@ int df_threading_parse(const char *name, DfThreading *out)
  * workers; a taller picture may need more than a core. */
 #define SERIAL_MAX_HEIGHT 1088
 
+bool df_threading_serial_suits(int n_streams, int n_workers, int height)
+{
+    return n_workers > 1 && n_streams >= n_workers && height > 0 && height <= SERIAL_MAX_HEIGHT;
+}
+
 /* Single-threaded decode, and why. */
 __attribute__((format(printf, 2, 3))) static void plan_none(DfThreadPlan *pl, const char *fmt, ...)
 {
@@ -132,8 +137,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
         plan_none(pl, "one worker: single-threaded decode");
         return;
     }
-    if (n_workers > 1 && env->n_streams >= n_workers && par->height > 0 &&
-        par->height <= SERIAL_MAX_HEIGHT) {
+    if (df_threading_serial_suits(env->n_streams, n_workers, par->height)) {
         /* Every worker has a stream to decode: streams in parallel need no
          * slice jobs, whose waits and slice contexts only cost.  At 14
          * paced 1080p H.264 streams on 2 workers a decode task's waits

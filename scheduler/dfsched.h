@@ -436,12 +436,17 @@ typedef struct DfJobs {
      * where a more urgent node (another stream's frame) may run before the
      * rest of the batch, at the cost of a node per job. */
     bool as_tasks;
+    /* In index order on the calling worker, without nodes, whatever the
+     * scheduler: the caller knows that parallel jobs gain nothing now (its
+     * streams already keep every worker busy).  Before as_tasks. */
+    bool serial;
 } DfJobs;
 
 /* Run a batch and return when every job has finished.  From a worker, the
  * caller helps; from another thread it blocks.  Re-entrant.  Returns 0.
- * On a scheduler of one worker the jobs run inline in index order, without
- * nodes, unless DfSchedConfig.eager_jobs or jobs->as_tasks; workers[] then
+ * On a scheduler of one worker, or with jobs->serial, the jobs run inline in
+ * index order, without nodes (unless, on one worker, DfSchedConfig.eager_jobs
+ * or jobs->as_tasks and not serial); workers[] then
  * names the caller and node_ids[] are 0, as for a batch of one job. */
 DF_SCHED_API int df_jobs_run(DfSched *sched, const DfJobs *jobs);
 
@@ -492,6 +497,9 @@ DF_SCHED_API uint64_t df_load_total_ns(const DfLoad *load);
 /* Mean worker time per frame over the last frames (up to 16), ns; 0
  * before the first frame completed. */
 DF_SCHED_API double df_load_ns_per_frame(DfLoad *load);
+/* Stream accounts on `sched` now (df_load_new minus df_load_free); relaxed,
+ * without the registry's lock: for a decision made often. */
+DF_SCHED_API int df_sched_n_streams(const DfSched *sched);
 
 /* Cores the stream uses: ns per frame x frame rate / 1e9 (the measured
  * completion rate when the rate is unknown). */

@@ -73,7 +73,7 @@ static bool run_here(DfSched *s, const DfJobs *jobs)
 {
     if (jobs->n_jobs == 1)
         return true; /* no parallelism to gain */
-    if (df_sched_splits_jobs(s) || jobs->as_tasks)
+    if (!jobs->serial && (df_sched_splits_jobs(s) || jobs->as_tasks))
         return false;
     DfWorker *w = df_current_worker(s);
     if (!w)

@@ -32,6 +32,7 @@ DfLoad *df_load_new(DfSched *s, double fps)
     if (registry)
         registry->prev = l;
     registry = l;
+    atomic_fetch_add_explicit(&s->n_streams, 1, memory_order_relaxed); /* struct DfSched */
     pthread_mutex_unlock(&registry_lock);
     return l;
 }
@@ -47,6 +48,7 @@ void df_load_free(DfLoad *l)
         registry = l->next;
     if (l->next)
         l->next->prev = l->prev;
+    atomic_fetch_sub_explicit(&l->sched->n_streams, 1, memory_order_relaxed); /* struct DfSched */
     pthread_mutex_unlock(&registry_lock);
     pthread_mutex_destroy(&l->lock);
     df_sched_unref(l->sched);
@@ -185,6 +187,11 @@ unsigned df_load_set_probation(DfLoad *l, bool on)
     l->on_probation = on;
     pthread_mutex_unlock(&registry_lock);
     return l->probation;
+}
+
+int df_sched_n_streams(const DfSched *s)
+{
+    return atomic_load_explicit(&((DfSched *)s)->n_streams, memory_order_relaxed);
 }
 
 double df_sched_capacity(const DfSched *s)

@@ -124,6 +124,7 @@ int df_sched_new(const DfSchedConfig *cfg_in, DfSched **out, DfError *err)
     df_background_init(&s->background);
     atomic_init(&s->next_node_id, 1);
     atomic_init(&s->next_group_id, 1);
+    atomic_init(&s->n_streams, 0);
     if (pthread_key_create(&s->cache_key, df_cache_thread_exit) != 0) {
         free(s);
         return df_set_error(err, -EAGAIN, "no pthread key left");

@@ -225,6 +225,11 @@ struct DfSched {
     char policy_name[32];
     DfTopo topo;
     int n_workers;
+    /* Stream accounts (load.c), counted under the registry's lock and read
+     * without it at every slice batch (df_sched_n_streams): read-mostly,
+     * beside n_workers.  Relaxed: a count, nothing is published through
+     * it. */
+    _Atomic int n_streams;
     DfWorker *workers;
     DfWorkerState *state; /* per worker, read by thieves */
     DfPolicy *policy;

@@ -580,3 +580,59 @@ DF_TEST(FrameworkThreading, SliceOnOneWorkerRunsJobsAsTasks)
     t_sums_free(&ref);
     t_clip_free(&c);
 }
+
+typedef struct Joiner {
+    DfSched *s;
+    bool join;
+    DfLoad *load; /* the second stream's account */
+} Joiner;
+
+static void join_stream(void *ctx)
+{
+    Joiner *j = ctx;
+    if (j->join)
+        j->load = df_load_new(j->s, 30);
+}
+
+/* A stream alone on 2 workers chooses slice jobs (auto); once a second
+ * stream is on the scheduler it runs them in order without nodes, as auto
+ * would choose now (libavcodec cannot reopen), and its pictures stay
+ * bit-exact.  Alone to the end, it keeps its job nodes. */
+DF_TEST(FrameworkThreading, SliceJobsRunInOrderOnceEveryWorkerHasAStream)
+{
+    if (t_under_tsan())
+        DF_SKIP("t_df_decode asks for slice threading under ThreadSanitizer, not auto");
+    TClip c;
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &c) == 0);
+    TSums ref = {0};
+    DF_ASSERT(t_ref_decode(&c, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    for (int join = 0; join <= 1; join++) {
+        DfSched *s = t_sched("cost-local", 2, 20);
+        DF_ASSERT(s);
+        Joiner j = {.s = s, .join = join};
+        TSums got = {0};
+        DfDecoderStats st;
+        char thr[16] = "", msg[256] = "";
+        DF_ASSERT(t_df_decode_then(s, &c, NULL, &got, &st, thr, sizeof(thr), join_stream, &j) == 0);
+        DF_EXPECT_MSG(t_sums_compare(&ref, &got, msg, sizeof(msg)) == 0, "%s", msg);
+        DF_EXPECT_MSG(!strcmp(thr, "slice"), "threading %s", thr);
+        DfStats ss;
+        DF_ASSERT_EQ_INT(df_sched_stats(s, &ss), 0);
+        if (join)
+            /* Every batch after the first packet's (at most a frame or two
+             * in flight then). */
+            DF_EXPECT_MSG(ss.total.jobs_inline + 2 >= st.slice_calls && st.slice_calls > 2,
+                          "joined: %llu of %llu batches in order",
+                          (unsigned long long)ss.total.jobs_inline,
+                          (unsigned long long)st.slice_calls);
+        else
+            DF_EXPECT_MSG(ss.total.jobs_inline == 0, "alone: %llu batches in order",
+                          (unsigned long long)ss.total.jobs_inline);
+        df_stats_free(&ss);
+        df_load_free(j.load);
+        df_sched_unref(s);
+        t_sums_free(&got);
+    }
+    t_sums_free(&ref);
+    t_clip_free(&c);
+}

@@ -341,8 +341,15 @@ int t_lavc_decode_aligned(const TClip *clip, TSums *out)
 
 /* ------------------------------------------------------- through dfmedia */
 
-int t_df_decode(DfSched *s, const TClip *clip, const DfDecoderConfig *cfg_in, TSums *out,
+int t_df_decode(DfSched *s, const TClip *clip, const DfDecoderConfig *cfg, TSums *out,
                 DfDecoderStats *stats, char *threading, size_t threading_len)
+{
+    return t_df_decode_then(s, clip, cfg, out, stats, threading, threading_len, NULL, NULL);
+}
+
+int t_df_decode_then(DfSched *s, const TClip *clip, const DfDecoderConfig *cfg_in, TSums *out,
+                     DfDecoderStats *stats, char *threading, size_t threading_len,
+                     void (*after)(void *ctx), void *ctx)
 {
     DfDecoderConfig cfg_tsan;
     const DfDecoderConfig *cfg = cfg_in;
@@ -375,6 +382,8 @@ int t_df_decode(DfSched *s, const TClip *clip, const DfDecoderConfig *cfg_in, TS
         }
         if (ret < 0)
             goto fail;
+        if (i == 0 && after)
+            after(ctx);
         while (df_decoder_try_receive_frame(dec, f) == 0)
             t_sums_add(out, f);
     }

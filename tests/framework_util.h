@@ -57,6 +57,11 @@ int t_lavc_decode(const TClip *clip, int thread_type, int thread_count, TSums *o
  * `cfg` may be NULL. */
 int t_df_decode(DfSched *s, const TClip *clip, const DfDecoderConfig *cfg, TSums *out,
                 DfDecoderStats *stats, char *threading, size_t threading_len);
+/* The same, calling `after(ctx)` once the first packet is in (the decoder's
+ * threading is decided then). */
+int t_df_decode_then(DfSched *s, const TClip *clip, const DfDecoderConfig *cfg, TSums *out,
+                     DfDecoderStats *stats, char *threading, size_t threading_len,
+                     void (*after)(void *ctx), void *ctx);
 
 /* t_under_tsan(): t_df_decode() then never uses frame threading. */
 #include "tsan_supp.h"

@@ -196,9 +196,11 @@ DF_TEST(SchedLoad, PerFrameAndSchedulerSum)
     DF_EXPECT(sl.capacity == 2.0);
     DF_EXPECT(sl.n_admitted == 0 && sl.n_pending == 0);
 
+    DF_EXPECT_EQ_INT(df_sched_n_streams(s), 0);
     DfLoad *a = df_load_new(s, 50.0);
     DfLoad *b = df_load_new(s, 0.0);
     DF_ASSERT(a && b);
+    DF_EXPECT_EQ_INT(df_sched_n_streams(s), 2);
     DF_EXPECT(df_load_ns_per_frame(a) == 0.0 && df_load_cores(a) == 0.0);
     int64_t spin = 2 * MS;
     for (int f = 0; f < 20; f++) {
@@ -228,12 +230,14 @@ DF_TEST(SchedLoad, PerFrameAndSchedulerSum)
     df_load_free(b);
     df_sched_load(s, &sl);
     DF_EXPECT(sl.n_pending == 0);
+    DF_EXPECT_EQ_INT(df_sched_n_streams(s), 1);
 
     /* Another scheduler's accounts are not this one's. */
     DfSched *s2 = df_test_sched(NULL, 1, 50);
     DF_ASSERT(s2 != NULL);
     df_sched_load(s2, &sl);
     DF_EXPECT(sl.n_admitted == 0 && sl.capacity == 1.0);
+    DF_EXPECT_EQ_INT(df_sched_n_streams(s2), 0);
     df_sched_unref(s2);
     df_load_free(a);
     df_sched_unref(s);
