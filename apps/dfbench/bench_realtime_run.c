@@ -520,12 +520,15 @@ static bool trial_ok_confirmed(DfRt *rt, DfRtResult *r, int k, DfProgress *prog,
     return trial_ok(t);
 }
 
-/* The search starts at 3/4 of K* (1 when T(1) failed): every implementation
- * measured so far carried at least that much on this clip kind (avdec
- * 0.74-0.83, dfmedia and dfdec 0.81-0.98), and starting there instead of
- * at half saves the steps below it.  From a good K the step doubles (K+1,
- * K+2, K+4, ...); from a bad one, or after the first bad step, bisection
- * between the last good and the first bad K. */
+/* The search starts at 3/4 of K* (1 when T(1) failed): on the H.264 and
+ * HEVC clips every implementation measured carried about that much or more
+ * (avdec 0.69-0.83, dfmedia and dfdec 0.80-0.98), and starting there
+ * instead of at half saves the steps below it; where less is carried
+ * (1080p MPEG-2: 0.44-0.58) the first trial misses and the bisection
+ * below it takes about as many steps as the galloping would have.  From a
+ * good K the step doubles (K+1, K+2, K+4, ...); from a bad one, or after
+ * the first bad step, bisection between the last good and the first bad
+ * K. */
 static int search_start(const DfRt *rt, const DfRtResult *r)
 {
     const double from = df_rt_k_star(rt, r->workers) * 3 / 4;
