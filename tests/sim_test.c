@@ -949,3 +949,62 @@ DF_TEST(Sim, TimedWaitsRefuseLaterFrames)
     sim_graph_free(g);
     b_free(&b);
 }
+
+/* The demand bound, on a chain of 20 frames at 50 fps (20 ms periods),
+ * due 2 periods after arrival, one worker.  Frames of 10 ms: two streams
+ * fill the worker exactly and fit; with three, the jobs arrive every 6.7
+ * ms and eleven of them (110 ms) cannot fit in the 66.7 + 40 ms of their
+ * window.  Two workers: four streams (jobs every 5 ms), not five (every
+ * 4 ms: 36 jobs need 360 ms of 2 x (140 + 40)).  A clip whose first five
+ * frames take 16 ms and the rest 4 (140 ms a stream: K* 2.9): aligned
+ * streams reach the heavy stretch together and only one fits (two need
+ * 160 ms of 20 x 4 + 10 + 40); with their starts spread over the clip,
+ * two fit.  No replay carries more than the bound. */
+static SimGraph *paced_chain(Builder *b, int heavy_frames, int64_t heavy_ns, int64_t light_ns)
+{
+    b_init(b, 1);
+    uint64_t prev = 0, zero = 0;
+    for (int f = 0; f < 20; f++) {
+        const uint64_t id = (uint64_t)f + 1;
+        b_node(b, id, 0, f, f * 20000000ll, f < heavy_frames ? heavy_ns : light_ns, 0, 0, prev != 0,
+               &prev, &zero);
+        prev = id;
+    }
+    return graph_of(b);
+}
+
+DF_TEST(Sim, DemandBoundOfPacedStreams)
+{
+    Builder b;
+    SimGraph *g = paced_chain(&b, 0, 0, 10000000);
+    DF_ASSERT(g);
+    DF_EXPECT_EQ_INT(run_paced(g, 1, 2, 50, 1).demand_bound, 2);
+    DF_EXPECT_EQ_INT(run_paced(g, 2, 1, 50, 1).demand_bound, 4);
+    DF_EXPECT_EQ_INT(run_paced(g, 1, 2, 50, 1).frames_late, 0);
+    DF_EXPECT(run_paced(g, 1, 3, 50, 1).frames_late > 0);
+    DF_EXPECT(run_paced(g, 2, 5, 50, 1).frames_late > 0);
+    DF_EXPECT_EQ_INT(run_paced(g, 1, 1, 0, 1).demand_bound, 0);
+    int k = -1;
+    SimConfig c;
+    sim_config_init(&c);
+    c.n_workers = 1;
+    c.task_overhead_ns = 0;
+    c.fps = 50;
+    DfError err = {0};
+    DF_EXPECT_EQ_INT(sim_demand_bound(g, &c, 1, &k, &err), 0);
+    DF_EXPECT_EQ_INT(k, 1); /* capped */
+    sim_graph_free(g);
+    b_free(&b);
+
+    g = paced_chain(&b, 5, 16000000, 4000000);
+    DF_ASSERT(g);
+    const SimResult aligned = run_paced(g, 1, 1, 50, 1), two = run_paced(g, 1, 2, 50, 1),
+                    spread = run_paced(g, 1, 2, 50, 20);
+    DF_EXPECT_EQ_INT(aligned.demand_bound, 1);
+    DF_EXPECT_EQ_INT(aligned.frames_late, 0);
+    DF_EXPECT(two.frames_late > 0);
+    DF_EXPECT_MSG(spread.demand_bound >= 2, "starts spread: bound %d", spread.demand_bound);
+    DF_EXPECT_EQ_INT(spread.frames_late, 0);
+    sim_graph_free(g);
+    b_free(&b);
+}

@@ -70,12 +70,12 @@ void df_sim_print(const DfSim *d)
                base->budget_frames);
     const char *hdr[] = {"policy",   "workers", "streams", "fps",          "fps/stream",
                          "speed-up", "idle %",  "local %", "cross-L3+ MB", "lines/poll",
-                         "poll ns",  "late",    "p99 ms"};
-    const int n_col = base->fps > 0 ? 13 : 11;
-    DfTable *tab = df_table_new(n_col, hdr, "lrrrrrrrrrrrr");
+                         "poll ns",  "late",    "p99 ms",  "bound"};
+    const int n_col = base->fps > 0 ? 14 : 11;
+    DfTable *tab = df_table_new(n_col, hdr, "lrrrrrrrrrrrrr");
     for (int i = 0; i < n_rows; i++) {
         const Row *r = &rows[i];
-        char c[13][32];
+        char c[14][32];
         snprintf(c[0], 32, "%s", r->policy);
         snprintf(c[1], 32, "%d", r->workers);
         snprintf(c[2], 32, "%d", r->streams);
@@ -93,7 +93,8 @@ void df_sim_print(const DfSim *d)
         df_fmt_num(c[10], 32, (double)r->r.poll_read_ns / polls, 0);
         snprintf(c[11], 32, "%llu", (unsigned long long)r->r.frames_late);
         df_fmt_num(c[12], 32, (double)r->r.latency_p99_ns / 1e6, 2);
-        const char *cells[13];
+        snprintf(c[13], 32, "%d", r->r.demand_bound);
+        const char *cells[14];
         for (int k = 0; k < n_col; k++)
             cells[k] = c[k];
         df_table_row(tab, cells);
@@ -283,6 +284,10 @@ bool df_sim_write_json(const DfSim *d)
             df_json_double(b, "latency_max_ms", (double)r->r.latency_max_ns / 1e6);
             json_builder_set_member_name(b, "wait_fallbacks");
             json_builder_add_int_value(b, (gint64)r->r.wait_fallbacks);
+            /* Streams no schedule could exceed on these workers (the
+             * demand test; at most SIM_BOUND_MAX_STREAMS). */
+            json_builder_set_member_name(b, "demand_bound_streams");
+            json_builder_add_int_value(b, r->r.demand_bound);
         }
         json_builder_set_member_name(b, "wpp_rows");
         json_builder_add_int_value(b, (gint64)r->r.rows);

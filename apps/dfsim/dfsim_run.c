@@ -52,6 +52,7 @@ static SimResult median_result(const SimResult *runs, int n)
     MEDIAN_FIELD(frames_late, uint64_t);
     MEDIAN_FIELD(latency_p99_ns, int64_t);
     MEDIAN_FIELD(latency_max_ns, int64_t);
+    MEDIAN_FIELD(demand_bound, int);
     for (int l = 0; l < DF_N_LEVELS; l++)
         MEDIAN_FIELD(bytes_level[l], uint64_t);
 #undef MEDIAN_FIELD

@@ -370,8 +370,7 @@ static void release(Sim *s, int self, int gi, bool running)
 /* When frame f of stream `stream` arrives, and when it is due (pacing). */
 static int64_t arrival_ns(const Sim *s, int stream, int f)
 {
-    const int64_t spread = s->period_ns * (s->cfg->phase_frames > 1 ? s->cfg->phase_frames : 1);
-    return (int64_t)f * s->period_ns + spread * stream / s->cfg->streams;
+    return sim_arrival_ns(s->cfg, s->period_ns, s->cfg->streams, stream, f);
 }
 
 static int64_t due_ns(const Sim *s, int stream, int f)
@@ -430,13 +429,6 @@ static void submit_external(Sim *s, int stream)
     }
 }
 
-static double slowdown_at(const SimConfig *c, int busy)
-{
-    if (busy <= 1)
-        return 1.0;
-    return c->slowdown[busy < c->n_slowdown ? busy : c->n_slowdown];
-}
-
 static void begin_segment(Sim *s, int w, int64_t extra)
 {
     Worker *wk = &s->w[w];
@@ -444,19 +436,13 @@ static void begin_segment(Sim *s, int w, int64_t extra)
     const SimNode *sn = node_of(s, f->node);
     if (wk->status != W_RUNNING)
         set_status(s, w, W_RUNNING);
-    int64_t ns = s->g->segs[sn->first_seg + f->seg].ns;
-    /* Off this machine, a body's work is its CPU time: its wall time also
-     * holds the preemption by this machine's other load. */
-    if (!s->cfg->lost_cpu && sn->cpu_ns > 0 && sn->cpu_ns < ns)
-        ns = sn->cpu_ns;
-    if (!s->cfg->lost_cpu && sn->cpu_share > 0)
-        ns = (int64_t)((double)ns * sn->cpu_share);
+    int64_t ns = sim_seg_ns(s->cfg, sn, s->g->segs[sn->first_seg + f->seg].ns);
     /* The machine's slowdown at the busy count now, against the one the
      * recording ran at (set for the whole segment: counts change at task
      * ends, which are many per segment only for long bodies). */
     if (s->cfg->n_slowdown > 0)
-        ns = (int64_t)((double)ns * slowdown_at(s->cfg, s->n_running) /
-                       slowdown_at(s->cfg, sn->rec_busy));
+        ns = (int64_t)((double)ns * sim_slowdown_at(s->cfg, s->n_running) /
+                       sim_slowdown_at(s->cfg, sn->rec_busy));
     if (f->scale != 1.0)
         ns = (int64_t)((double)ns * f->scale);
     heap_push(
@@ -843,47 +829,18 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Pacing's tables: frame k is the k-th distinct tag in order (a node
- * without one belongs to its parent's frame), each frame's node count. */
+/* Pacing's tables: each node's frame (sim_graph_frame_of), each frame's
+ * node count. */
 static int pacing_init(Sim *s, DfError *err)
 {
     const SimGraph *g = s->g;
     const int n = g->n, K = s->cfg->streams;
-    int64_t *tags = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     s->frame_of = malloc(sizeof(int) * (size_t)(n ? n : 1));
     s->arrival_queued = calloc((size_t)K, sizeof(bool));
-    if (!tags || !s->frame_of || !s->arrival_queued) {
-        free(tags);
+    const int u = s->frame_of ? sim_graph_frame_of(g, s->frame_of) : -ENOMEM;
+    if (u < 0 || !s->arrival_queued)
         return df_set_error(err, -ENOMEM, "out of memory");
-    }
-    int nt = 0;
-    for (int i = 0; i < n; i++)
-        if (g->nodes[i].tag >= 0)
-            tags[nt++] = g->nodes[i].tag;
-    qsort(tags, (size_t)nt, sizeof(int64_t), cmp_i64);
-    int u = 0;
-    for (int i = 0; i < nt; i++)
-        if (u == 0 || tags[u - 1] != tags[i])
-            tags[u++] = tags[i];
     s->n_frames = u;
-    for (int i = 0; i < n; i++) {
-        const int64_t *t = g->nodes[i].tag >= 0 ? bsearch(&g->nodes[i].tag, tags, (size_t)u,
-                                                          sizeof(int64_t), cmp_i64)
-                                                : NULL;
-        s->frame_of[i] = t ? (int)(t - tags) : -1;
-    }
-    /* Children after their parents, however deep. */
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (int i = 0; i < n; i++) {
-            const int p = g->nodes[i].parent;
-            if (s->frame_of[i] < 0 && p >= 0 && s->frame_of[p] >= 0) {
-                s->frame_of[i] = s->frame_of[p];
-                changed = true;
-            }
-        }
-    }
-    free(tags);
     s->frame_left = calloc((size_t)K * (size_t)(u ? u : 1), sizeof(int));
     s->latency = malloc(sizeof(int64_t) * (size_t)K * (size_t)(u ? u : 1));
     if (!s->frame_left || !s->latency)
@@ -1013,7 +970,9 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         }
         s.pending[gi] += 1 + (sn->start_pred >= 0); /* +1: submission */
     }
-    if (cfg->fps > 0 && (ret = pacing_init(&s, err)) < 0)
+    if (cfg->fps > 0 &&
+        ((ret = pacing_init(&s, err)) < 0 ||
+         (ret = sim_demand_bound(g, cfg, SIM_BOUND_MAX_STREAMS, &res->demand_bound, err)) < 0))
         goto out;
     for (int st = 0; st < K; st++)
         submit_external(&s, st);

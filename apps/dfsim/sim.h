@@ -151,10 +151,22 @@ typedef struct SimResult {
      * latency (its last node's end less its arrival); 0 unpaced. */
     uint64_t frames_late;
     int64_t latency_p99_ns, latency_max_ns;
+    /* Paced: the most streams that pass the demand test on these workers
+     * (sim_demand_bound; at most SIM_BOUND_MAX_STREAMS), whatever the
+     * policy; 0 unpaced. */
+    int demand_bound;
 } SimResult;
+
+#define SIM_BOUND_MAX_STREAMS 8192
 
 /* Run one configuration. */
 int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *out, DfError *err);
+/* The most paced streams (at most max_streams) that could be carried
+ * without a late frame by any schedule at all of cfg's workers, as far as
+ * the work of each frame and the pacing of cfg tell (the processor-demand
+ * test of EDF; sim_bound.c): an upper bound on what a policy carries. */
+int sim_demand_bound(const SimGraph *g, const SimConfig *cfg, int max_streams, int *out,
+                     DfError *err);
 /* Whether `topology` (hwloc synthetic string) loads under `cfg`'s cost
  * model: checked once before the runs rather than by each of them. */
 int sim_check_topology(const SimConfig *cfg, DfError *err);

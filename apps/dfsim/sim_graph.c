@@ -620,6 +620,41 @@ void sim_graph_free(SimGraph *g)
     free(g);
 }
 
+int sim_graph_frame_of(const SimGraph *g, int *frame_of)
+{
+    const int n = g->n;
+    int64_t *tags = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (!tags)
+        return -ENOMEM;
+    int nt = 0;
+    for (int i = 0; i < n; i++)
+        if (g->nodes[i].tag >= 0)
+            tags[nt++] = g->nodes[i].tag;
+    qsort(tags, (size_t)nt, sizeof(int64_t), cmp_i64);
+    int u = 0;
+    for (int i = 0; i < nt; i++)
+        if (u == 0 || tags[u - 1] != tags[i])
+            tags[u++] = tags[i];
+    for (int i = 0; i < n; i++) {
+        const int64_t *t = g->nodes[i].tag >= 0 ? bsearch(&g->nodes[i].tag, tags, (size_t)u,
+                                                          sizeof(int64_t), cmp_i64)
+                                                : NULL;
+        frame_of[i] = t ? (int)(t - tags) : -1;
+    }
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < n; i++) {
+            const int p = g->nodes[i].parent;
+            if (frame_of[i] < 0 && p >= 0 && frame_of[p] >= 0) {
+                frame_of[i] = frame_of[p];
+                changed = true;
+            }
+        }
+    }
+    free(tags);
+    return u;
+}
+
 int sim_graph_frames(const SimGraph *g)
 {
     return g->frames;

@@ -69,4 +69,40 @@ struct SimGraph {
     int64_t dispatch_ns; /* median ready-to-start gap on an idle worker */
 };
 
+/* Pacing's frames: frame k is the k-th distinct tag in order, a node
+ * without one belongs to its parent's frame, however deep (-1: none, not
+ * paced).  Fills frame_of[g->n]; returns the number of frames, or
+ * -ENOMEM. */
+int sim_graph_frame_of(const SimGraph *g, int *frame_of);
+
+/* When frame f of `stream` (of `streams`) arrives: SimConfig's pacing. */
+static inline int64_t sim_arrival_ns(const SimConfig *cfg, int64_t period_ns, int streams,
+                                     int stream, int f)
+{
+    const int64_t spread = period_ns * (cfg->phase_frames > 1 ? cfg->phase_frames : 1);
+    return (int64_t)f * period_ns + spread * stream / streams;
+}
+
+/* A body segment's time as replayed before what depends on the schedule
+ * (the busy count, WPP rows apart, jobs beside their siblings): off this
+ * machine (!lost_cpu) a body's work is its CPU time, since its wall time
+ * also holds the preemption by this machine's other load. */
+static inline int64_t sim_seg_ns(const SimConfig *cfg, const SimNode *sn, int64_t recorded_ns)
+{
+    int64_t ns = recorded_ns;
+    if (!cfg->lost_cpu && sn->cpu_ns > 0 && sn->cpu_ns < ns)
+        ns = sn->cpu_ns;
+    if (!cfg->lost_cpu && sn->cpu_share > 0)
+        ns = (int64_t)((double)ns * sn->cpu_share);
+    return ns;
+}
+
+/* SimConfig.slowdown at `busy` workers busy (1 at one). */
+static inline double sim_slowdown_at(const SimConfig *c, int busy)
+{
+    if (busy <= 1)
+        return 1.0;
+    return c->slowdown[busy < c->n_slowdown ? busy : c->n_slowdown];
+}
+
 #endif
