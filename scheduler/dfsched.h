@@ -593,7 +593,9 @@ enum {
 /* One input of a traced node: bytes it read from a producer. */
 typedef struct DfTraceInput {
     uint64_t pred_id;      /* producer node id (0 unknown) */
-    int32_t worker;        /* producer's worker (-1 outside the scheduler) */
+    int32_t worker;        /* producer's worker (-1 outside the scheduler); for an
+                            * input of no bytes from a stolen producer, the
+                            * worker it had been placed on */
     int32_t module;        /* producer's module (-1 unknown) */
     uint64_t bytes;        /* as declared (df_node_depend, df_node_add_input) */
     uint64_t policy_bytes; /* as the policy weighed them when the trace was collected

@@ -228,7 +228,8 @@ int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes)
     e->succ = succ;
     e->in = in;
     /* Acquire, paired with the acq_rel exchange in df_node_complete: a
-     * CLOSED list publishes pred->worker and pred->flags. */
+     * CLOSED list publishes pred->worker and pred->flags (and
+     * pred->placed, stored before whoever ran it took it). */
     DfEdge *head = atomic_load_explicit(&pred->succ, memory_order_acquire);
     /* The edge is counted only by its creator (succ->counted, settled at
      * submit): pending starts at DF_PENDING_OPEN, which no number of
@@ -238,7 +239,7 @@ int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes)
     for (;;) {
         if (head == DF_EDGES_CLOSED) {
             /* pred already finished: the dependency holds; record where. */
-            in->worker = pred->worker;
+            in->worker = df_node_input_worker(pred, in->bytes, pred->worker);
             if (pred->flags & DF_NF_SKIPPED)
                 atomic_store_explicit(&succ->pred_cancelled, 1, memory_order_relaxed);
             df_slab_free(e, c);
@@ -408,7 +409,7 @@ DfNode *df_node_complete(DfWorker *w, DfNode *n, bool keep, const DfGroup *waite
     for (e = rev; e;) {
         DfEdge *next = e->next;
         DfNode *succ = e->succ;
-        e->in->worker = w->index;
+        e->in->worker = df_node_input_worker(n, e->in->bytes, w->index);
         if (skipped)
             atomic_store_explicit(&succ->pred_cancelled, 1, memory_order_relaxed);
         df_slab_free(e, w->cache);

@@ -283,6 +283,21 @@ static inline bool df_node_kept_before(const DfNode *a, const DfNode *b, int32_t
     return as != bs ? as : a->id < b->id;
 }
 
+/* The worker a finished node's successor reads its input of `bytes` from:
+ * the one that ran it (`ran_on`), except that a stolen node's input of no
+ * bytes -- the next link of a chain, a decoder's next decode task, whose
+ * placement follows the worker it names -- names the worker the node was
+ * placed on.  A thief that helps a stream once then does not take the
+ * stream along: its next decode task goes back.  When it did, streams
+ * drifted between workers a steal at a time, and at saturation some
+ * carried 10 streams and others 21 (dfsim, 1080p MPEG-2 one task a frame,
+ * 8 workers x 120 aligned paced streams, frame 240), overloading the
+ * latter when every stream reached its I-frames. */
+static inline int32_t df_node_input_worker(const DfNode *n, uint64_t bytes, int32_t ran_on)
+{
+    return bytes == 0 && (n->flags & DF_NF_STOLEN) && n->placed >= 0 ? n->placed : ran_on;
+}
+
 /* A waiter whose filter refuses the nodes of its own set relies on other
  * workers to take them (its group's nodes may be queued behind them).
  * With one worker, or when every other worker is inside a wait of its own

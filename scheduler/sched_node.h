@@ -18,7 +18,8 @@
 typedef struct DfInput {
     uint64_t bytes;
     uint64_t pred_id;
-    int32_t worker; /* producer's worker, -1 until it finished / outside */
+    int32_t worker; /* producer's worker, -1 until it finished / outside
+                     * (no bytes, stolen producer: df_node_input_worker) */
     int32_t module;
 } DfInput;
 

@@ -573,6 +573,46 @@ DF_TEST(CostLocal, ThiefLeavesARowToItsOwner)
     df_topo_fini(&t);
 }
 
+/* A decode task a thief took names, to its stream's next one, the worker
+ * it was placed on (df_node_input_worker, as df_node_complete and dfsim
+ * record it): submitted from outside, the next one goes back there, not
+ * to the thief.  Inputs with bytes, and nodes their owner ran, name the
+ * worker that ran them. */
+DF_TEST(CostLocal, StolenChainLinkSendsItsStreamHome)
+{
+    static DfWorkerState state[4]; /* every worker busy */
+    for (int i = 0; i < 4; i++)
+        atomic_store(&state[i].v, DF_WS_RUNNING);
+    DfTopo t;
+    const DfPolicyOps *ops = ops_of("cost-local");
+    DfPolicy *p = model_cost_local(&t, "core:4 pu:1", 4, DF_COST_FLAT, state);
+    DF_ASSERT(p);
+    const int home = 1;
+    const uint64_t none[] = {0};
+    DfNode *link = fake_node(1, &home, none), *own = fake_node(1, &home, none);
+    DF_EXPECT_EQ_INT(ops->push(p, -1, link).worker, home);
+    DfNode *got = pop_after_grace(p, 2);
+    DF_ASSERT(got == link);
+    DF_EXPECT(link->flags & DF_NF_STOLEN);
+    DF_EXPECT_EQ_INT(df_node_input_worker(link, 0, 2), home);
+    DF_EXPECT_EQ_INT(df_node_input_worker(link, 4096, 2), 2); /* its bytes are on the thief */
+    const int named = df_node_input_worker(link, 0, 2);
+    DfNode *next = fake_node(1, &named, none);
+    DF_EXPECT_EQ_INT(ops->push(p, -1, next).worker, home);
+    /* Run by its owner: the owner. */
+    DF_EXPECT_EQ_INT(ops->push(p, -1, own).worker, home);
+    DF_EXPECT(ops->pop(p, home, NULL) == next);
+    DF_EXPECT(ops->pop(p, home, NULL) == own);
+    DF_EXPECT(!(own->flags & DF_NF_STOLEN));
+    DF_EXPECT_EQ_INT(df_node_input_worker(own, 0, home), home);
+    DF_EXPECT_EQ_INT(df_node_input_worker(own, 0, 3), 3);
+    ops->destroy(p);
+    free(link);
+    free(own);
+    free(next);
+    df_topo_fini(&t);
+}
+
 /* cost (fig. 12): a free worker takes the node of least Cost(tid, c); ties
  * go to the earliest deadline; the cost is cached per node and worker. */
 DF_TEST(CostShared, LeastCostThenDeadline)

@@ -499,7 +499,9 @@ static void start_node(Sim *s, int w, DfNode *n)
         s->res->stolen++;
         poll = charge_poll(s, w);
     }
-    n->flags &= DF_NF_RELEASER;
+    /* As run_one: the flags of how it was taken stay until it completes
+     * (df_node_input_worker reads DF_NF_STOLEN). */
+    n->flags &= DF_NF_RELEASER | DF_NF_STOLEN;
     /* Transfer: every input byte from another worker, at its level; not
      * the row above's, whose cost is the WPP factor. */
     double transfer = 0;
@@ -772,7 +774,8 @@ static void complete_node(Sim *s, int w, int gi)
     int nb = 0;
     for (int k = g->succ_first[i]; k < g->succ_first[i + 1]; k++) {
         int c = base + g->succ[k];
-        df_node_input(s->dn[c], (unsigned)g->succ_slot[k])->worker = w;
+        DfInput *in = df_node_input(s->dn[c], (unsigned)g->succ_slot[k]);
+        in->worker = df_node_input_worker(s->dn[gi], in->bytes, w);
         if (--s->pending[c] == 0)
             s->batch[nb++] = c;
     }
