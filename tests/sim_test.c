@@ -973,26 +973,33 @@ static SimGraph *paced_chain(Builder *b, int heavy_frames, int64_t heavy_ns, int
     return graph_of(b);
 }
 
+/* sim_demand_bound with run_paced's model, at most `cap` streams (-1:
+ * an error). */
+static int bound_of(const SimGraph *g, int workers, double fps, int phase_frames, int cap)
+{
+    SimConfig c;
+    sim_config_init(&c);
+    c.n_workers = workers;
+    c.task_overhead_ns = 0;
+    c.fps = fps;
+    c.phase_frames = phase_frames;
+    int k = 0;
+    DfError err = {0};
+    return sim_demand_bound(g, &c, cap, &k, &err) < 0 ? -1 : k;
+}
+
 DF_TEST(Sim, DemandBoundOfPacedStreams)
 {
     Builder b;
     SimGraph *g = paced_chain(&b, 0, 0, 10000000);
     DF_ASSERT(g);
-    DF_EXPECT_EQ_INT(run_paced(g, 1, 2, 50, 1).demand_bound, 2);
-    DF_EXPECT_EQ_INT(run_paced(g, 2, 1, 50, 1).demand_bound, 4);
+    DF_EXPECT_EQ_INT(bound_of(g, 1, 50, 1, SIM_BOUND_MAX_STREAMS), 2);
+    DF_EXPECT_EQ_INT(bound_of(g, 2, 50, 1, SIM_BOUND_MAX_STREAMS), 4);
     DF_EXPECT_EQ_INT(run_paced(g, 1, 2, 50, 1).frames_late, 0);
     DF_EXPECT(run_paced(g, 1, 3, 50, 1).frames_late > 0);
     DF_EXPECT(run_paced(g, 2, 5, 50, 1).frames_late > 0);
-    DF_EXPECT_EQ_INT(run_paced(g, 1, 1, 0, 1).demand_bound, 0);
-    int k = -1;
-    SimConfig c;
-    sim_config_init(&c);
-    c.n_workers = 1;
-    c.task_overhead_ns = 0;
-    c.fps = 50;
-    DfError err = {0};
-    DF_EXPECT_EQ_INT(sim_demand_bound(g, &c, 1, &k, &err), 0);
-    DF_EXPECT_EQ_INT(k, 1); /* capped */
+    DF_EXPECT_EQ_INT(bound_of(g, 1, 0, 1, SIM_BOUND_MAX_STREAMS), -1); /* unpaced */
+    DF_EXPECT_EQ_INT(bound_of(g, 1, 50, 1, 1), 1);                     /* capped */
     sim_graph_free(g);
     b_free(&b);
 
@@ -1000,10 +1007,11 @@ DF_TEST(Sim, DemandBoundOfPacedStreams)
     DF_ASSERT(g);
     const SimResult aligned = run_paced(g, 1, 1, 50, 1), two = run_paced(g, 1, 2, 50, 1),
                     spread = run_paced(g, 1, 2, 50, 20);
-    DF_EXPECT_EQ_INT(aligned.demand_bound, 1);
+    DF_EXPECT_EQ_INT(bound_of(g, 1, 50, 1, SIM_BOUND_MAX_STREAMS), 1);
     DF_EXPECT_EQ_INT(aligned.frames_late, 0);
     DF_EXPECT(two.frames_late > 0);
-    DF_EXPECT_MSG(spread.demand_bound >= 2, "starts spread: bound %d", spread.demand_bound);
+    const int spread_bound = bound_of(g, 1, 50, 20, SIM_BOUND_MAX_STREAMS);
+    DF_EXPECT_MSG(spread_bound >= 2, "starts spread: bound %d", spread_bound);
     DF_EXPECT_EQ_INT(spread.frames_late, 0);
     sim_graph_free(g);
     b_free(&b);

@@ -35,6 +35,9 @@ typedef struct Row {
     SimResult r;     /* the median over the traces, field by field */
     double *fps_run; /* per trace */
     double speedup;
+    /* Paced: the median over the traces of sim_demand_bound at these
+     * workers, whatever the policy and stream count; 0 unpaced. */
+    int demand_bound;
 } Row;
 
 /* One recorded run to replay. */

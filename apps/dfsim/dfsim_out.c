@@ -93,7 +93,7 @@ void df_sim_print(const DfSim *d)
         df_fmt_num(c[10], 32, (double)r->r.poll_read_ns / polls, 0);
         snprintf(c[11], 32, "%llu", (unsigned long long)r->r.frames_late);
         df_fmt_num(c[12], 32, (double)r->r.latency_p99_ns / 1e6, 2);
-        snprintf(c[13], 32, "%d", r->r.demand_bound);
+        snprintf(c[13], 32, "%d", r->demand_bound);
         const char *cells[14];
         for (int k = 0; k < n_col; k++)
             cells[k] = c[k];
@@ -287,7 +287,7 @@ bool df_sim_write_json(const DfSim *d)
             /* Streams no schedule could exceed on these workers (the
              * demand test; at most SIM_BOUND_MAX_STREAMS). */
             json_builder_set_member_name(b, "demand_bound_streams");
-            json_builder_add_int_value(b, r->r.demand_bound);
+            json_builder_add_int_value(b, r->demand_bound);
         }
         json_builder_set_member_name(b, "wpp_rows");
         json_builder_add_int_value(b, (gint64)r->r.rows);

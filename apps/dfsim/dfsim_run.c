@@ -52,7 +52,6 @@ static SimResult median_result(const SimResult *runs, int n)
     MEDIAN_FIELD(frames_late, uint64_t);
     MEDIAN_FIELD(latency_p99_ns, int64_t);
     MEDIAN_FIELD(latency_max_ns, int64_t);
-    MEDIAN_FIELD(demand_bound, int);
     for (int l = 0; l < DF_N_LEVELS; l++)
         MEDIAN_FIELD(bytes_level[l], uint64_t);
 #undef MEDIAN_FIELD
@@ -139,6 +138,30 @@ int df_sim_replay(DfSim *d)
     int n_pol = (int)g_strv_length(pols);
     Row *rows = d->rows = calloc((size_t)(n_pol * n_workers * n_streams), sizeof(Row));
     SimResult *runs = g_new(SimResult, (gsize)n_in);
+    /* Paced: the demand bound of each worker count, over the traces; it
+     * depends on neither the policy nor the stream count, so it is
+     * computed once here, not by every replay. */
+    int *bound = g_new0(int, (gsize)n_workers);
+    double *v = g_new(double, (gsize)n_in);
+    for (int wi = 0; wi < n_workers && base->fps > 0; wi++) {
+        for (int i = 0; i < n_in; i++) {
+            SimConfig c = *base;
+            c.n_workers = workers[wi];
+            c.wpp_factor = in[i].wpp_factor;
+            c.job_factor = in[i].job_factor;
+            int k = 0;
+            if (sim_demand_bound(in[i].graph, &c, SIM_BOUND_MAX_STREAMS, &k, &err) < 0) {
+                df_cli_fail(PROG, "%d workers: %s: %s", workers[wi], in[i].path, err.msg);
+                g_free(v);
+                g_free(bound);
+                g_free(runs);
+                return -1;
+            }
+            v[i] = k;
+        }
+        bound[wi] = (int)median_of(v, n_in);
+    }
+    g_free(v);
     DfProgress prog;
     df_progress_begin(&prog, n_pol * n_workers * n_streams * n_in);
     for (int p = 0; p < n_pol; p++)
@@ -164,6 +187,7 @@ int df_sim_replay(DfSim *d)
                         df_cli_fail(PROG, "%s, %d workers: %s: %s", pols[p], workers[wi],
                                     in[i].path, err.msg);
                         g_free(runs);
+                        g_free(bound);
                         d->n_rows++; /* freed with the others */
                         return -1;
                     }
@@ -173,10 +197,12 @@ int df_sim_replay(DfSim *d)
                 if (workers[wi] == 1)
                     fps1 = r->r.fps;
                 r->speedup = isnan(fps1) ? NAN : r->r.fps / fps1;
+                r->demand_bound = bound[wi];
                 d->n_rows++;
             }
         }
     g_free(runs);
+    g_free(bound);
     df_progress_end(&prog);
 
     /* Model figures that differ from trace to trace: their medians. */

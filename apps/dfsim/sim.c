@@ -973,9 +973,7 @@ int sim_run(const SimGraph *g, const SimConfig *cfg, SimResult *res, DfError *er
         }
         s.pending[gi] += 1 + (sn->start_pred >= 0); /* +1: submission */
     }
-    if (cfg->fps > 0 &&
-        ((ret = pacing_init(&s, err)) < 0 ||
-         (ret = sim_demand_bound(g, cfg, SIM_BOUND_MAX_STREAMS, &res->demand_bound, err)) < 0))
+    if (cfg->fps > 0 && (ret = pacing_init(&s, err)) < 0)
         goto out;
     for (int st = 0; st < K; st++)
         submit_external(&s, st);

@@ -151,10 +151,6 @@ typedef struct SimResult {
      * latency (its last node's end less its arrival); 0 unpaced. */
     uint64_t frames_late;
     int64_t latency_p99_ns, latency_max_ns;
-    /* Paced: the most streams that pass the demand test on these workers
-     * (sim_demand_bound; at most SIM_BOUND_MAX_STREAMS), whatever the
-     * policy; 0 unpaced. */
-    int demand_bound;
 } SimResult;
 
 #define SIM_BOUND_MAX_STREAMS 8192
