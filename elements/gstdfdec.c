@@ -68,6 +68,7 @@
 
 #include "gstdfdec.h"
 #include "dfdec_codecs.h"
+#include "dfdec_pool.h"
 
 #include "dfsched_trace.h"
 #include "lavcompat.h"
@@ -448,7 +449,7 @@ static GstBufferPool *dr_pool_new(GstDfDec *self, const DfPictureLayout *layout)
         }
     }
 
-    GstBufferPool *pool = gst_video_buffer_pool_new();
+    GstBufferPool *pool = gst_df_dec_pool_new();
     GstStructure *config = gst_buffer_pool_get_config(pool);
     GstCaps *caps = gst_video_info_to_caps(&info);
     gst_buffer_pool_config_set_params(config, caps, info.size, 0, 0);
