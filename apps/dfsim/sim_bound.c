@@ -38,21 +38,26 @@ static int cmp_job(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The least busy-count slowdown of the model (1: none). */
+static double least_slowdown(const SimConfig *cfg)
+{
+    double least = 1.0;
+    for (int k = 2; k <= cfg->n_slowdown; k++)
+        if (cfg->slowdown[k] < least)
+            least = cfg->slowdown[k];
+    return least;
+}
+
 /* The least time node i's bodies take in the replay: its segments as
- * replayed (sim_seg_ns), at the least busy-count slowdown of the model,
+ * replayed (sim_seg_ns), at the least slowdown `least` (least_slowdown),
  * a WPP row never apart from the row above nor a job beside a sibling
  * (factors the recorded body first comes back from), plus its dispatch. */
-static int64_t least_work_ns(const SimGraph *g, const SimConfig *cfg, int i)
+static int64_t least_work_ns(const SimGraph *g, const SimConfig *cfg, double least, int i)
 {
     const SimNode *sn = &g->nodes[i];
     double f = 1.0;
-    if (cfg->n_slowdown > 0) {
-        double least = 1.0;
-        for (int k = 2; k <= cfg->n_slowdown; k++)
-            if (cfg->slowdown[k] < least)
-                least = cfg->slowdown[k];
+    if (cfg->n_slowdown > 0)
         f = least / sim_slowdown_at(cfg, sn->rec_busy);
-    }
     if (sn->start_pred >= 0 && sn->rec_wpp && cfg->wpp_factor > 1.0)
         f /= cfg->wpp_factor;
     if (sn->job && sn->rec_par && cfg->job_factor > 1.0)
@@ -107,9 +112,10 @@ int sim_demand_bound(const SimGraph *g, const SimConfig *cfg, int max_streams, i
     }
     /* Nodes of no frame (a decoder's set-up) are not paced: left out, the
      * test stays necessary. */
+    const double least = least_slowdown(cfg);
     for (int i = 0; i < g->n; i++)
         if (frame_of[i] >= 0)
-            work[frame_of[i]] += least_work_ns(g, cfg, i);
+            work[frame_of[i]] += least_work_ns(g, cfg, least, i);
     /* Grow by doubling to the first count that fails, then bisect: more
      * streams ask for more work in every window, give or take where the
      * phases fall. */
