@@ -1016,3 +1016,24 @@ DF_TEST(Sim, DemandBoundOfPacedStreams)
     sim_graph_free(g);
     b_free(&b);
 }
+
+/* A thief that helps a stream once does not take the stream along
+ * (df_node_input_worker): 5 paced chains of one 10 ms node a 20 ms frame
+ * on 4 workers, 10 on 8.  Placement puts two streams on one worker; an
+ * idle worker steals the second one's frame, and the frame's successor
+ * names the worker it was placed on, since the node keeps DF_NF_STOLEN
+ * until it completes.  So each extra stream is stolen at every frame but
+ * the first (19 of 20); had the stream followed its thief, once. */
+DF_TEST(Sim, StolenStreamGoesBack)
+{
+    Builder b;
+    SimGraph *g = paced_chain(&b, 0, 0, 10000000);
+    DF_ASSERT(g);
+    const SimResult four = run_paced(g, 4, 5, 50, 1), eight = run_paced(g, 8, 10, 50, 1);
+    DF_EXPECT_EQ_INT(four.stolen, 19);
+    DF_EXPECT_EQ_INT(eight.stolen, 2 * 19);
+    DF_EXPECT_EQ_INT(four.frames_late, 0);
+    DF_EXPECT_EQ_INT(eight.frames_late, 0);
+    sim_graph_free(g);
+    b_free(&b);
+}
