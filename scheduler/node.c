@@ -159,7 +159,7 @@ bool df_node_input_block_needed(const DfNode *n)
     return i >= DF_INLINE_INPUTS && (i - DF_INLINE_INPUTS) % DF_BLOCK_INPUTS == 0;
 }
 
-DfInput *df_node_input_append(DfNode *n, DfInputBlock *block, const DfInput *val)
+DfInput *df_node_input_slot(DfNode *n, DfInputBlock *block)
 {
     const unsigned i = n->n_inputs;
     DfInput *in;
@@ -177,8 +177,14 @@ DfInput *df_node_input_append(DfNode *n, DfInputBlock *block, const DfInput *val
         }
         in = &n->more->last->in[(i - DF_INLINE_INPUTS) % DF_BLOCK_INPUTS];
     }
-    *in = *val;
     n->n_inputs = (uint16_t)(i + 1);
+    return in;
+}
+
+DfInput *df_node_input_append(DfNode *n, DfInputBlock *block, const DfInput *val)
+{
+    DfInput *in = df_node_input_slot(n, block);
+    *in = *val;
     n->in_bytes += val->bytes;
     return in;
 }
@@ -195,20 +201,30 @@ void df_node_free_input_blocks(DfNode *n, void (*free_block)(void *block, const 
     n->more = NULL;
 }
 
-static DfInput *new_input(DfNode *n, DfCache *c, const DfInput *val)
+/* The input's fields come in registers and go into the slot one by one:
+ * copied from a DfInput on the stack, its two int32 fields were read back
+ * as one 8-byte load, which store-to-load forwarding cannot serve from
+ * the two 4-byte stores just made (a stall on every edge). */
+static DfInput *new_input(DfNode *n, DfCache *c, uint64_t bytes, uint64_t pred_id, int32_t worker,
+                          int32_t module)
 {
     DfInputBlock *b = NULL;
     if (df_node_input_block_needed(n) && !(b = df_slab_alloc(&c->blocks)))
         return NULL;
-    return df_node_input_append(n, b, val);
+    DfInput *in = df_node_input_slot(n, b);
+    in->bytes = bytes;
+    in->pred_id = pred_id;
+    in->worker = worker;
+    in->module = module;
+    n->in_bytes += bytes;
+    return in;
 }
 
 int df_node_add_input(DfNode *node, int worker, uint64_t bytes, int module, uint64_t pred_id)
 {
     if (node->n_inputs == UINT16_MAX)
         return -E2BIG;
-    const DfInput val = {.bytes = bytes, .pred_id = pred_id, .worker = worker, .module = module};
-    return new_input(node, df_cache_get(node->sched), &val) ? 0 : -ENOMEM;
+    return new_input(node, df_cache_get(node->sched), bytes, pred_id, worker, module) ? 0 : -ENOMEM;
 }
 
 int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes)
@@ -219,8 +235,7 @@ int df_node_depend(DfNode *succ, DfNode *pred, uint64_t bytes)
     DfEdge *e = df_slab_alloc(&c->edges);
     if (!e)
         return -ENOMEM;
-    const DfInput val = {.bytes = bytes, .pred_id = pred->id, .worker = -1, .module = pred->module};
-    DfInput *in = new_input(succ, c, &val);
+    DfInput *in = new_input(succ, c, bytes, pred->id, -1, pred->module);
     if (!in) {
         df_slab_free(e, c);
         return -ENOMEM;

@@ -67,9 +67,13 @@ struct DfNode {
     _Atomic uint8_t pred_cancelled;
     uint8_t flags;
     uint16_t n_inputs;
+    /* module and index apart: adjacent here as in DfNodeDesc, the
+     * compiler copied them with one 8-byte load, which store-to-load
+     * forwarding cannot serve when the caller has just written the desc
+     * field by field (a stall on every node, ~5 % of a fan-out's time). */
     int32_t module;
-    int32_t index;
     int32_t worker; /* who ran it; published by the succ exchange */
+    int32_t index;
     int32_t placed; /* worker whose ready set received it (-1 shared) */
     DfTaskFn fn;
     DfTaskFn cancel;
