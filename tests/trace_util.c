@@ -25,22 +25,22 @@ static void nop(DfTask *t, void *arg)
 {
 }
 
-/* D(k): a job batch with a wait, then bands reading from it. */
+/* D(k): a job batch with a wait, then bands reading from it, in `arg`,
+ * the group of every frame's bands (untagged: a band's frame is its
+ * creator's). */
 static void decode(DfTask *t, void *arg)
 {
     DfSched *s = df_task_sched(t);
     DfJobs jobs = {.n_jobs = 4, .fn = job, .module = df_sched_module_id(s, "S")};
     df_jobs_run(s, &jobs);
-    DfGroup *g = df_group_new(s, 0);
     for (int b = 0; b < 4; b++) {
         DfNode *r = df_node_new(
-            s,
-            &(DfNodeDesc){.fn = nop, .module = df_sched_module_id(s, "R"), .index = b, .group = g});
+            s, &(DfNodeDesc){
+                   .fn = nop, .module = df_sched_module_id(s, "R"), .index = b, .group = arg});
         df_node_add_input(r, df_task_worker(t), 100000, df_sched_module_id(s, "S"), 0);
         df_node_submit(r);
         df_node_release(r);
     }
-    df_group_release(g);
 }
 
 int df_test_record_trace(const char *path)
@@ -54,11 +54,12 @@ int df_test_record_trace(const char *path)
         return -1;
     int md = df_sched_module_id(s, "D");
     DfNode *prev = NULL;
-    DfGroup *all = df_group_new(s, 0);
+    DfGroup *bands = df_group_new(s, 0);
     for (int f = 0; f < DF_TEST_TRACE_FRAMES; f++) {
         DfGroup *g = df_group_new(s, 0);
         df_group_set_tag(g, f);
-        DfNode *d = df_node_new(s, &(DfNodeDesc){.fn = decode, .module = md, .group = g});
+        DfNode *d =
+            df_node_new(s, &(DfNodeDesc){.fn = decode, .arg = bands, .module = md, .group = g});
         if (prev) {
             df_node_depend(d, prev, 0);
             df_node_release(prev);
@@ -69,7 +70,11 @@ int df_test_record_trace(const char *path)
         df_group_release(g);
     }
     df_node_release(prev);
-    df_group_release(all);
+    /* Nobody else waits for the bands: a worker that was preempted after
+     * taking one (tests run side by side on 2 cores) would leave it out
+     * of the trace, and its frame one task short. */
+    df_sched_wait(s, bands);
+    df_group_release(bands);
     int ret = df_sched_trace_write(s, path, NULL);
     df_sched_unref(s);
     return ret;
