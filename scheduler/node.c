@@ -159,7 +159,7 @@ bool df_node_input_block_needed(const DfNode *n)
     return i >= DF_INLINE_INPUTS && (i - DF_INLINE_INPUTS) % DF_BLOCK_INPUTS == 0;
 }
 
-DfInput *df_node_input_slot(DfNode *n, DfInputBlock *block)
+DfInput *df_node_input_slot(DfNode *n, DfInputBlock *block, uint64_t bytes)
 {
     const unsigned i = n->n_inputs;
     DfInput *in;
@@ -178,14 +178,14 @@ DfInput *df_node_input_slot(DfNode *n, DfInputBlock *block)
         in = &n->more->last->in[(i - DF_INLINE_INPUTS) % DF_BLOCK_INPUTS];
     }
     n->n_inputs = (uint16_t)(i + 1);
+    n->in_bytes += bytes;
     return in;
 }
 
 DfInput *df_node_input_append(DfNode *n, DfInputBlock *block, const DfInput *val)
 {
-    DfInput *in = df_node_input_slot(n, block);
+    DfInput *in = df_node_input_slot(n, block, val->bytes);
     *in = *val;
-    n->in_bytes += val->bytes;
     return in;
 }
 
@@ -211,12 +211,11 @@ static DfInput *new_input(DfNode *n, DfCache *c, uint64_t bytes, uint64_t pred_i
     DfInputBlock *b = NULL;
     if (df_node_input_block_needed(n) && !(b = df_slab_alloc(&c->blocks)))
         return NULL;
-    DfInput *in = df_node_input_slot(n, b);
+    DfInput *in = df_node_input_slot(n, b, bytes);
     in->bytes = bytes;
     in->pred_id = pred_id;
     in->worker = worker;
     in->module = module;
-    n->in_bytes += bytes;
     return in;
 }
 

@@ -110,9 +110,9 @@ bool df_node_input_block_needed(const DfNode *n);
  * caller's new block when df_node_input_block_needed(n), else NULL.
  * Returns the slot. */
 DfInput *df_node_input_append(DfNode *n, DfInputBlock *block, const DfInput *val);
-/* The next input slot, counted in n_inputs but neither filled nor its
- * bytes counted: df_node_input_append without the copy. */
-DfInput *df_node_input_slot(DfNode *n, DfInputBlock *block);
+/* The next input slot, counted in n_inputs and its `bytes` in in_bytes,
+ * for the caller to fill: df_node_input_append without the copy. */
+DfInput *df_node_input_slot(DfNode *n, DfInputBlock *block, uint64_t bytes);
 /* Hand every input block of `n` to `free_block`. */
 void df_node_free_input_blocks(DfNode *n, void (*free_block)(void *block, const void *ctx),
                                const void *ctx);
