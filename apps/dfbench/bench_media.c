@@ -726,15 +726,21 @@ cleanup:
     gst_task_cleanup_all();
     /* GLib keeps the freed pool's threads as its own unused ones (GLib
      * 2.84 kept 4 of 4 pipelines' here) and they exit when told, not at
-     * once: wait until the count settles. */
-    g_thread_pool_stop_unused_threads();
+     * once: wait until the count settles.  A thread that was still
+     * finishing its task when told becomes unused afterwards and stays
+     * (GLib 2.74 kept one after every run, and this loop waited its whole
+     * second each time): tell again until none is left. */
     DfProcSample a, b;
+    g_thread_pool_stop_unused_threads();
     df_proc_sample(&a);
     for (int i = 0; i < 100; i++, a = b) {
         g_usleep(10000);
+        const guint unused = g_thread_pool_get_num_unused_threads();
         df_proc_sample(&b);
-        if (b.threads == a.threads && g_thread_pool_get_num_unused_threads() == 0)
+        if (b.threads == a.threads && unused == 0)
             break;
+        if (unused > 0)
+            g_thread_pool_stop_unused_threads();
     }
     return ret;
 }
