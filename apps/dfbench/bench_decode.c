@@ -6,7 +6,7 @@
  * Method.  Packets are demuxed once into memory; in-process runs (libavcodec
  * and dfmedia) time send/receive of every packet of the clip and count the
  * frames out.  GStreamer runs (avdec, dfdec) are one pipeline each,
- * filesrc ! parsebin ! DECODER ! fakesink sync=false, timed from PLAYING to
+ * filesrc ! parsebin ! DECODER ! SINK sync=false qos=false, timed from PLAYING to
  * the last buffer reaching the sink (so they include demuxing, parsing and
  * a pipeline start of a few milliseconds, which in-process runs do not).
  * "N workers" are the first N cores (affinity.h): dfsched gets that CPU
@@ -475,7 +475,7 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
         .description =
             "In-process runs decode packets held in memory, each on a decoder warmed up by the\n"
             "clip's first 24 packets (then flushed), timing one whole pass; GStreamer runs are a\n"
-            "pipeline filesrc ! parsebin ! DEC ! SINK sync=false, SINK = --sink (demux and\n"
+            "pipeline filesrc ! parsebin ! DEC ! SINK sync=false qos=false, SINK = --sink (demux and\n"
             "start-up included).  Configurations are interleaved across repeats; every sample\n"
             "is reported.  Timings are never pass/fail.\n"
             "\n"

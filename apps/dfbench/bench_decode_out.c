@@ -123,7 +123,7 @@ void df_dec_print_header(const DfDecBench *b)
                                : "default idle policy (spin, then park)",
            df_threading_name(b->threading));
     if (b->sink)
-        printf("pipelines: filesrc ! parsebin ! DECODER ! %s sync=false\n", b->sink);
+        printf("pipelines: filesrc ! parsebin ! DECODER ! %s sync=false qos=false\n", b->sink);
 }
 
 /* fps untraced vs traced per dfmedia configuration (--trace-overhead). */
