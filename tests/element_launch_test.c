@@ -223,3 +223,40 @@ DF_TEST(ElementLaunch, PlaysOnADisplay)
     g_free(in);
     g_free(env);
 }
+
+/* tools/demo, the main job, on a clip of each codec (the user's own clip,
+ * as its usage says), headless and without its real-time part: it finds
+ * the peer for the codec, and both decoders put out every frame.  Built
+ * tree as it is (DF_DEMO_BUILD), so that the test builds nothing. */
+DF_TEST(ElementLaunch, DemoDecodesAClipOfEachCodec)
+{
+    const char *demo = getenv("DF_DEMO");
+    if (!plugin_dir() || !demo || !getenv("DF_DEMO_BUILD"))
+        DF_SKIP("DF_DEMO, DF_DEMO_BUILD not set (run through meson test)");
+    const struct {
+        const char *clip, *peer;
+        int frames;
+    } cases[] = {{"h264_cabac_slices8.mkv", "avdec_h264", 24},
+                 {"hevc_wpp8.mkv", "avdec_h265", 16},
+                 {"mpeg2_prog.mkv", "avdec_mpeg2video", 24}};
+    const char *envs[] = {"DF_DEMO_REALTIME=0", "DF_DEMO_SINK=fakevideosink", NULL};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        gchar *in = g_build_filename(df_test_media_dir(), cases[i].clip, NULL);
+        const char *argv[] = {"/bin/bash", demo, in, NULL};
+        DfRun r = df_test_run(argv, envs);
+        DF_EXPECT_MSG(r.spawned && r.status == 0, "tools/demo %s: exit %d: %s %s", cases[i].clip,
+                      r.status, r.out ? r.out : "", r.err ? r.err : "");
+        gchar *df = g_strdup_printf("dfdec:    %d frames in ", cases[i].frames);
+        gchar *av = g_strdup_printf("%s: %d frames in ", cases[i].peer, cases[i].frames);
+        gchar *ratio = g_strdup_printf("ratio:    dfdec / %s = ", cases[i].peer);
+        DF_EXPECT_MSG(r.out && strstr(r.out, df) && strstr(r.out, av) && strstr(r.out, ratio),
+                      "tools/demo %s: want \"%s\", \"%s\" and \"%s\" in:\n%s", cases[i].clip, df,
+                      av, ratio, r.out ? r.out : "");
+        DF_EXPECT_MSG(r.out && strstr(r.out, "0 decode errors"), "%s: decode errors", cases[i].clip);
+        g_free(ratio);
+        g_free(av);
+        g_free(df);
+        df_run_clear(&r);
+        g_free(in);
+    }
+}
