@@ -82,8 +82,17 @@ static void decode(DfDecoder *dec, DfMediaSlot *s, bool skip_nonref)
         }
     }
     /* A codec whose packets each hold a picture (DfCodecOps) lost one when
-     * a packet allocated none: libavcodec may drop it without a word. */
-    if (sent >= 0 && s->pkt && s->pkt->size > 0 && !skip_nonref &&
+     * a packet allocated none: libavcodec may drop it without a word.  Not
+     * an open GOP's leading picture after the entry point (the start or a
+     * seek): its reference lies before the entry, and libavcodec skips it
+     * on purpose (MPEG-2: "Skipping B slice due to open GOP"), as every
+     * decoder joining such a stream must. */
+    if (s->pkt && (s->pkt->flags & AV_PKT_FLAG_KEY) && dec->entry_pts == AV_NOPTS_VALUE)
+        dec->entry_pts = s->pkt->pts;
+    const bool leading = s->pkt && !(s->pkt->flags & AV_PKT_FLAG_KEY) &&
+                         s->pkt->pts != AV_NOPTS_VALUE && dec->entry_pts != AV_NOPTS_VALUE &&
+                         s->pkt->pts < dec->entry_pts;
+    if (sent >= 0 && s->pkt && s->pkt->size > 0 && !skip_nonref && !leading &&
         dec->plan.mode != DF_THREADING_FRAME && pictures == dec->pics.allocated &&
         dec->codec_ops->packet_is_picture)
         df_slot_error(s, s->pkt->pts, AVERROR_INVALIDDATA,

@@ -139,6 +139,7 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     atomic_init(&dec->out_height, -1);
     df_latency_init(&dec->lat);
     dec->pics.cur = -1;
+    dec->entry_pts = AV_NOPTS_VALUE;
     const bool rate = cfg->frame_rate.num > 0 && cfg->frame_rate.den > 0;
     atomic_init(&dec->probation_rank, 0);
     if (!(dec->load = df_load_new(sched, rate ? av_q2d(cfg->frame_rate) : 0.0)))
@@ -298,6 +299,7 @@ void df_decoder_flush(DfDecoder *dec)
         avcodec_flush_buffers(dec->avctx);
     memset(&dec->pics, 0, sizeof(dec->pics));
     dec->pics.cur = -1;
+    dec->entry_pts = AV_NOPTS_VALUE;
     dec->n_reorder = 0;
     if (dec->filter)
         df_filter_reset(dec->filter);

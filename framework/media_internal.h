@@ -304,6 +304,11 @@ struct DfDecoder {
     DfFilter *filter;
     DfPool *pool;
     DfPicTable pics;        /* D chain */
+    /* D chain: pts of the first key packet decoded since open or flush
+     * (AV_NOPTS_VALUE: none yet).  A picture shown before it but decoded
+     * after it is an open GOP's leading picture, whose reference lies
+     * before the entry point. */
+    int64_t entry_pts;
     DfMediaSlot *cur_slot;  /* D chain: slot whose D is running */
     struct DfConv *conv;    /* producer chain: current conversion */
     uint64_t *worker_bytes; /* producer chain scratch, n_workers */

@@ -289,6 +289,64 @@ DF_TEST(FrameworkFlow, FlushMidStreamAndContinue)
         }
 }
 
+/* Joining an open-GOP stream at a key packet, at the start or after a
+ * flush (a seek): the B-pictures decoded after it but shown before it read
+ * a picture before the entry, and libavcodec skips them on purpose.  The
+ * output is single-threaded libavcodec's from the same packet, and no
+ * decode error is reported for them (dfplay --start said "no picture
+ * decoded (corrupt or truncated)" twice per seek). */
+static void open_gop_entry(DfSched *s, const TClip *c, const TSums *ref, int key, bool seek)
+{
+    DfDecoder *dec = new_dec(s, c, NULL);
+    DF_ASSERT(dec);
+    TSums before = {0}, got = {0};
+    if (seek) {
+        /* Some of the first GOP, then the seek. */
+        DF_EXPECT_EQ_INT(feed(dec, c, 0, key / 2, &before), 0);
+        df_decoder_flush(dec);
+    }
+    DF_EXPECT_EQ_INT(feed(dec, c, key, c->n_pkts, &got), 0);
+    DF_EXPECT_EQ_INT(drain(dec, &got), 0);
+    char msg[256];
+    DF_EXPECT_MSG(t_sums_compare(ref, &got, msg, sizeof(msg)) == 0, "%s from packet %d%s: %s",
+                  c->name, key, seek ? " after a flush" : "", msg);
+    DfDecoderStats st;
+    df_decoder_stats(dec, &st);
+    DF_EXPECT_MSG(st.decode_errors == 0, "%s from packet %d%s: %" PRIu64 " decode errors", c->name,
+                  key, seek ? " after a flush" : "", st.decode_errors);
+    DfDecodeError e;
+    if (df_decoder_next_error(dec, &e) == 0)
+        DF_EXPECT_MSG(false, "%s: error \"%s\"", c->name, e.msg);
+    df_decoder_free(&dec);
+    t_sums_free(&before);
+    t_sums_free(&got);
+}
+
+DF_TEST(FrameworkFlow, OpenGopEntryIsNoError)
+{
+    TClip c;
+    DF_ASSERT(t_clip_load("mpeg2_opengop.mkv", &c) == 0);
+    const int key = next_key(&c, 1);
+    DF_ASSERT(key > 0);
+    TClip from = c;
+    from.pkts = c.pkts + key;
+    from.n_pkts = c.n_pkts - key;
+    TSums ref = {0};
+    DF_ASSERT(t_ref_decode(&from, NULL, AV_PIX_FMT_NONE, &ref) == 0);
+    /* Not vacuous: the entry has leading pictures, which nobody decodes. */
+    DF_EXPECT_MSG(ref.n < from.n_pkts, "%s: %d frames from %d packets at packet %d", c.name, ref.n,
+                  from.n_pkts, key);
+    for (int w = 1; w <= 2; w++) {
+        DfSched *s = t_sched("cost-local", w, 20);
+        DF_ASSERT(s);
+        open_gop_entry(s, &c, &ref, key, false);
+        open_gop_entry(s, &c, &ref, key, true);
+        df_sched_unref(s);
+    }
+    t_sums_free(&ref);
+    t_clip_free(&c);
+}
+
 /* The public contract: frame->opaque is the opaque of the packet that sent
  * the picture (AV_CODEC_FLAG_COPY_OPAQUE, or reordered_opaque before FFmpeg
  * 6.0), through reordering, slice and frame threads and a filter. */
