@@ -303,7 +303,7 @@ struct DfDecoder {
     bool skip_nonref;    /* caller thread: QoS for the packets sent next */
     DfFilter *filter;
     DfPool *pool;
-    DfPicTable pics;        /* D chain */
+    DfPicTable pics; /* D chain */
     /* D chain: pts of the first key packet decoded since open or flush
      * (AV_NOPTS_VALUE: none yet).  A picture shown before it but decoded
      * after it is an open GOP's leading picture, whose reference lies

@@ -252,7 +252,8 @@ DF_TEST(ElementLaunch, DemoDecodesAClipOfEachCodec)
         DF_EXPECT_MSG(r.out && strstr(r.out, df) && strstr(r.out, av) && strstr(r.out, ratio),
                       "tools/demo %s: want \"%s\", \"%s\" and \"%s\" in:\n%s", cases[i].clip, df,
                       av, ratio, r.out ? r.out : "");
-        DF_EXPECT_MSG(r.out && strstr(r.out, "0 decode errors"), "%s: decode errors", cases[i].clip);
+        DF_EXPECT_MSG(r.out && strstr(r.out, "0 decode errors"), "%s: decode errors",
+                      cases[i].clip);
         g_free(ratio);
         g_free(av);
         g_free(df);

@@ -534,11 +534,10 @@ static bool gst_ctx_build(GstCtx *c)
      * that honours them skips frames: avdec_mpeg2video put out 161 of
      * 240 frames at 2 threads, its fps then counting less work.  As fast
      * as it goes there is no deadline to be late for: no QoS. */
-    gchar *desc =
-        g_strdup_printf("filesrc name=src ! parsebin ! %s name=dec ! %s name=sink "
-                        "sync=%s%s",
-                        r->decoder, r->sink ? r->sink : "fakesink", r->sync ? "true" : "false",
-                        r->sync ? "" : " qos=false");
+    gchar *desc = g_strdup_printf("filesrc name=src ! parsebin ! %s name=dec ! %s name=sink "
+                                  "sync=%s%s",
+                                  r->decoder, r->sink ? r->sink : "fakesink",
+                                  r->sync ? "true" : "false", r->sync ? "" : " qos=false");
     GError *err = NULL;
     c->pipe = gst_parse_launch(desc, &err);
     g_free(desc);
