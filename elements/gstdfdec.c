@@ -1937,34 +1937,38 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
     gobject_class->finalize = gst_df_dec_finalize;
 
     const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+    /* Settings that take effect at the next stream (set_property warns
+     * when they change later): gst-inspect-1.0 says "changeable only in
+     * NULL or READY state", as GStreamer's elements mark theirs. */
+    const GParamFlags rw_ready = rw | GST_PARAM_MUTABLE_READY;
     g_object_class_install_property(
         gobject_class, PROP_N_WORKERS,
         g_param_spec_int("n-workers", "Workers",
                          "Scheduler worker threads, one pinned per core (0 = every core of the "
                          "process's CPU set)",
-                         0, MAX_WORKERS, DEFAULT_N_WORKERS, rw));
-    g_object_class_install_property(gobject_class, PROP_POLICY,
-                                    g_param_spec_enum("policy", "Policy",
-                                                      "Placement policy of the dfsched scheduler",
-                                                      GST_TYPE_DF_DEC_POLICY, DEFAULT_POLICY, rw));
+                         0, MAX_WORKERS, DEFAULT_N_WORKERS, rw_ready));
+    g_object_class_install_property(
+        gobject_class, PROP_POLICY,
+        g_param_spec_enum("policy", "Policy", "Placement policy of the dfsched scheduler",
+                          GST_TYPE_DF_DEC_POLICY, DEFAULT_POLICY, rw_ready));
     g_object_class_install_property(
         gobject_class, PROP_THREADING,
         g_param_spec_enum("threading", "Threading",
                           "How libavcodec's parallelism is used: slice jobs as scheduler tasks, "
                           "or libavcodec's frame threads",
-                          GST_TYPE_DF_DEC_THREADING, DEFAULT_THREADING, rw));
+                          GST_TYPE_DF_DEC_THREADING, DEFAULT_THREADING, rw_ready));
     g_object_class_install_property(
         gobject_class, PROP_POLL_US,
         g_param_spec_int("poll-us", "Poll time",
                          "Microseconds an idle worker spins before it parks (-1 = poll mode, "
                          "never park)",
-                         -1, 10000000, DEFAULT_POLL_US, rw));
+                         -1, 10000000, DEFAULT_POLL_US, rw_ready));
     g_object_class_install_property(
         gobject_class, PROP_FILTER,
         g_param_spec_string("filter", "Filter",
                             "libavfilter graph run on the decoded pictures as band tasks "
                             "(e.g. \"yadif\"); checked when going to PAUSED",
-                            NULL, rw));
+                            NULL, rw_ready));
     g_object_class_install_property(
         gobject_class, PROP_TRACE_FILE,
         g_param_spec_string("trace-file", "Trace file",
@@ -1976,27 +1980,27 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
         g_param_spec_boolean("shared-scheduler", "Shared scheduler",
                              "Share one scheduler (one worker per core) with every dfdec of the "
                              "process; its settings are those of the first one",
-                             DEFAULT_SHARED_SCHEDULER, rw));
+                             DEFAULT_SHARED_SCHEDULER, rw_ready));
     g_object_class_install_property(
         gobject_class, PROP_MAX_FRAME_DELAY,
         g_param_spec_int("max-frame-delay", "Max frame delay",
                          "Frames of latency dfdec may add beyond the stream's reorder delay, "
                          "for frame threads and frames in flight (-1 = automatic: 0 in live "
                          "pipelines, else as fast as possible)",
-                         -1, MAX_FRAME_DELAY, DEFAULT_MAX_FRAME_DELAY, rw));
+                         -1, MAX_FRAME_DELAY, DEFAULT_MAX_FRAME_DELAY, rw_ready));
     g_object_class_install_property(
         gobject_class, PROP_ADMISSION,
         g_param_spec_enum("admission", "Admission",
                           "What to do when, after the stream's first frames, the measured load "
                           "of the admitted streams plus this one exceeds max-load of the "
                           "scheduler's capacity",
-                          GST_TYPE_DF_DEC_ADMISSION, DEFAULT_ADMISSION, rw));
+                          GST_TYPE_DF_DEC_ADMISSION, DEFAULT_ADMISSION, rw_ready));
     g_object_class_install_property(
         gobject_class, PROP_MAX_LOAD,
         g_param_spec_double("max-load", "Max load",
                             "Share of the scheduler's capacity (its workers) that the streams "
                             "admitted on it may use together, as measured (0.9: 10 % headroom)",
-                            0.0, 16.0, DEFAULT_MAX_LOAD, rw));
+                            0.0, 16.0, DEFAULT_MAX_LOAD, rw_ready));
     g_object_class_install_property(
         gobject_class, PROP_ADMISSION_FRAMES,
         g_param_spec_uint(
@@ -2004,7 +2008,7 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
             "Frames measured before admission decides (0 = about one second of frames, at "
             "least 32); a stream like streams already measured on the scheduler that would "
             "not fit by their load is decided at once",
-            0, 100000, DEFAULT_ADMISSION_FRAMES, rw));
+            0, 100000, DEFAULT_ADMISSION_FRAMES, rw_ready));
     g_object_class_install_property(
         gobject_class, PROP_STATS,
         g_param_spec_boxed("stats", "Statistics",
