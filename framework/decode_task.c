@@ -87,8 +87,12 @@ static void decode(DfDecoder *dec, DfMediaSlot *s, bool skip_nonref)
      * seek): its reference lies before the entry, and libavcodec skips it
      * on purpose (MPEG-2: "Skipping B slice due to open GOP"), as every
      * decoder joining such a stream must. */
-    if (s->pkt && (s->pkt->flags & AV_PKT_FLAG_KEY) && dec->entry_pts == AV_NOPTS_VALUE)
-        dec->entry_pts = s->pkt->pts;
+    /* Only the entry's own GOP: a later picture shown before the entry
+     * (timestamps that restart without a flush) is no leading picture. */
+    if (s->pkt && (s->pkt->flags & AV_PKT_FLAG_KEY)) {
+        dec->entry_pts = dec->entered ? AV_NOPTS_VALUE : s->pkt->pts;
+        dec->entered = true;
+    }
     const bool leading = s->pkt && !(s->pkt->flags & AV_PKT_FLAG_KEY) &&
                          s->pkt->pts != AV_NOPTS_VALUE && dec->entry_pts != AV_NOPTS_VALUE &&
                          s->pkt->pts < dec->entry_pts;

@@ -300,6 +300,7 @@ void df_decoder_flush(DfDecoder *dec)
     memset(&dec->pics, 0, sizeof(dec->pics));
     dec->pics.cur = -1;
     dec->entry_pts = AV_NOPTS_VALUE;
+    dec->entered = false;
     dec->n_reorder = 0;
     if (dec->filter)
         df_filter_reset(dec->filter);

@@ -304,11 +304,12 @@ struct DfDecoder {
     DfFilter *filter;
     DfPool *pool;
     DfPicTable pics; /* D chain */
-    /* D chain: pts of the first key packet decoded since open or flush
-     * (AV_NOPTS_VALUE: none yet).  A picture shown before it but decoded
-     * after it is an open GOP's leading picture, whose reference lies
-     * before the entry point. */
+    /* D chain: pts of the first key packet decoded since open or flush,
+     * until the next key packet (AV_NOPTS_VALUE before and after).  A
+     * picture decoded in between but shown before it is an open GOP's
+     * leading picture, whose reference lies before the entry point. */
     int64_t entry_pts;
+    bool entered;           /* D chain: that key packet came (false again at a flush) */
     DfMediaSlot *cur_slot;  /* D chain: slot whose D is running */
     struct DfConv *conv;    /* producer chain: current conversion */
     uint64_t *worker_bytes; /* producer chain scratch, n_workers */

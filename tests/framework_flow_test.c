@@ -322,6 +322,46 @@ static void open_gop_entry(DfSched *s, const TClip *c, const TSums *ref, int key
     t_sums_free(&got);
 }
 
+/* Timestamps that start again without a flush (concatenated streams):
+ * the first GOP of the second pass is shown before the entry but is no
+ * leading picture, and a picture lost there is still reported. */
+static void lost_after_restart(DfSched *s, const TClip *c, int key)
+{
+    DfDecoder *dec = new_dec(s, c, NULL);
+    DF_ASSERT(dec);
+    TSums got = {0};
+    DF_EXPECT_EQ_INT(feed(dec, c, key, c->n_pkts, &got), 0);
+    const int lost = 1; /* a P or B picture of the first GOP */
+    DF_ASSERT(!(c->pkts[lost]->flags & AV_PKT_FLAG_KEY) && c->pkts[lost]->pts < c->pkts[key]->pts);
+    AVFrame *f = av_frame_alloc();
+    for (int i = 0; i < c->n_pkts; i++) {
+        AVPacket *p = i == lost ? av_packet_alloc() : av_packet_clone(c->pkts[i]);
+        DF_ASSERT(p);
+        if (i == lost) {
+            /* A start code and no picture, in a copy (a shrunk reference
+             * would zero the clip's own bytes after the cut). */
+            DF_ASSERT(av_new_packet(p, 7) == 0 && av_packet_copy_props(p, c->pkts[i]) == 0);
+            memcpy(p->data, c->pkts[i]->data, 7);
+        }
+        int ret;
+        while ((ret = df_decoder_send_packet(dec, p)) == AVERROR(EAGAIN))
+            if (df_decoder_receive_frame(dec, f) == 0)
+                t_sums_add(&got, f);
+        DF_EXPECT_EQ_INT(ret, 0);
+        av_packet_free(&p);
+    }
+    av_frame_free(&f);
+    DF_EXPECT_EQ_INT(drain(dec, &got), 0);
+    DfDecoderStats st;
+    df_decoder_stats(dec, &st);
+    DF_EXPECT_MSG(st.decode_errors >= 1,
+                  "%s: the picture of packet %d (pts %" PRId64
+                  ") was lost after the timestamps restarted, and no error said so",
+                  c->name, lost, c->pkts[lost]->pts);
+    df_decoder_free(&dec);
+    t_sums_free(&got);
+}
+
 DF_TEST(FrameworkFlow, OpenGopEntryIsNoError)
 {
     TClip c;
@@ -341,6 +381,7 @@ DF_TEST(FrameworkFlow, OpenGopEntryIsNoError)
         DF_ASSERT(s);
         open_gop_entry(s, &c, &ref, key, false);
         open_gop_entry(s, &c, &ref, key, true);
+        lost_after_restart(s, &c, key);
         df_sched_unref(s);
     }
     t_sums_free(&ref);
