@@ -8,6 +8,23 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Whether `pkt` holds an open GOP's leading picture after the entry point
+ * (the start or a seek): its reference lies before the entry, and
+ * libavcodec skips it on purpose (MPEG-2: "Skipping B slice due to open
+ * GOP"), as every decoder joining such a stream must.  Only in the entry's
+ * own GOP: a later picture shown before the entry (timestamps that restart
+ * without a flush) is none.  Keeps the entry state (D chain). */
+static bool leading_picture(DfDecoder *dec, const AVPacket *pkt)
+{
+    if (pkt->flags & AV_PKT_FLAG_KEY) {
+        dec->entry_pts = dec->entered ? AV_NOPTS_VALUE : pkt->pts;
+        dec->entered = true;
+        return false;
+    }
+    return pkt->pts != AV_NOPTS_VALUE && dec->entry_pts != AV_NOPTS_VALUE &&
+           pkt->pts < dec->entry_pts;
+}
+
 static void decode(DfDecoder *dec, DfMediaSlot *s, bool skip_nonref)
 {
     DfFrameList *dst = dec->filter ? &s->decoded : &s->out;
@@ -82,20 +99,8 @@ static void decode(DfDecoder *dec, DfMediaSlot *s, bool skip_nonref)
         }
     }
     /* A codec whose packets each hold a picture (DfCodecOps) lost one when
-     * a packet allocated none: libavcodec may drop it without a word.  Not
-     * an open GOP's leading picture after the entry point (the start or a
-     * seek): its reference lies before the entry, and libavcodec skips it
-     * on purpose (MPEG-2: "Skipping B slice due to open GOP"), as every
-     * decoder joining such a stream must. */
-    /* Only the entry's own GOP: a later picture shown before the entry
-     * (timestamps that restart without a flush) is no leading picture. */
-    if (s->pkt && (s->pkt->flags & AV_PKT_FLAG_KEY)) {
-        dec->entry_pts = dec->entered ? AV_NOPTS_VALUE : s->pkt->pts;
-        dec->entered = true;
-    }
-    const bool leading = s->pkt && !(s->pkt->flags & AV_PKT_FLAG_KEY) &&
-                         s->pkt->pts != AV_NOPTS_VALUE && dec->entry_pts != AV_NOPTS_VALUE &&
-                         s->pkt->pts < dec->entry_pts;
+     * a packet allocated none: libavcodec may drop it without a word. */
+    const bool leading = s->pkt && leading_picture(dec, s->pkt);
     if (sent >= 0 && s->pkt && s->pkt->size > 0 && !skip_nonref && !leading &&
         dec->plan.mode != DF_THREADING_FRAME && pictures == dec->pics.allocated &&
         dec->codec_ops->packet_is_picture)
