@@ -723,6 +723,12 @@ static void gst_df_dec_close_decoder(GstDfDec *self, gboolean locked)
     }
     self->drained = FALSE;
     self->out_format = -1;
+    /* The next decoder's pictures go to dfmedia's pools until its first
+     * output has negotiated: a larger picture would pass get_picture's
+     * size check against the old display size and go out with its meta. */
+    pthread_mutex_lock(&self->dr_lock);
+    self->dr_format = AV_PIX_FMT_NONE;
+    pthread_mutex_unlock(&self->dr_lock);
 }
 
 static gboolean gst_df_dec_ensure_sched(GstDfDec *self)
@@ -950,8 +956,12 @@ static gboolean gst_df_dec_negotiate_frame(GstDfDec *self, const AVFrame *f)
     self->out_interlaced = df_frame_interlaced(f);
     self->out_sar = f->sample_aspect_ratio;
 
+    /* No direct rendering until negotiation is over: decide_allocation
+     * drops the pool of the old size, and a worker's picture in between
+     * would come from it, with the old size's meta (1080 lines under
+     * caps of 1088, when the coded size is the same). */
     pthread_mutex_lock(&self->dr_lock);
-    self->dr_format = f->format;
+    self->dr_format = AV_PIX_FMT_NONE;
     self->dr_gst_format = fmt;
     self->dr_display_width = f->width;
     self->dr_display_height = f->height;
@@ -964,6 +974,7 @@ static gboolean gst_df_dec_negotiate_frame(GstDfDec *self, const AVFrame *f)
     }
     GstBufferPool *pool = gst_video_decoder_get_buffer_pool(vdec);
     pthread_mutex_lock(&self->dr_lock);
+    self->dr_format = f->format;
     if (self->out_pool)
         gst_object_unref(self->out_pool);
     self->out_pool = pool;

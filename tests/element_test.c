@@ -538,6 +538,48 @@ DF_TEST(Element, EosDrainsAndCapsChange)
     t_clip_free(&b);
 }
 
+/* New caps with a larger picture, downstream taking GstVideoMeta: the new
+ * stream's first pictures were rendered into a pool made for the old
+ * display size (a 352x288 meta on 640x360 pictures, which downstream
+ * cannot map) until its first output renegotiated.  The third stream has
+ * the second's coded size (640x368 after 640x360, 23 macroblock rows
+ * each), whose pictures fit the old pool's buffers but not its meta. */
+DF_TEST(Element, LargerPictureAfterCapsChangeWithVideoMeta)
+{
+    INIT_OR_SKIP();
+    static const char *const names[] = {"h264_size_b.mkv", "h264_size_a.mkv", "h264_size_c.mkv"};
+    enum { N = sizeof(names) / sizeof(names[0]) };
+    TClip clip[N];
+    TSums ref[N], got[N];
+    memset(ref, 0, sizeof(ref));
+    memset(got, 0, sizeof(got));
+    for (int i = 0; i < N; i++) {
+        DF_ASSERT(t_clip_load(names[i], &clip[i]) == 0);
+        DF_ASSERT(e_ref(&clip[i], &ref[i]) == 0);
+    }
+    GstHarness *h = e_harness(&clip[0], NULL);
+    DF_ASSERT(h);
+    gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, NULL);
+    for (int i = 0; i < N; i++) {
+        if (i > 0) {
+            gst_harness_set_src_caps(h, e_clip_caps(&clip[i]));
+            e_pull_all(h, &got[i - 1], NULL);
+        }
+        e_push_range(h, &clip[i], 0, clip[i].n_pkts, &got[i], NULL);
+    }
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, &got[N - 1], NULL);
+    for (int i = 0; i < N; i++) {
+        char msg[256];
+        DF_EXPECT_MSG(t_sums_compare(&ref[i], &got[i], msg, sizeof(msg)) == 0, "%s: %s", names[i],
+                      msg);
+        t_sums_free(&ref[i]);
+        t_sums_free(&got[i]);
+        t_clip_free(&clip[i]);
+    }
+    gst_harness_teardown(h);
+}
+
 DF_TEST(Element, InterlacedAndTenBitCaps)
 {
     INIT_OR_SKIP();

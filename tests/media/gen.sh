@@ -15,7 +15,7 @@ DF_MEDIA_TEST=(
     h264_single.mkv hevc_wpp8.mkv hevc_wpp10.mkv hevc_wpp_slices.mkv hevc_nowpp.mkv
     mpeg2_prog.mkv mpeg2_int.mkv h264_cabac_slices8.h264 mpeg2_prog.m2v h264_sizes.h264
     play_h264_10s.mkv h264_crop.mkv hevc_crop.mkv mpeg2_odd.mkv mpeg2_sizes.m2v
-    mpeg2_opengop.mkv
+    mpeg2_opengop.mkv h264_size_c.mkv
 )
 DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_h264_1080p_single.mkv bench_hevc_1080p_wpp.mkv
                 bench_mpeg2_1080p.mkv)
@@ -41,6 +41,7 @@ df_media_args() {
     h264_single) echo "640x360 24 $x264 $gop:slices=1" ;;
     h264_size_a) echo "640x360 8 $x264 keyint=4:slices=4" ;;
     h264_size_b) echo "352x288 8 $x264 keyint=4:slices=4" ;;
+    h264_size_c) echo "640x368 8 $x264 keyint=4:slices=4" ;; # h264_size_a's coded size
     mpeg2_size_a) echo "640x360 8 -c:v mpeg2video -g 4 -bf 0 -b:v 2M" ;;
     mpeg2_size_b) echo "352x576 8 -c:v mpeg2video -g 4 -bf 0 -b:v 2M" ;;
     hevc_wpp8) echo "640x360 16 $x265:wpp=1" ;;
