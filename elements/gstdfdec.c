@@ -204,7 +204,11 @@ struct _GstDfDec {
     gboolean qos_cut;       /* frames were cancelled by QoS since the last output */
     gboolean qos_to_key;    /* QoS gave the stream up: frames skip until a sync point */
     gboolean qos_restart;   /* decoding from that sync point, no picture out yet */
-    guint64 packets;        /* stats: packets sent to the decoder (stream lock) */
+    /* Every input frame so far had a DTS equal to its PTS: no sign that the
+     * PTS are in presentation order (a remux without composition offsets
+     * stamps B-frame streams in decode order).  Per stream (set_format). */
+    gboolean pts_is_dts;
+    guint64 packets; /* stats: packets sent to the decoder (stream lock) */
     /* The streaming thread's CPU time at the last frame (charge_thread). */
     pthread_t charge_thread;
     guint64 charge_cpu_ns;
@@ -1023,18 +1027,29 @@ static void gst_df_dec_release_rest(GstDfDec *self)
     self->qos_cut = FALSE;
 }
 
-/* Let go of input frames presented before `out` that produced no picture. */
+/* Let go of input frames presented before `out` that produced no picture.
+ * Presented before: an earlier PTS, when the PTS are in presentation
+ * order.  PTS equal to DTS on every frame may be in decode order instead
+ * (a remux of a B-frame stream without composition offsets: the
+ * P-picture decoded before two B-pictures has the smaller PTS, and was
+ * let go when the first B-picture came out).  Such a stream's frames are
+ * let go by decode order: at once when the codec does not reorder, else
+ * STALE_FRAMES later (a hierarchical GOP holds a reference picture for
+ * as many frames as the GOP has B-pictures, more than its reorder delay). */
 static void gst_df_dec_release_stale(GstDfDec *self, const GstVideoCodecFrame *out)
 {
     GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
     GList *frames = gst_video_decoder_get_frames(vdec);
+    const guint32 depth =
+        self->pts_is_dts && df_decoder_reorder_delay(self->dec) == 0 ? 0 : STALE_FRAMES;
     for (GList *l = frames; l; l = l->next) {
         GstVideoCodecFrame *f = l->data;
         if (f == out || f->system_frame_number > out->system_frame_number)
             continue;
-        gboolean earlier = GST_CLOCK_TIME_IS_VALID(f->pts) && GST_CLOCK_TIME_IS_VALID(out->pts) &&
-                           f->pts < out->pts;
-        if (earlier || out->system_frame_number - f->system_frame_number > STALE_FRAMES)
+        gboolean earlier = !self->pts_is_dts && GST_CLOCK_TIME_IS_VALID(f->pts) &&
+                           GST_CLOCK_TIME_IS_VALID(out->pts) && f->pts < out->pts;
+        const guint32 dist = out->system_frame_number - f->system_frame_number;
+        if (earlier || dist > depth || dist > STALE_FRAMES)
             gst_df_dec_let_go(self, f);
     }
     g_list_free_full(frames, (GDestroyNotify)gst_video_codec_frame_unref);
@@ -1444,6 +1459,7 @@ static gboolean gst_df_dec_set_format(GstVideoDecoder *vdec, GstVideoCodecState 
         gst_query_parse_latency(q, &self->upstream_live, NULL, NULL);
     gst_query_unref(q);
     self->latency_frames = -1;
+    self->pts_is_dts = TRUE;
     if (!gst_df_dec_open_decoder(self))
         return FALSE;
     gst_df_dec_update_latency(self);
@@ -1630,6 +1646,8 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
         GST_VIDEO_DECODER_STREAM_LOCK(self);
         self->drained = FALSE;
     }
+    if (self->pts_is_dts && (!GST_CLOCK_TIME_IS_VALID(frame->pts) || frame->dts != frame->pts))
+        self->pts_is_dts = FALSE;
     gst_df_dec_charge_thread(self);
     const GstClockTimeDiff late = gst_df_dec_late(self, frame);
     if (late < 0 && !self->admitted)

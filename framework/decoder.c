@@ -367,6 +367,11 @@ int df_decoder_latency_frames(const DfDecoder *dec)
     return n;
 }
 
+int df_decoder_reorder_delay(const DfDecoder *dec)
+{
+    return atomic_load_explicit(&((DfDecoder *)dec)->has_b_frames, memory_order_relaxed);
+}
+
 int df_decoder_drop_late(DfDecoder *dec, int64_t ns)
 {
     if (!dec)

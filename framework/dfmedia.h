@@ -199,6 +199,10 @@ DF_MEDIA_API int df_decoder_output_format(const DfDecoder *dec, int *width, int 
  * delay + (max_in_flight - 1) + (frame threads - 1 in frame threading). */
 DF_MEDIA_API int df_decoder_latency_frames(const DfDecoder *dec);
 
+/* The codec's reorder delay alone (libavcodec's has_b_frames): 0 when
+ * pictures come out in decode order. */
+DF_MEDIA_API int df_decoder_reorder_delay(const DfDecoder *dec);
+
 /* Cancel the pending output of frames whose deadline is before `ns`
  * (QoS): their F/R/O nodes are skipped; receive_frame never returns them.
  * `ns` is on the caller's clock (config clock_ns), compared with PTS +

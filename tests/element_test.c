@@ -580,6 +580,41 @@ DF_TEST(Element, LargerPictureAfterCapsChangeWithVideoMeta)
     gst_harness_teardown(h);
 }
 
+/* A B-frame stream whose PTS are in decode order, equal to its DTS (a
+ * remux without composition offsets, e.g. ffmpeg -c copy into MP4 from
+ * a raw stream): every picture still comes out, in presentation order.
+ * dfdec let a frame go when a picture of a later PTS came out, which here
+ * is the P-picture decoded before the B-pictures shown before it: half
+ * the frames were lost. */
+DF_TEST(Element, PtsInDecodeOrderLoseNoFrame)
+{
+    INIT_OR_SKIP();
+    static const char *const names[] = {"h264_cabac_slices8.mkv", "hevc_wpp8.mkv",
+                                        "mpeg2_prog.mkv"};
+    for (size_t c = 0; c < sizeof(names) / sizeof(names[0]); c++) {
+        TClip clip;
+        TSums ref = {0}, got = {0};
+        DF_ASSERT(t_clip_load(names[c], &clip) == 0);
+        DF_ASSERT(e_ref(&clip, &ref) == 0 && ref.n > 8);
+        GstHarness *h = e_harness(&clip, NULL);
+        DF_ASSERT(h);
+        for (int i = 0; i < clip.n_pkts; i++) {
+            GstBuffer *b = e_clip_buffer(&clip, i);
+            GST_BUFFER_PTS(b) = GST_BUFFER_DTS(b) = (GstClockTime)i * GST_SECOND / 25;
+            DF_ASSERT(gst_harness_push(h, b) == GST_FLOW_OK);
+            e_pull_all(h, &got, NULL);
+        }
+        DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+        e_pull_all(h, &got, NULL);
+        char msg[256];
+        DF_EXPECT_MSG(e_compare_md5(&ref, &got, msg, sizeof(msg)) == 0, "%s: %s", names[c], msg);
+        gst_harness_teardown(h);
+        t_sums_free(&got);
+        t_sums_free(&ref);
+        t_clip_free(&clip);
+    }
+}
+
 DF_TEST(Element, InterlacedAndTenBitCaps)
 {
     INIT_OR_SKIP();
