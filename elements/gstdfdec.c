@@ -856,6 +856,7 @@ static gboolean gst_df_dec_open_decoder(GstDfDec *self)
         cfg.max_delay_frames = 0;
     self->delay_bounded = cfg.max_delay_frames >= 0;
     cfg.filter = filter;
+    cfg.filter_keeps_rate = TRUE; /* one picture per GstVideoCodecFrame */
     cfg.log_level = AV_LOG_WARNING;
     cfg.alloc.opaque = self;
     /* With a filter the output frames are the filter's, not the decoder's. */

@@ -159,13 +159,17 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     if ((ret = df_graph_setup(dec, &dec->graph, err)) < 0)
         goto fail;
     if (dec->filter_desc) {
-        const bool known = par->width > 0 && par->height > 0 && par->format >= 0;
+        /* The stream's size when the caller knows it (a crop must fit),
+         * its format when known; the graph is built again at the first
+         * picture's. */
+        const bool known = par->width > 0 && par->height > 0;
         /* Filter jobs cut the frame like the R bands. */
         int jobs = dec->cfg.band_rows > 0 ? auto_bands(dec)
                                           : (2 * dec->n_workers < 2 ? 2 : 2 * dec->n_workers);
-        ret = df_filter_new(dec, dec->filter_desc, known ? par->width : 64,
-                            known ? par->height : 64, known ? par->format : AV_PIX_FMT_YUV420P,
-                            par->sample_aspect_ratio, dec->tb, jobs, &dec->filter, err);
+        ret =
+            df_filter_new(dec, dec->filter_desc, known ? par->width : 64, known ? par->height : 64,
+                          par->format >= 0 ? par->format : AV_PIX_FMT_YUV420P,
+                          par->sample_aspect_ratio, dec->tb, jobs, &dec->filter, err);
         if (ret < 0)
             goto fail;
     }

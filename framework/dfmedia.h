@@ -129,11 +129,15 @@ typedef struct DfDecoderConfig {
      * (default): the rate the bitstream signals once decoded; when neither
      * is known, the rate at which frames complete. */
     AVRational frame_rate;
+    /* Refuse a filter that changes the frame rate (yadif=1, fps): for a
+     * caller that maps each picture to one packet by its opaque. */
+    bool filter_keeps_rate;
 } DfDecoderConfig;
 
-/* Check a libavfilter description (syntax, filter names, options) on a
- * nominal 320x240 yuv420p input; 0 or an AVERROR with a message in `err`.
- * For refusing a bad filter before any stream arrives. */
+/* Check a libavfilter description (syntax, filter names, options, labels;
+ * nothing that depends on the picture's size, which the decoder checks
+ * when it opens); 0 or an AVERROR with a message in `err`.  For refusing
+ * a bad filter before any stream arrives. */
 DF_MEDIA_API int df_filter_check(const char *desc, DfError *err);
 
 /* Fill `cfg` with the defaults above. */

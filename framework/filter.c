@@ -10,7 +10,14 @@
  * is told so.  Filters that are not slice-threaded simply run inside F(k)
  * as one task.  The graph is created once at configuration to reject a bad
  * description early, and rebuilt when the input geometry changes or after a
- * flush. */
+ * flush.
+ *
+ * Every picture carries the opaque of the frame it came from (callers map
+ * pictures to packets by it, dfdec to its GstVideoCodecFrames): a picture
+ * a filter made anew (framesync's: hstack, overlay) gets the opaque of
+ * the input of its PTS.  A caller that takes one picture per packet
+ * (filter_keeps_rate) has a graph that changes the frame rate (yadif=1,
+ * fps, framestep) refused. */
 #include "media_internal.h"
 
 #include <libavfilter/buffersink.h>
@@ -35,7 +42,22 @@ struct DfFilter {
     int64_t deadline;
     bool ran_jobs;
     DfRowMap last; /* workers of the last execute call */
+    /* PTS and opaque of the last inputs, for pictures made without one. */
+    struct {
+        int64_t pts;
+        void *opaque;
+    } recent[16];
+    unsigned n_recent;
 };
+
+/* The graph's input rate: the stream's when the caller gives it, else a
+ * nominal one, enough to see whether the graph changes it. */
+static AVRational input_rate(const DfFilter *f)
+{
+    if (f->dec && f->dec->cfg.frame_rate.num > 0 && f->dec->cfg.frame_rate.den > 0)
+        return f->dec->cfg.frame_rate;
+    return (AVRational){25, 1};
+}
 
 typedef struct FilterCall {
     AVFilterContext *ctx;
@@ -148,7 +170,9 @@ static void graph_free(DfFilter *f)
     f->src = f->sink = NULL;
 }
 
-static int build(DfFilter *f, DfError *err)
+/* `configure`: link and configure the graph at f's geometry; else only
+ * parse it (filter names, options, labels: no geometry involved). */
+static int build(DfFilter *f, bool configure, DfError *err)
 {
     char args[256];
     AVFilterInOut *outputs = NULL, *inputs = NULL;
@@ -165,8 +189,10 @@ static int build(DfFilter *f, DfError *err)
     g->thread_type = AVFILTER_THREAD_SLICE;
     f->graph = g;
 
-    snprintf(args, sizeof(args), "video_size=%dx%d:pix_fmt=%d:time_base=%d/%d:pixel_aspect=%d/%d",
-             f->w, f->h, f->fmt, f->tb.num, f->tb.den, f->sar.num, f->sar.den > 0 ? f->sar.den : 1);
+    snprintf(args, sizeof(args),
+             "video_size=%dx%d:pix_fmt=%d:time_base=%d/%d:pixel_aspect=%d/%d:frame_rate=%d/%d",
+             f->w, f->h, f->fmt, f->tb.num, f->tb.den, f->sar.num, f->sar.den > 0 ? f->sar.den : 1,
+             input_rate(f).num, input_rate(f).den);
     ret =
         avfilter_graph_create_filter(&f->src, avfilter_get_by_name("buffer"), "in", args, NULL, g);
     if (ret < 0)
@@ -188,11 +214,26 @@ static int build(DfFilter *f, DfError *err)
     ret = avfilter_graph_parse_ptr(g, f->desc, &inputs, &outputs, NULL);
     if (ret < 0)
         goto fail;
+    if (!configure) {
+        avfilter_inout_free(&inputs);
+        avfilter_inout_free(&outputs);
+        graph_free(f);
+        return 0;
+    }
     ret = avfilter_graph_config(g, NULL);
     if (ret < 0)
         goto fail;
     avfilter_inout_free(&inputs);
     avfilter_inout_free(&outputs);
+    const AVRational rate = av_buffersink_get_frame_rate(f->sink);
+    const AVRational in_rate = input_rate(f);
+    if (f->dec && f->dec->cfg.filter_keeps_rate && av_cmp_q(rate, in_rate) != 0) {
+        graph_free(f);
+        return df_err(err, AVERROR(ENOTSUP),
+                      "filter \"%s\" changes the frame rate (%d/%d from %d/%d): this decoder "
+                      "puts out one picture per decoded frame",
+                      f->desc, rate.num, rate.den, in_rate.num, in_rate.den);
+    }
     return 0;
 fail:
     avfilter_inout_free(&inputs);
@@ -224,7 +265,7 @@ int df_filter_new(DfDecoder *dec, const char *desc, int width, int height, int f
         free(f);
         return df_err(err, AVERROR(ENOMEM), "out of memory");
     }
-    int ret = build(f, err);
+    int ret = build(f, true, err);
     if (ret < 0) {
         df_filter_free(&f);
         return ret;
@@ -235,12 +276,19 @@ int df_filter_new(DfDecoder *dec, const char *desc, int width, int height, int f
 
 int df_filter_check(const char *desc, DfError *err)
 {
-    DfFilter *f = NULL;
     if (!desc)
         return df_err(err, AVERROR(EINVAL), "no filter description");
-    int ret = df_filter_new(NULL, desc, 320, 240, AV_PIX_FMT_YUV420P, (AVRational){1, 1},
-                            (AVRational){1, 25}, 1, &f, err);
-    df_filter_free(&f);
+    DfFilter f = {.desc = strdup(desc),
+                  .w = 320,
+                  .h = 240,
+                  .fmt = AV_PIX_FMT_YUV420P,
+                  .sar = {1, 1},
+                  .tb = {1, 25},
+                  .n_jobs = 1};
+    if (!f.desc)
+        return df_err(err, AVERROR(ENOMEM), "out of memory");
+    const int ret = build(&f, false, err);
+    free(f.desc);
     return ret;
 }
 
@@ -258,7 +306,7 @@ void df_filter_free(DfFilter **pf)
 int df_filter_reset(DfFilter *f)
 {
     DfError err;
-    int ret = build(f, &err);
+    int ret = build(f, true, &err);
     if (ret < 0)
         df_log(f->dec, AV_LOG_ERROR, "%s\n", err.msg);
     return ret;
@@ -275,6 +323,15 @@ static int pull(DfFilter *f, DfFilterSink sink, void *opaque)
             av_frame_free(&out);
             return ret == AVERROR(EAGAIN) || ret == AVERROR_EOF ? 0 : ret;
         }
+        /* Framesync's filters put out their own time base (hstack:
+         * microseconds): the caller's PTS are in the stream's. */
+        const AVRational otb = av_buffersink_get_time_base(f->sink);
+        if (out->pts != AV_NOPTS_VALUE && av_cmp_q(otb, f->tb) != 0)
+            out->pts = av_rescale_q(out->pts, otb, f->tb);
+        const unsigned n = f->n_recent < 16 ? f->n_recent : 16;
+        for (unsigned i = 0; !out->opaque && i < n; i++)
+            if (f->recent[i].pts == out->pts)
+                out->opaque = f->recent[i].opaque;
         DfRowMap whole = {.n = 0,
                           .whole = df_sched_current_worker(f->dec->sched),
                           .whole_id = df_sched_current_node_id(f->dec->sched)};
@@ -302,7 +359,7 @@ int df_filter_push(DfFilter *f, AVFrame *in, const DfRowMap *map, DfFilterSink s
             f->sar = in->sample_aspect_ratio;
         }
         DfError err;
-        ret = build(f, &err);
+        ret = build(f, true, &err);
         if (ret < 0) {
             df_log(f->dec, AV_LOG_ERROR, "%s\n", err.msg);
             av_frame_free(&in);
@@ -312,6 +369,11 @@ int df_filter_push(DfFilter *f, AVFrame *in, const DfRowMap *map, DfFilterSink s
     if (f->eof_sent) {
         av_frame_free(&in);
         return AVERROR_EOF;
+    }
+    if (in && in->opaque) {
+        f->recent[f->n_recent % 16].pts = in->pts;
+        f->recent[f->n_recent % 16].opaque = in->opaque;
+        f->n_recent++;
     }
     f->in_map = map;
     f->in_row_bytes = in ? df_row_bytes(in) : 0;

@@ -906,6 +906,61 @@ DF_TEST(Element, FilterGoodAndBad)
     t_clip_free(&clip);
 }
 
+/* Filters judged by the stream they run on: a crop larger than any
+ * nominal size (the check at PAUSED ran the graph on 320x240, the open on
+ * 64x64, and refused crop=400:300 of a 640x360 stream); a graph whose
+ * pictures are made anew by framesync (no opaque, its own time base: every
+ * picture was lost, "No valid frames decoded"); and a graph that changes
+ * the frame rate, refused with an error that says so (dfdec puts out one
+ * picture per input frame; yadif=1 lost every second field silently). */
+DF_TEST(Element, FiltersOnTheStreamsSize)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0); /* 640x360 */
+    static const char *const good[] = {"crop=400:300", "split[a][b];[a][b]hstack"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        TSums ref = {0}, got = {0};
+        DF_ASSERT(t_ref_decode(&clip, good[i], AV_PIX_FMT_NONE, &ref) == 0 && ref.n > 8);
+        const char *props[] = {"filter", good[i], NULL};
+        GstHarness *h = e_harness(&clip, props);
+        DF_ASSERT(h);
+        e_push_range(h, &clip, 0, clip.n_pkts, &got, NULL);
+        DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+        e_pull_all(h, &got, NULL);
+        char msg[256];
+        DF_EXPECT_MSG(e_compare_md5(&ref, &got, msg, sizeof(msg)) == 0, "%s: %s", good[i], msg);
+        gst_harness_teardown(h);
+        t_sums_free(&ref);
+        t_sums_free(&got);
+    }
+
+    const char *props[] = {"filter", "yadif=mode=1", NULL};
+    GstHarness *h = e_harness(&clip, props);
+    DF_ASSERT(h);
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(h->element, bus);
+    /* The caps carry the stream: the decoder opens and refuses the graph. */
+    const GstFlowReturn flow = gst_harness_push(h, e_clip_buffer(&clip, 0));
+    DF_EXPECT_MSG(flow != GST_FLOW_OK, "a rate-changing filter decoded (flow %d)", flow);
+    GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    DF_EXPECT_MSG(m != NULL, "no error for a filter that changes the frame rate");
+    if (m) {
+        GError *err = NULL;
+        gchar *dbg = NULL;
+        gst_message_parse_error(m, &err, &dbg);
+        DF_EXPECT_MSG(dbg && strstr(dbg, "frame rate"), "error does not say why: %s",
+                      dbg ? dbg : "");
+        g_clear_error(&err);
+        g_free(dbg);
+        gst_message_unref(m);
+    }
+    gst_element_set_bus(h->element, NULL);
+    gst_object_unref(bus);
+    gst_harness_teardown(h);
+    t_clip_free(&clip);
+}
+
 DF_TEST(Element, TraceFile)
 {
     INIT_OR_SKIP();

@@ -171,7 +171,16 @@ typedef struct RefFilter {
     AVFilterGraph *g;
     AVFilterContext *src, *sink;
     int w, h, fmt;
+    AVRational tb; /* the stream's: dfmedia's pictures carry their PTS in it */
 } RefFilter;
+
+/* A filter's picture with its PTS in the stream's time base (yadif halves
+ * the time base, framesync's filters use microseconds). */
+static void ref_stream_pts(const RefFilter *r, AVFrame *f)
+{
+    if (f->pts != AV_NOPTS_VALUE)
+        f->pts = av_rescale_q(f->pts, av_buffersink_get_time_base(r->sink), r->tb);
+}
 
 static int ref_filter_init(RefFilter *r, const char *desc, const AVFrame *f, AVRational tb)
 {
@@ -236,6 +245,7 @@ static void ref_drain(RefFilter *r, RefOut *o)
     if (av_buffersrc_add_frame_flags(r->src, NULL, 0) < 0)
         df_test_fail(__FILE__, __LINE__, false, "reference filter rejected EOF");
     while (av_buffersink_get_frame(r->sink, f) >= 0) {
+        ref_stream_pts(r, f);
         ref_emit(o, f);
         av_frame_unref(f);
     }
@@ -259,12 +269,14 @@ static void ref_frame(RefFilter *r, const char *desc, AVFrame *f, AVRational tb,
         r->w = f->width;
         r->h = f->height;
         r->fmt = f->format;
+        r->tb = tb;
     }
     AVFrame *out = av_frame_alloc();
     if (av_buffersrc_add_frame_flags(r->src, f,
                                      AV_BUFFERSRC_FLAG_KEEP_REF | AV_BUFFERSRC_FLAG_PUSH) < 0)
         df_test_fail(__FILE__, __LINE__, false, "reference filter rejected a frame");
     while (av_buffersink_get_frame(r->sink, out) >= 0) {
+        ref_stream_pts(r, out);
         ref_emit(o, out);
         av_frame_unref(out);
     }
