@@ -80,6 +80,7 @@
 
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -220,6 +221,7 @@ struct _GstDfDec {
     int out_format, out_width, out_height, out_interlaced;
     AVRational out_sar;
     gint64 latency_frames;
+    GstClockTime latency_ns; /* what latency_frames was reported as */
     /* The input segment as of the last handle_frame, for the decoder's
      * clock: it runs inside send_packet, on the streaming thread, with the
      * stream lock released (a flush-stop may reset input_segment then). */
@@ -988,18 +990,29 @@ static gboolean gst_df_dec_negotiate_frame(GstDfDec *self, const AVFrame *f)
     return TRUE;
 }
 
-/* The latency query's answer: the decoder's real depth in frames. */
+/* The latency query's answer: the decoder's real depth in frames, at the
+ * caps' frame rate, else at the rate dfmedia knows (the bitstream's once
+ * decoded, as avdec takes the codec's), else 0. */
 static void gst_df_dec_update_latency(GstDfDec *self)
 {
-    int n = df_decoder_latency_frames(self->dec);
-    if (n < 0 || n == self->latency_frames)
+    const int n = df_decoder_latency_frames(self->dec);
+    if (n < 0)
         return;
-    self->latency_frames = n;
     const GstVideoInfo *info = &self->input_state->info;
     GstClockTime lat = 0;
-    if (GST_VIDEO_INFO_FPS_N(info) > 0)
+    if (GST_VIDEO_INFO_FPS_N(info) > 0) {
         lat = gst_util_uint64_scale_ceil(n, GST_SECOND * GST_VIDEO_INFO_FPS_D(info),
                                          GST_VIDEO_INFO_FPS_N(info));
+    } else {
+        DfDecoderLoad ld;
+        df_decoder_load(self->dec, &ld);
+        if (ld.fps > 0)
+            lat = (GstClockTime)ceil(n * (double)GST_SECOND / ld.fps);
+    }
+    if (n == self->latency_frames && lat == self->latency_ns)
+        return;
+    self->latency_frames = n;
+    self->latency_ns = lat;
     GST_DEBUG_OBJECT(self, "latency %d frames = %" GST_TIME_FORMAT, n, GST_TIME_ARGS(lat));
     gst_video_decoder_set_latency(GST_VIDEO_DECODER(self), lat, lat);
 }

@@ -388,6 +388,22 @@ DF_TEST(Element, LiveAndLatency)
     DF_EXPECT_MSG(lat[1] > lat[0] || t_under_tsan(),
                   "frame latency %" GST_TIME_FORMAT " <= slice %" GST_TIME_FORMAT,
                   GST_TIME_ARGS(lat[1]), GST_TIME_ARGS(lat[0]));
+
+    /* Caps without a frame rate (framerate=0/1): the same frames at the
+     * rate the bitstream signals (25 fps), as avdec does; it was 0. */
+    GstHarness *h = e_harness(&clip, NULL);
+    DF_ASSERT(h);
+    GstCaps *caps = e_clip_caps(&clip);
+    gst_caps_set_simple(caps, "framerate", GST_TYPE_FRACTION, 0, 1, NULL);
+    gst_harness_set_src_caps(h, caps);
+    gst_harness_set_live(h, TRUE);
+    TSums got = {0};
+    e_push_range(h, &clip, 0, 10, &got, NULL);
+    const GstClockTime norate = gst_harness_query_latency(h);
+    DF_EXPECT_MSG(norate >= 40 * GST_MSECOND && norate % (40 * GST_MSECOND) == 0,
+                  "no caps frame rate: latency %" GST_TIME_FORMAT, GST_TIME_ARGS(norate));
+    t_sums_free(&got);
+    gst_harness_teardown(h);
     t_sums_free(&ref);
     t_clip_free(&clip);
 }
