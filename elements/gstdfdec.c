@@ -932,18 +932,26 @@ static gboolean gst_df_dec_negotiate_frame(GstDfDec *self, const AVFrame *f)
     }
     if (df_frame_interlaced(f))
         GST_VIDEO_INFO_INTERLACE_MODE(info) = GST_VIDEO_INTERLACE_MODE_MIXED;
-    if (!gst_structure_has_field(in, "colorimetry")) {
+    {
+        /* What upstream's caps say, and what they leave unknown from the
+         * bitstream (h264parse leaves the range of an RGB stream unknown). */
+        const gboolean given = gst_structure_has_field(in, "colorimetry");
         GstVideoColorimetry *c = &GST_VIDEO_INFO_COLORIMETRY(info);
-        if (f->color_range == AVCOL_RANGE_JPEG || f->format == AV_PIX_FMT_YUVJ420P ||
-            f->format == AV_PIX_FMT_YUVJ422P || f->format == AV_PIX_FMT_YUVJ444P)
-            c->range = GST_VIDEO_COLOR_RANGE_0_255;
-        else if (f->color_range == AVCOL_RANGE_MPEG)
-            c->range = GST_VIDEO_COLOR_RANGE_16_235;
-        if (f->colorspace != AVCOL_SPC_UNSPECIFIED && !GST_VIDEO_INFO_IS_RGB(info))
+        if (!given || c->range == GST_VIDEO_COLOR_RANGE_UNKNOWN) {
+            if (f->color_range == AVCOL_RANGE_JPEG || f->format == AV_PIX_FMT_YUVJ420P ||
+                f->format == AV_PIX_FMT_YUVJ422P || f->format == AV_PIX_FMT_YUVJ444P)
+                c->range = GST_VIDEO_COLOR_RANGE_0_255;
+            else if (f->color_range == AVCOL_RANGE_MPEG)
+                c->range = GST_VIDEO_COLOR_RANGE_16_235;
+        }
+        if ((!given || c->matrix == GST_VIDEO_COLOR_MATRIX_UNKNOWN) &&
+            f->colorspace != AVCOL_SPC_UNSPECIFIED && !GST_VIDEO_INFO_IS_RGB(info))
             c->matrix = gst_video_color_matrix_from_iso(f->colorspace);
-        if (f->color_trc != AVCOL_TRC_UNSPECIFIED)
+        if ((!given || c->transfer == GST_VIDEO_TRANSFER_UNKNOWN) &&
+            f->color_trc != AVCOL_TRC_UNSPECIFIED)
             c->transfer = gst_video_transfer_function_from_iso(f->color_trc);
-        if (f->color_primaries != AVCOL_PRI_UNSPECIFIED)
+        if ((!given || c->primaries == GST_VIDEO_COLOR_PRIMARIES_UNKNOWN) &&
+            f->color_primaries != AVCOL_PRI_UNSPECIFIED)
             c->primaries = gst_video_color_primaries_from_iso(f->color_primaries);
     }
     if (!gst_structure_has_field(in, "chroma-site")) {

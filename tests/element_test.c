@@ -631,6 +631,36 @@ DF_TEST(Element, PtsInDecodeOrderLoseNoFrame)
     }
 }
 
+/* Caps whose colorimetry leaves a part unknown (h264parse does for the
+ * range of an RGB stream) get that part from the bitstream, as avdec's
+ * do: hevc_wpp8 signals limited range; the range stayed unknown. */
+DF_TEST(Element, UnknownColorimetryFromTheBitstream)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    DF_ASSERT(t_clip_load("hevc_wpp8.mkv", &clip) == 0);
+    GstHarness *h = e_harness(&clip, NULL);
+    DF_ASSERT(h);
+    GstCaps *caps = e_clip_caps(&clip);
+    gst_caps_set_simple(caps, "colorimetry", G_TYPE_STRING, "0:3:5:1", NULL);
+    gst_harness_set_src_caps(h, caps);
+    TSums got = {0};
+    e_push_range(h, &clip, 0, clip.n_pkts, &got, NULL);
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, &got, NULL);
+    DF_EXPECT(got.n > 0);
+    GstCaps *out = gst_pad_get_current_caps(h->sinkpad);
+    DF_ASSERT(out);
+    GstVideoInfo info;
+    DF_ASSERT(gst_video_info_from_caps(&info, out));
+    DF_EXPECT_MSG(GST_VIDEO_INFO_COLORIMETRY(&info).range == GST_VIDEO_COLOR_RANGE_16_235,
+                  "range %d", GST_VIDEO_INFO_COLORIMETRY(&info).range);
+    gst_caps_unref(out);
+    gst_harness_teardown(h);
+    t_sums_free(&got);
+    t_clip_free(&clip);
+}
+
 DF_TEST(Element, InterlacedAndTenBitCaps)
 {
     INIT_OR_SKIP();
