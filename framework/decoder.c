@@ -120,6 +120,7 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
     dec->sched = df_sched_ref(sched);
     dec->n_workers = df_sched_n_workers(sched);
     dec->plan_env.n_workers = dec->n_workers;
+    dec->plan_env.n_cores = (int)df_sched_capacity(sched);
     dec->plan_env.split_jobs = df_sched_splits_jobs(sched);
     dec->cfg = *cfg;
     if (dec->cfg.max_in_flight == 0)

@@ -112,6 +112,7 @@ typedef struct DfThreadPlan {
 /* The scheduler as the decoder saw it when its threading was decided. */
 typedef struct DfPlanEnv {
     int n_workers;
+    int n_cores;     /* the PUs the workers run on (fewer when oversubscribed) */
     bool split_jobs; /* df_sched_splits_jobs(): slice jobs can run in parallel */
     int n_streams;   /* decoders on the scheduler, this one included */
 } DfPlanEnv;

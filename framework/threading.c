@@ -51,16 +51,22 @@ __attribute__((format(printf, 2, 3))) static void plan_none(DfThreadPlan *pl, co
     va_end(ap);
 }
 
+/* Frame threads: frame_threads, else one per worker up to the cores they
+ * run on: each thread beyond the cores adds a frame of delay and no
+ * parallelism (n-workers=64 on 2 cores held 66 frames). */
 static void plan_frame(DfThreadPlan *pl, const DfDecoderConfig *cfg, const AVCodec *codec,
-                       int n_workers, const char *why)
+                       const DfPlanEnv *env, const char *why)
 {
-    int n = cfg->frame_threads > 0 ? cfg->frame_threads : n_workers;
+    const int cores =
+        env->n_cores > 0 && env->n_cores < env->n_workers ? env->n_cores : env->n_workers;
+    int n = cfg->frame_threads > 0 ? cfg->frame_threads : cores;
     if (!(codec->capabilities & AV_CODEC_CAP_FRAME_THREADS) || n <= 1) {
         plan_none(pl, "%s; %s", why,
                   n > 1                ? "no frame threading in this codec: single-threaded decode"
                   : cfg->frame_threads ? "one frame thread (frame_threads, latency budget): "
                                          "single-threaded decode"
-                                       : "one worker: single-threaded decode");
+                  : cores < env->n_workers ? "workers on one core: single-threaded decode"
+                                           : "one worker: single-threaded decode");
         return;
     }
     pl->mode = DF_THREADING_FRAME;
@@ -114,7 +120,7 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
         plan_none(pl, "requested: single-threaded decode");
         return;
     case DF_THREADING_FRAME:
-        plan_frame(pl, cfg, codec, n_workers, "requested");
+        plan_frame(pl, cfg, codec, env, "requested");
         return;
     case DF_THREADING_SLICE:
         if (!slices) {
@@ -152,12 +158,12 @@ void df_threading_plan(const DfDecoderConfig *cfg, const AVCodecParameters *par,
         if (ops->auto_slices(probe, why, sizeof(why)))
             plan_slice(pl, cfg, par, ops, probe, n_workers, why);
         else
-            plan_frame(pl, cfg, codec, n_workers, why);
+            plan_frame(pl, cfg, codec, env, why);
         return;
     }
     if (codec->capabilities & AV_CODEC_CAP_FRAME_THREADS) {
         snprintf(why, sizeof(why), "%s: slice structure not inspected", codec->name);
-        plan_frame(pl, cfg, codec, n_workers, why);
+        plan_frame(pl, cfg, codec, env, why);
     } else if (slices) {
         plan_slice(pl, cfg, par, ops, probe, n_workers, codec->name);
     } else {

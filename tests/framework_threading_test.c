@@ -192,6 +192,51 @@ DF_TEST(FrameworkThreading, HevcTilesFallBackToFrameThreads)
     t_clip_free(&c);
 }
 
+/* More workers than the cores they run on: libavcodec frame threads
+ * beyond the cores add a frame of delay each and no parallelism (dfdec
+ * n-workers=64 on 2 cores held 66 frames).  Three workers on one CPU
+ * decode single-threaded when frame threading is asked for. */
+DF_TEST(FrameworkThreading, FrameThreadsNoMoreThanCores)
+{
+    cpu_set_t set;
+    DF_ASSERT(sched_getaffinity(0, sizeof(set), &set) == 0);
+    int cpu = 0;
+    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set))
+        cpu++;
+    char list[16];
+    snprintf(list, sizeof(list), "%d", cpu);
+    DfSchedConfig sc;
+    df_sched_config_init(&sc);
+    sc.policy = "cost-local";
+    sc.n_workers = 3;
+    sc.cpuset = list;
+    sc.poll_us = 20;
+    DfSched *s = NULL;
+    DfError err = {0};
+    DF_ASSERT_MSG(df_sched_new(&sc, &s, &err) == 0, "%s", err.msg);
+    DF_EXPECT(df_sched_capacity(s) == 1.0);
+    TClip c;
+    DF_ASSERT(t_clip_load("h264_single.mkv", &c) == 0);
+    DfDecoderConfig cfg;
+    df_decoder_config_init(&cfg);
+    cfg.threading = DF_THREADING_FRAME;
+    DfDecoder *dec = NULL;
+    DF_ASSERT_MSG(df_decoder_new(s, c.par, c.tb, &cfg, &dec, &err) == 0, "%s", err.msg);
+    DF_EXPECT_EQ_INT(df_decoder_send_packet(dec, c.pkts[0]), 0);
+    df_decoder_send_packet(dec, NULL);
+    AVFrame *f = av_frame_alloc();
+    while (df_decoder_receive_frame(dec, f) == 0)
+        ;
+    av_frame_free(&f);
+    const char *reason = NULL;
+    const char *got = df_decoder_threading(dec, &reason);
+    DF_EXPECT_MSG(!strcmp(got, "none") && strstr(reason, "one core"), "threading %s (%s)", got,
+                  reason);
+    df_decoder_free(&dec);
+    t_clip_free(&c);
+    df_sched_unref(s);
+}
+
 /* Threads of this process allowed on every CPU of `set`. */
 static int threads_on(const cpu_set_t *set)
 {
