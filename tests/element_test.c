@@ -596,6 +596,16 @@ DF_TEST(Element, LargerPictureAfterCapsChangeWithVideoMeta)
     gst_harness_teardown(h);
 }
 
+/* End the stream and expect `ref`'s pictures in `got`, in order (their
+ * timestamps aside). */
+static void eos_and_expect_pictures(GstHarness *h, const TSums *ref, TSums *got, const char *what)
+{
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, got, NULL);
+    char msg[256];
+    DF_EXPECT_MSG(e_compare_md5(ref, got, msg, sizeof(msg)) == 0, "%s: %s", what, msg);
+}
+
 /* A B-frame stream whose PTS are in decode order, equal to its DTS (a
  * remux without composition offsets, e.g. ffmpeg -c copy into MP4 from
  * a raw stream): every picture still comes out, in presentation order.
@@ -620,10 +630,7 @@ DF_TEST(Element, PtsInDecodeOrderLoseNoFrame)
             DF_ASSERT(gst_harness_push(h, b) == GST_FLOW_OK);
             e_pull_all(h, &got, NULL);
         }
-        DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
-        e_pull_all(h, &got, NULL);
-        char msg[256];
-        DF_EXPECT_MSG(e_compare_md5(&ref, &got, msg, sizeof(msg)) == 0, "%s: %s", names[c], msg);
+        eos_and_expect_pictures(h, &ref, &got, names[c]);
         gst_harness_teardown(h);
         t_sums_free(&got);
         t_sums_free(&ref);
@@ -912,6 +919,23 @@ DF_TEST(Element, CorruptStreamWarnsAndContinues)
     t_clip_free(&clip);
 }
 
+/* The bus holds an error whose debug text contains `needle`. */
+static void expect_error_saying(GstBus *bus, const char *needle, const char *what)
+{
+    GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    DF_EXPECT_MSG(m != NULL, "no error message for %s", what);
+    if (!m)
+        return;
+    GError *err = NULL;
+    gchar *dbg = NULL;
+    gst_message_parse_error(m, &err, &dbg);
+    DF_EXPECT_MSG(dbg && strstr(dbg, needle), "the error for %s does not say \"%s\": %s", what,
+                  needle, dbg ? dbg : "");
+    g_clear_error(&err);
+    g_free(dbg);
+    gst_message_unref(m);
+}
+
 DF_TEST(Element, FilterGoodAndBad)
 {
     INIT_OR_SKIP();
@@ -922,18 +946,7 @@ DF_TEST(Element, FilterGoodAndBad)
     gst_element_set_bus(e, bus);
     g_object_set(e, "filter", "nosuchfilter=1", NULL);
     DF_EXPECT(gst_element_set_state(e, GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE);
-    GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
-    DF_EXPECT_MSG(m != NULL, "no error message for a bad filter");
-    if (m) {
-        GError *err = NULL;
-        gchar *dbg = NULL;
-        gst_message_parse_error(m, &err, &dbg);
-        DF_EXPECT_MSG(dbg && strstr(dbg, "nosuchfilter"), "error does not name the filter: %s",
-                      dbg ? dbg : "");
-        g_clear_error(&err);
-        g_free(dbg);
-        gst_message_unref(m);
-    }
+    expect_error_saying(bus, "nosuchfilter", "a bad filter");
     gst_element_set_state(e, GST_STATE_NULL);
     gst_element_set_bus(e, NULL);
     gst_object_unref(bus);
@@ -972,10 +985,7 @@ DF_TEST(Element, FiltersOnTheStreamsSize)
         GstHarness *h = e_harness(&clip, props);
         DF_ASSERT(h);
         e_push_range(h, &clip, 0, clip.n_pkts, &got, NULL);
-        DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
-        e_pull_all(h, &got, NULL);
-        char msg[256];
-        DF_EXPECT_MSG(e_compare_md5(&ref, &got, msg, sizeof(msg)) == 0, "%s: %s", good[i], msg);
+        eos_and_expect_pictures(h, &ref, &got, good[i]);
         gst_harness_teardown(h);
         t_sums_free(&ref);
         t_sums_free(&got);
@@ -989,18 +999,7 @@ DF_TEST(Element, FiltersOnTheStreamsSize)
     /* The caps carry the stream: the decoder opens and refuses the graph. */
     const GstFlowReturn flow = gst_harness_push(h, e_clip_buffer(&clip, 0));
     DF_EXPECT_MSG(flow != GST_FLOW_OK, "a rate-changing filter decoded (flow %d)", flow);
-    GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
-    DF_EXPECT_MSG(m != NULL, "no error for a filter that changes the frame rate");
-    if (m) {
-        GError *err = NULL;
-        gchar *dbg = NULL;
-        gst_message_parse_error(m, &err, &dbg);
-        DF_EXPECT_MSG(dbg && strstr(dbg, "frame rate"), "error does not say why: %s",
-                      dbg ? dbg : "");
-        g_clear_error(&err);
-        g_free(dbg);
-        gst_message_unref(m);
-    }
+    expect_error_saying(bus, "frame rate", "a filter that changes the frame rate");
     gst_element_set_bus(h->element, NULL);
     gst_object_unref(bus);
     gst_harness_teardown(h);
