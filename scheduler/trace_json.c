@@ -329,12 +329,22 @@ int df_trace_write_json(const DfTrace *t, const char *path, DfError *err)
     JsonGenerator *gen = json_generator_new();
     JsonNode *root = json_builder_get_root(b);
     json_generator_set_root(gen, root);
-    GError *gerr = NULL;
+    /* Written in place, not through json_generator_to_file(), which
+     * renames a new file over the path: a device (/dev/stdout) or a
+     * symlink would be replaced by a regular file, and a full disk (or
+     * /dev/full) not reported. */
+    gsize len = 0;
+    gchar *text = json_generator_to_data(gen, &len);
     int ret = 0;
-    if (!json_generator_to_file(gen, path, &gerr)) {
-        ret = set_err(err, -EIO, "cannot write trace file %s: %s", path, gerr->message);
-        g_error_free(gerr);
+    errno = 0;
+    FILE *fp = fopen(path, "w");
+    if (!fp || fwrite(text, 1, len, fp) != len || fflush(fp) != 0 || ferror(fp)) {
+        const int e = errno ? errno : EIO;
+        ret = set_err(err, -e, "cannot write trace file %s: %s", path, g_strerror(e));
     }
+    if (fp && fclose(fp) != 0 && ret == 0)
+        ret = set_err(err, -errno, "cannot write trace file %s: %s", path, g_strerror(errno));
+    g_free(text);
     json_node_unref(root);
     g_object_unref(gen);
     g_object_unref(b);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define EXPECT_STR(a, b)                                                                           \
@@ -144,6 +145,32 @@ DF_TEST(SchedTraceJson, BadPathsAreClearErrors)
     DF_EXPECT(df_trace_read_json(path, &t, &err) < 0);
     DF_EXPECT(strstr(err.msg, "not a dfsched trace") != NULL);
     unlink(path);
+}
+
+/* The trace is written into the path as it is: a symlink keeps pointing
+ * at the file it names, which gets the trace.  json_generator_to_file()
+ * renamed a new file over the path: the symlink (or /dev/stdout, run as
+ * root) became a regular file.  (Not tried on /dev/full: a regression
+ * would replace the machine's device.) */
+DF_TEST(SchedTraceJson, WritesThroughSymlinks)
+{
+    DfSched *s = traced_run(10);
+    DF_ASSERT(s);
+    char target[] = "/tmp/dftrace-XXXXXX.json";
+    int fd = mkstemps(target, 5);
+    DF_ASSERT(fd >= 0);
+    close(fd);
+    char link[sizeof(target) + 5];
+    snprintf(link, sizeof(link), "%s.lnk", target);
+    DF_ASSERT(symlink(target, link) == 0);
+    DfError err = {0};
+    DF_EXPECT_MSG(df_sched_trace_write(s, link, &err) == 0, "%s", err.msg);
+    struct stat st;
+    DF_EXPECT(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    DF_EXPECT(stat(target, &st) == 0 && st.st_size > 100);
+    unlink(link);
+    unlink(target);
+    df_sched_unref(s);
 }
 
 static void job(void *ctx, int jobnr, int threadnr)

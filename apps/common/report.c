@@ -295,9 +295,25 @@ gboolean df_json_write(JsonBuilder *b, const char *path, GError **err)
     JsonGenerator *gen = json_generator_new();
     json_generator_set_pretty(gen, TRUE);
     json_generator_set_root(gen, root);
-    gboolean ok = json_generator_to_file(gen, path, err);
+    /* In place, not json_generator_to_file()'s rename of a new file over
+     * the path: a device (/dev/stdout) or a symlink stays what it is, and
+     * a full disk is an error. */
+    gsize len = 0;
+    gchar *text = json_generator_to_data(gen, &len);
     g_object_unref(gen);
     json_node_unref(root);
+    errno = 0;
+    FILE *fp = fopen(path, "w");
+    gboolean ok = fp && fwrite(text, 1, len, fp) == len && fflush(fp) == 0 && !ferror(fp);
+    int e = errno;
+    if (fp && fclose(fp) != 0 && ok) {
+        ok = FALSE;
+        e = errno;
+    }
+    g_free(text);
+    if (!ok)
+        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e ? e : EIO), "%s: %s", path,
+                    g_strerror(e ? e : EIO));
     return ok;
 }
 
