@@ -539,6 +539,10 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
     size_t nn = (size_t)t->n_workers * (size_t)t->n_workers;
     t->trcost = calloc(nn, sizeof(uint32_t));
     t->levels = calloc(nn, 1);
+    if (!t->trcost || !t->levels) {
+        ret = set_err(err, -ENOMEM, "out of memory reading %s", path);
+        goto out;
+    }
     const char *mats[2] = {"trcost", "levels"};
     for (int k = 0; k < 2; k++) {
         JsonArray *rows = get_array(meta, mats[k]);
@@ -547,6 +551,14 @@ int df_trace_read_json(const char *path, DfTrace *t, DfError *err)
             for (guint c = 0; row && c < json_array_get_length(row) && c < (guint)t->n_workers;
                  c++) {
                 gint64 v = elem_int(row, c);
+                /* A level indexes per-level tables (dfsim's): one out of
+                 * range would read past them. */
+                if (v < 0 || (k == 1 && v >= DF_N_LEVELS) || (k == 0 && v > UINT32_MAX)) {
+                    ret = set_err(err, -EINVAL,
+                                  "%s: %s[%u][%u] = %" G_GINT64_FORMAT " is out of range", path,
+                                  mats[k], a, c, v);
+                    goto out;
+                }
                 if (k == 0)
                     t->trcost[a * (size_t)t->n_workers + c] = (uint32_t)v;
                 else

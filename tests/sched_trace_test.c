@@ -173,6 +173,41 @@ DF_TEST(SchedTraceJson, WritesThroughSymlinks)
     df_sched_unref(s);
 }
 
+/* A trace's level matrix indexes per-level tables (dfsim's): a level out
+ * of range is an error, not a read past them. */
+DF_TEST(SchedTraceJson, LevelOutOfRangeIsAnError)
+{
+    DfSched *s = traced_run(10);
+    DF_ASSERT(s);
+    char path[] = "/tmp/dftrace-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    DF_ASSERT(fd >= 0);
+    close(fd);
+    DfError err = {0};
+    DF_ASSERT_MSG(df_sched_trace_write(s, path, &err) == 0, "%s", err.msg);
+    df_sched_unref(s);
+    JsonParser *p = json_parser_new();
+    DF_ASSERT(json_parser_load_from_file(p, path, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    JsonObject *dfs = json_object_get_object_member(
+        json_object_get_object_member(root, "otherData"), "dfsched");
+    JsonArray *row =
+        json_array_get_array_element(json_object_get_array_member(dfs, "levels"), 0);
+    JsonNode *bad = json_node_new(JSON_NODE_VALUE);
+    json_node_set_int(bad, 20);
+    json_array_remove_element(row, 0);
+    json_array_add_element(row, bad);
+    JsonGenerator *g = json_generator_new();
+    json_generator_set_root(g, json_parser_get_root(p));
+    DF_ASSERT(json_generator_to_file(g, path, NULL));
+    g_object_unref(g);
+    g_object_unref(p);
+    DfTrace t;
+    DF_EXPECT(df_trace_read_json(path, &t, &err) < 0);
+    DF_EXPECT_MSG(strstr(err.msg, "levels") && strstr(err.msg, "out of range"), "%s", err.msg);
+    unlink(path);
+}
+
 static void job(void *ctx, int jobnr, int threadnr)
 {
 }
