@@ -805,6 +805,7 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"realtime", "--input", h264, "--policy", ""}, 2, "bad --policy \"\""},
         {{"realtime", "--input", h264, "--fps", "0"}, 2, "bad --fps 0"},
         {{"realtime", "--input", h264, "--fps", "nan"}, 2, "bad --fps nan"},
+        {{"realtime", "--input", h264, "--fps", "1e-300"}, 2, "bad --fps 1e-300"},
         {{"realtime", "--input", h264, "--duration", "-1"}, 2, "bad --duration -1"},
         {{"realtime", "--input", h264, "--max-streams", "0"}, 2, "bad --max-streams 0"},
         {{"realtime", "--input", h264, "--latency-frames", "-1"}, 2, "bad --latency-frames -1"},

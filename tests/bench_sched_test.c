@@ -251,6 +251,7 @@ DF_TEST(BenchSched, BadOptionsAreUsageErrors)
         {{"--repeat", "4x"}, 2, "--repeat"},
         {{"--frames", "-5"}, 2, "bad --frames -5"},
         {{"--width", "-1"}, 2, "bad --width -1"},
+        {{"--width", "100000000"}, 2, "bad --width 100000000"}, /* ran out of memory */
         {{"--json"}, 2, "--json"},
         {{"--nosuchflag"}, 2, "nosuchflag"},
         {{"extra"}, 2, "unexpected argument \"extra\""},

@@ -209,6 +209,7 @@ DF_TEST(FrameworkDfplay, BadInputOneLine)
         {{d, "--loop", "-1", clip, NULL}, 2, "--loop"},
         {{d, "--start", "-2", clip, NULL}, 2, "--start"},
         {{d, "--start", "nan", clip, NULL}, 2, "--start nan"},
+        {{d, "--start", "1e13", clip, NULL}, 2, "--start 1e+13"}, /* overflowed: played from 0 */
         {{d, "--poll-us", "-5", clip, NULL}, 2, "--poll-us -5"},
         {{d, "--trace", "", clip, NULL}, 2, "bad --trace \"\""},
         {{d, "--trace", "/nonexistent/dir/t.json", clip, NULL}, 1, "--trace: cannot write"},

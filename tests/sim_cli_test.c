@@ -245,6 +245,7 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", trace, "--explore", "2"}, 2, "bad --explore 2"},
         {{"--trace", trace, "--fps", "nan"}, 2, "bad --fps nan"},
         {{"--trace", trace, "--fps", "-30"}, 2, "bad --fps -30"},
+        {{"--trace", trace, "--fps", "1e-12"}, 2, "bad --fps 1e-12"}, /* the period overflowed */
         {{"--trace", trace, "--budget-frames", "0"}, 2, "bad --budget-frames 0"},
         {{"--trace", trace, "--phase-frames", "0"}, 2, "bad --phase-frames 0"},
         {{"--trace", trace, "--lost-cpu", "maybe"}, 2, "bad --lost-cpu \"maybe\""},

@@ -212,8 +212,8 @@ static int parse_options(DfRt *rt, int argc, char **argv)
         goto cleanup;
     }
     /* Each bad value by name; the negated tests also refuse NaN. */
-    if (!(o->fps > 0 && o->fps <= 1000)) {
-        status = df_cli_usage(PROG, "bad --fps %g (more than 0, at most 1000)", o->fps);
+    if (!(o->fps >= 0.01 && o->fps <= 1000)) {
+        status = df_cli_usage(PROG, "bad --fps %g (0.01 to 1000)", o->fps);
         goto cleanup;
     }
     if (!(o->duration > 0 && o->duration <= 3600)) {

@@ -29,6 +29,7 @@
 #define QUICK_FRAMES   40
 #define DEFAULT_REPEAT 5
 #define DEFAULT_WIDTH  16
+#define MAX_WIDTH      65534 /* UINT16_MAX - 1 inputs on the fan-out's sink */
 /* metg: body work per grain tried (all its tasks together). */
 #define DEFAULT_METG_WORK_NS 10000000
 #define QUICK_METG_WORK_NS   1000000
@@ -280,6 +281,13 @@ static int parse_options(DfBench *b, int argc, char **argv)
                                   mins[i].min == 0 ? "; 0: the default" : "; -1: poll mode");
             goto out;
         }
+    /* The fan-in of the sink is a node's inputs, at most UINT16_MAX - 1
+     * (df_node_depend's -E2BIG); a wider fan-out ran for seconds and
+     * gigabytes before failing. */
+    if (o->width > MAX_WIDTH) {
+        status = df_cli_usage(PROG, "bad --width %d (at most %d)", o->width, MAX_WIDTH);
+        goto out;
+    }
     if (!o->tasks)
         o->tasks = o->quick ? QUICK_TASKS : DEFAULT_TASKS;
     if (!o->frames)

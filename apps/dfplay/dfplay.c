@@ -111,8 +111,11 @@ static int parse_options(int argc, char **argv, Options *o)
         return -1;
     }
     /* Negated: NaN fails every comparison. */
-    if (!(o->start >= 0 && isfinite(o->start))) {
-        df_cli_usage("dfplay", "--start %g: expected seconds >= 0", o->start);
+    /* At most what a 64-bit AV_TIME_BASE timestamp holds (~292 000 years):
+     * beyond, the conversion overflowed and playback started at 0. */
+    if (!(o->start >= 0 && o->start <= (double)(INT64_MAX / AV_TIME_BASE))) {
+        df_cli_usage("dfplay", "--start %g: expected seconds >= 0 (at most %lld)", o->start,
+                     (long long)(INT64_MAX / AV_TIME_BASE));
         return -1;
     }
     if (o->trace && !*o->trace) {

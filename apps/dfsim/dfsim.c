@@ -254,8 +254,8 @@ int df_sim_parse_options(DfSim *d, int argc, char **argv)
         goto out;
     }
     /* Negated: NaN fails. */
-    if (!(o->fps >= 0 && o->fps <= 1000)) {
-        rc = df_cli_usage(PROG, "bad --fps %g (0 to 1000; 0: unpaced)", o->fps);
+    if (!(o->fps == 0 || (o->fps >= 0.01 && o->fps <= 1000))) {
+        rc = df_cli_usage(PROG, "bad --fps %g (0.01 to 1000; 0: unpaced)", o->fps);
         goto out;
     }
     if (o->budget_frames < 1 || o->budget_frames > 1000) {
