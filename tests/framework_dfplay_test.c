@@ -165,6 +165,34 @@ DF_TEST(FrameworkDfplay, YuvAndFrameLimit)
     g_free(path);
 }
 
+/* --loop and --start on an input without a time index (a raw .h264,
+ * 8 frames): the loop went back by bytes never, spun at EOF printing
+ * "cannot seek" (--loop 0) or played one pass (--loop 3: 8 frames), and
+ * --start left the demuxer at the end (0 frames; the .mkv gives 5). */
+DF_TEST(FrameworkDfplay, LoopAndStartWithoutAnIndex)
+{
+    gchar *raw = g_build_filename(df_test_media_dir(), "h264_size_b.h264", NULL);
+    const struct {
+        const char *argv[10];
+        const char *says;
+    } cases[] = {
+        {{dfplay_path(), "--vo", "null", "--loop", "3", raw, NULL}, "dfplay: 24 frames in "},
+        {{dfplay_path(), "--vo", "null", "--loop", "0", "--frames", "50", raw, NULL},
+         "dfplay: 50 frames in "},
+        {{dfplay_path(), "--vo", "null", "--start", "0.1", raw, NULL}, "dfplay: 5 frames in "},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        Result r;
+        if (!run(cases[i].argv, &r))
+            continue;
+        DF_EXPECT_MSG(r.status == 0 && strstr(r.err, cases[i].says) && count_lines(r.err) == 1,
+                      "case %zu: status %d, stderr \"%s\" (expected \"%s\")", i, r.status, r.err,
+                      cases[i].says);
+        result_free(&r);
+    }
+    g_free(raw);
+}
+
 DF_TEST(FrameworkDfplay, BadInputOneLine)
 {
     gchar *clip = g_build_filename(df_test_media_dir(), "h264_cabac_slices8.mkv", NULL);

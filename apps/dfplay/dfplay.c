@@ -343,19 +343,27 @@ static int output_ready(Player *p, AVFrame *f)
 }
 
 /* Flush and seek to `target` (stream time base); frames before it are
- * decoded but not shown.  Streams that cannot seek keep playing on. */
-static void seek_to(Player *p, int64_t target)
+ * decoded but not shown.  An input without a time index (a raw .h264)
+ * goes back to its first byte instead, and frames up to the target are
+ * skipped as they come.  False when the input cannot seek at all:
+ * streams keep playing on (the warning once per run). */
+static bool seek_to(Player *p, int64_t target)
 {
     df_decoder_flush(p->dec);
     int ret = avformat_seek_file(p->fmt, p->stream, INT64_MIN, target, target, 0);
     if (ret < 0)
         ret = av_seek_frame(p->fmt, p->stream, target, AVSEEK_FLAG_BACKWARD);
-    if (ret < 0 && !p->opt->quiet)
+    if (ret < 0)
+        ret = av_seek_frame(p->fmt, -1, 0, AVSEEK_FLAG_BYTE);
+    if (ret < 0 && !p->opt->quiet && !p->seek_warned) {
         fprintf(stderr, "dfplay: warning: this input cannot seek\n");
+        p->seek_warned = true;
+    }
     p->skip_until = target;
     p->first_pts = AV_NOPTS_VALUE;
     p->draining = false;
     p->epoch++;
+    return ret >= 0;
 }
 
 /* The stream's first timestamp (stream time base). */
@@ -438,12 +446,20 @@ int df_player_run(Player *p)
         seek_to(p, stream_start(p) +
                        av_rescale_q((int64_t)(p->opt->start * AV_TIME_BASE), AV_TIME_BASE_Q, tb));
     }
-    /* --loop N: N passes (0: until stopped). */
+    /* --loop N: N passes (0: until stopped); no pass more once the input
+     * cannot go back, or a pass showed nothing (it would spin). */
     for (int pass = 1; ret == 0; pass++) {
+        const int64_t shown = p->frames;
         ret = play_once(p, pkt, f);
         if (ret != 0 || (p->opt->loop > 0 && pass >= p->opt->loop))
             break;
-        seek_to(p, stream_start(p));
+        if (p->frames == shown) {
+            if (!p->opt->quiet)
+                fprintf(stderr, "dfplay: warning: a pass showed no frame: not looping\n");
+            break;
+        }
+        if (!seek_to(p, stream_start(p)))
+            break;
         p->skip_until = AV_NOPTS_VALUE;
     }
     av_packet_free(&pkt);

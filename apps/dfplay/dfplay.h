@@ -52,6 +52,7 @@ struct Player {
     bool draining;
     int64_t skip_until;   /* drop frames before this pts after a seek (stream tb) */
     int epoch;            /* incremented at every seek or loop: the display's clock restarts */
+    bool seek_warned;     /* "cannot seek" said once */
     int64_t total_frames; /* expected frames (stream info), 0 if unknown */
 };
 
