@@ -1006,6 +1006,11 @@ static void gst_df_dec_update_latency(GstDfDec *self)
     const int n = df_decoder_latency_frames(self->dec);
     if (n < 0)
         return;
+    /* Once a latency is known for n frames it stays: without a caps frame
+     * rate the rate comes from df_decoder_load(), which takes the load
+     * registry's lock, too dear for every output frame. */
+    if (n == self->latency_frames && (n == 0 || self->latency_ns > 0))
+        return;
     const GstVideoInfo *info = &self->input_state->info;
     GstClockTime lat = 0;
     if (GST_VIDEO_INFO_FPS_N(info) > 0) {
