@@ -174,6 +174,11 @@ int df_decoder_new(DfSched *sched, const AVCodecParameters *par, AVRational time
         if (ret < 0)
             goto fail;
     }
+    /* Fixed here: a rebuild for a new picture size keeps the graph and
+     * the input rate. */
+    dec->out_rate = !rate         ? (AVRational){0, 1}
+                    : dec->filter ? df_filter_frame_rate(dec->filter)
+                                  : cfg->frame_rate;
     /* An explicit slice mode probes too when it leaves the count to us: the
      * codec's thread_count may depend on the stream (H.264's slices). */
     const bool probe = (dec->cfg.threading == DF_THREADING_AUTO && dec->plan_env.split_jobs) ||
@@ -359,6 +364,11 @@ int df_decoder_output_format(const DfDecoder *dec, int *width, int *height)
     if (height)
         *height = atomic_load_explicit(&d->out_height, memory_order_relaxed);
     return f;
+}
+
+AVRational df_decoder_frame_rate(const DfDecoder *dec)
+{
+    return dec->out_rate;
 }
 
 int df_decoder_latency_frames(const DfDecoder *dec)

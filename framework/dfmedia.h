@@ -199,6 +199,11 @@ DF_MEDIA_API const char *df_decoder_threading(const DfDecoder *dec, const char *
 /* Output format, width and height once known (after the first frame), or -1. */
 DF_MEDIA_API int df_decoder_output_format(const DfDecoder *dec, int *width, int *height);
 
+/* The pictures' frame rate: the config's frame_rate, or what the filter
+ * makes of it (yadif=mode=1 and fps=50 on a 25 fps stream: 50/1); {0, 1}
+ * when the config gives none. */
+DF_MEDIA_API AVRational df_decoder_frame_rate(const DfDecoder *dec);
+
 /* Frames of delay between a packet and its picture: the codec's reorder
  * delay + (max_in_flight - 1) + (frame threads - 1 in frame threading). */
 DF_MEDIA_API int df_decoder_latency_frames(const DfDecoder *dec);

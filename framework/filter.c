@@ -36,6 +36,12 @@ struct DfFilter {
     AVRational sar, tb;
     int n_jobs;
     bool eof_sent;
+    /* Where the input ends (the latest PTS + that picture's duration), for
+     * the EOF a rate filter needs to time its last output (fps=25 on a
+     * 25 fps stream puts out the last picture only when it knows that
+     * picture's duration, as fftools gives it); AV_NOPTS_VALUE until a
+     * picture with a PTS came. */
+    int64_t end_pts, last_pts;
     /* F chain state during a push */
     const DfRowMap *in_map; /* rows of the frame being pushed */
     uint64_t in_row_bytes;
@@ -179,6 +185,7 @@ static int build(DfFilter *f, bool configure, DfError *err)
     int ret;
     graph_free(f);
     f->eof_sent = false;
+    f->end_pts = f->last_pts = AV_NOPTS_VALUE;
     AVFilterGraph *g = avfilter_graph_alloc();
     if (!g)
         return df_err(err, AVERROR(ENOMEM), "out of memory");
@@ -303,6 +310,11 @@ void df_filter_free(DfFilter **pf)
     *pf = NULL;
 }
 
+AVRational df_filter_frame_rate(const DfFilter *f)
+{
+    return f->graph ? av_buffersink_get_frame_rate(f->sink) : (AVRational){0, 1};
+}
+
 int df_filter_reset(DfFilter *f)
 {
     DfError err;
@@ -310,6 +322,35 @@ int df_filter_reset(DfFilter *f)
     if (ret < 0)
         df_log(f->dec, AV_LOG_ERROR, "%s\n", err.msg);
     return ret;
+}
+
+/* A picture's duration in the stream's time base: its own, else the gap
+ * since the previous input, else one period of the input rate. */
+static int64_t input_duration(const DfFilter *f, const AVFrame *in)
+{
+    if (df_frame_duration(in) > 0)
+        return df_frame_duration(in);
+    if (f->last_pts != AV_NOPTS_VALUE && in->pts > f->last_pts)
+        return in->pts - f->last_pts;
+    const int64_t d = av_rescale_q(1, av_inv_q(input_rate(f)), f->tb);
+    return d > 0 ? d : 1;
+}
+
+static void note_input(DfFilter *f, const AVFrame *in)
+{
+    if (in->pts == AV_NOPTS_VALUE)
+        return;
+    const int64_t end = in->pts + input_duration(f, in);
+    if (f->end_pts == AV_NOPTS_VALUE || end > f->end_pts)
+        f->end_pts = end;
+    f->last_pts = in->pts;
+}
+
+static int send_eof(DfFilter *f)
+{
+    if (f->end_pts == AV_NOPTS_VALUE)
+        return av_buffersrc_add_frame_flags(f->src, NULL, 0);
+    return av_buffersrc_close(f->src, f->end_pts, AV_BUFFERSRC_FLAG_PUSH);
 }
 
 static int pull(DfFilter *f, DfFilterSink sink, void *opaque)
@@ -326,8 +367,14 @@ static int pull(DfFilter *f, DfFilterSink sink, void *opaque)
         /* Framesync's filters put out their own time base (hstack:
          * microseconds): the caller's PTS are in the stream's. */
         const AVRational otb = av_buffersink_get_time_base(f->sink);
-        if (out->pts != AV_NOPTS_VALUE && av_cmp_q(otb, f->tb) != 0)
-            out->pts = av_rescale_q(out->pts, otb, f->tb);
+        if (av_cmp_q(otb, f->tb) != 0) {
+            if (out->pts != AV_NOPTS_VALUE)
+                out->pts = av_rescale_q(out->pts, otb, f->tb);
+            df_frame_set_duration(out, av_rescale_q(df_frame_duration(out), otb, f->tb));
+        }
+        /* The graph's timing is the picture's (fps' duplicates keep their
+         * source's best-effort timestamp otherwise). */
+        out->best_effort_timestamp = out->pts;
         const unsigned n = f->n_recent < 16 ? f->n_recent : 16;
         for (unsigned i = 0; !out->opaque && i < n; i++)
             if (f->recent[i].pts == out->pts)
@@ -349,7 +396,7 @@ int df_filter_push(DfFilter *f, AVFrame *in, const DfRowMap *map, DfFilterSink s
         if (f->graph && !f->eof_sent) {
             f->ran_jobs = false;
             f->in_map = NULL;
-            if (av_buffersrc_add_frame_flags(f->src, NULL, 0) >= 0)
+            if (send_eof(f) >= 0)
                 pull(f, sink, opaque);
         }
         if (in) {
@@ -370,6 +417,14 @@ int df_filter_push(DfFilter *f, AVFrame *in, const DfRowMap *map, DfFilterSink s
         av_frame_free(&in);
         return AVERROR_EOF;
     }
+    /* The graph times pictures as fftools has them: by the best-effort
+     * timestamp (raw streams' B-pictures have no PTS of their own). */
+    if (in && in->best_effort_timestamp != AV_NOPTS_VALUE)
+        in->pts = in->best_effort_timestamp;
+    /* A picture drained without any: where the stream went on (fftools
+     * gives the drain the next predicted DTS). */
+    if (in && in->pts == AV_NOPTS_VALUE)
+        in->pts = f->end_pts;
     if (in && in->opaque) {
         f->recent[f->n_recent % 16].pts = in->pts;
         f->recent[f->n_recent % 16].opaque = in->opaque;
@@ -378,9 +433,13 @@ int df_filter_push(DfFilter *f, AVFrame *in, const DfRowMap *map, DfFilterSink s
     f->in_map = map;
     f->in_row_bytes = in ? df_row_bytes(in) : 0;
     f->ran_jobs = false;
-    ret = av_buffersrc_add_frame_flags(f->src, in, AV_BUFFERSRC_FLAG_PUSH);
-    if (!in)
+    if (in) {
+        note_input(f, in);
+        ret = av_buffersrc_add_frame_flags(f->src, in, AV_BUFFERSRC_FLAG_PUSH);
+    } else {
+        ret = send_eof(f);
         f->eof_sent = true;
+    }
     av_frame_free(&in);
     if (ret < 0)
         return ret;

@@ -57,4 +57,13 @@ static inline int64_t df_frame_duration(const AVFrame *f)
 #endif
 }
 
+static inline void df_frame_set_duration(AVFrame *f, int64_t d)
+{
+#if DF_LAVU_FRAME_DURATION
+    f->duration = d;
+#else
+    f->pkt_duration = d;
+#endif
+}
+
 #endif

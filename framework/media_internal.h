@@ -142,6 +142,8 @@ typedef int (*DfFilterSink)(void *opaque, AVFrame *frame, const DfRowMap *map);
 int df_filter_push(DfFilter *f, AVFrame *in, const DfRowMap *map, DfFilterSink sink, void *opaque);
 /* Rebuild the graph (flush / seek): drops buffered frames and EOF state. */
 int df_filter_reset(DfFilter *f);
+/* The graph's output frame rate, {0, 1} when it has none. */
+AVRational df_filter_frame_rate(const DfFilter *f);
 
 /* --------------------------------------------------------------- slots */
 
@@ -285,6 +287,7 @@ struct DfDecoder {
     char *filter_desc;
     AVCodecParameters *par;
     AVRational tb;
+    AVRational out_rate; /* df_decoder_frame_rate(), fixed at creation */
     const AVCodec *codec;
     const DfCodecOps *codec_ops; /* what the framework knows of the codec */
     AVCodecContext *avctx;       /* NULL until the threading plan is known */

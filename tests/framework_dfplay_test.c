@@ -71,8 +71,8 @@ static void first_difference(const char *a, const char *b, char *msg, size_t len
 
 DF_TEST(FrameworkDfplay, Framemd5EqualsFfmpeg)
 {
-    const char *cases[][3] = {
-        /* clip, workers, policy */
+    const char *cases[][4] = {
+        /* clip, workers, policy, --filter */
         {"h264_cabac_slices8.mkv", "2", "cost-local"},
         {"h264_cavlc_slices4.mkv", "1", "fifo"},
         {"h264_mbaff.mkv", "3", "steal"},
@@ -90,14 +90,29 @@ DF_TEST(FrameworkDfplay, Framemd5EqualsFfmpeg)
         {"h264_crop.mkv", "2", "cost-local"},
         {"hevc_crop.mkv", "3", "steal"},
         {"mpeg2_odd.mkv", "2", "cost"},
+        /* Filters that make their own timing: the last picture's duration
+         * (fps), the output rate (fps=50, yadif=1 double it), raw streams'
+         * pictures without a PTS (timed by the best-effort timestamp). */
+        {"h264_single.mkv", "2", "cost-local", "fps=25"},
+        {"hevc_wpp8.mkv", "1", "steal", "fps=50"},
+        {"mpeg2_int.mkv", "2", "cost", "yadif=mode=1"},
+        {"mpeg2_prog.m2v", "2", "cost-local", "fps=25"},
+        {"h264_cabac_slices8.h264", "2", "fifo", "fps=12"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         gchar *path = g_build_filename(df_test_media_dir(), cases[i][0], NULL);
-        const char *ff[] = {"ffmpeg", "-nostdin",  "-flags", "unaligned", "-threads",
-                            "1",      "-loglevel", "error",  "-i",        path,
-                            "-f",     "framemd5",  "-",      NULL};
-        const char *dp[] = {dfplay_path(), "--vo",      "framemd5", "--workers", cases[i][1],
-                            "--policy",    cases[i][2], path,       NULL};
+        const char *filter = cases[i][3];
+        const char *ff[] = {"ffmpeg",    "-nostdin", "-flags", "unaligned", "-threads", "1",
+                            "-loglevel", "error",    "-i",     path,        "-f",       "framemd5",
+                            "-vf",       filter,     "-",      NULL};
+        if (!filter) {
+            ff[12] = "-"; /* no -vf */
+            ff[13] = NULL;
+        }
+        const char *dp[] = {dfplay_path(), "--vo",      "framemd5",
+                            "--workers",   cases[i][1], "--policy",
+                            cases[i][2],   path,        filter ? "--filter" : NULL,
+                            filter,        NULL};
         Result a, b;
         if (run(ff, &a) && run(dp, &b)) {
             char msg[512] = "";
@@ -106,8 +121,8 @@ DF_TEST(FrameworkDfplay, Framemd5EqualsFfmpeg)
             DF_EXPECT_MSG(b.status == 0, "dfplay failed on %s: %s", cases[i][0], b.err);
             if (strcmp(a.out, b.out))
                 first_difference(b.out, a.out, msg, sizeof(msg));
-            DF_EXPECT_MSG(!strcmp(a.out, b.out), "%s (%s workers, %s): %s", cases[i][0],
-                          cases[i][1], cases[i][2], msg);
+            DF_EXPECT_MSG(!strcmp(a.out, b.out), "%s (%s workers, %s, filter %s): %s", cases[i][0],
+                          cases[i][1], cases[i][2], filter ? filter : "none", msg);
             /* The summary: one line with frames, fps and the threading used. */
             DF_EXPECT_MSG(count_lines(b.err) == 1 && strstr(b.err, " frames in ") &&
                               strstr(b.err, " fps, threading "),

@@ -24,6 +24,7 @@ static const FilterCase cases[] = {
     {"h264_single.mkv", "hflip", true},
     {"h264_cavlc_slices4.mkv", "format=gray", false},
     {"h264_sizes.h264", "unsharp", true}, /* the graph is rebuilt at each new size */
+    {"mpeg2_prog.m2v", "fps=25", false},  /* pictures without a PTS; the last one's end */
 };
 
 static void run_case(DfSched *s, const FilterCase *fc)

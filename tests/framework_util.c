@@ -172,6 +172,9 @@ typedef struct RefFilter {
     AVFilterContext *src, *sink;
     int w, h, fmt;
     AVRational tb; /* the stream's: dfmedia's pictures carry their PTS in it */
+    /* As fftools: pictures timed by their best-effort timestamp, the end
+     * of the stream (for EOF) one frame interval after the last. */
+    int64_t prev_pts, end_pts;
 } RefFilter;
 
 /* A filter's picture with its PTS in the stream's time base (yadif halves
@@ -242,7 +245,10 @@ static void ref_emit(RefOut *o, AVFrame *f)
 static void ref_drain(RefFilter *r, RefOut *o)
 {
     AVFrame *f = av_frame_alloc();
-    if (av_buffersrc_add_frame_flags(r->src, NULL, 0) < 0)
+    const int ret = r->end_pts != AV_NOPTS_VALUE
+                        ? av_buffersrc_close(r->src, r->end_pts, AV_BUFFERSRC_FLAG_PUSH)
+                        : av_buffersrc_add_frame_flags(r->src, NULL, 0);
+    if (ret < 0)
         df_test_fail(__FILE__, __LINE__, false, "reference filter rejected EOF");
     while (av_buffersink_get_frame(r->sink, f) >= 0) {
         ref_stream_pts(r, f);
@@ -270,6 +276,18 @@ static void ref_frame(RefFilter *r, const char *desc, AVFrame *f, AVRational tb,
         r->h = f->height;
         r->fmt = f->format;
         r->tb = tb;
+        r->prev_pts = r->end_pts = AV_NOPTS_VALUE;
+    }
+    if (f->best_effort_timestamp != AV_NOPTS_VALUE)
+        f->pts = f->best_effort_timestamp;
+    if (f->pts == AV_NOPTS_VALUE)
+        f->pts = r->end_pts;
+    if (f->pts != AV_NOPTS_VALUE) {
+        const int64_t gap =
+            r->prev_pts != AV_NOPTS_VALUE && f->pts > r->prev_pts ? f->pts - r->prev_pts : 1;
+        if (r->end_pts == AV_NOPTS_VALUE || f->pts + gap > r->end_pts)
+            r->end_pts = f->pts + gap;
+        r->prev_pts = f->pts;
     }
     AVFrame *out = av_frame_alloc();
     if (av_buffersrc_add_frame_flags(r->src, f,

@@ -513,6 +513,8 @@ int main(int argc, char **argv)
     if (cls->yuv420p)
         dc.out_format = AV_PIX_FMT_YUV420P;
     AVStream *st = p.fmt->streams[p.stream];
+    const AVRational rate = av_guess_frame_rate(p.fmt, st, NULL);
+    dc.frame_rate = rate;
     if (df_decoder_new(p.sched, st->codecpar, st->time_base, &dc, &p.dec, &err) < 0) {
         df_player_fail("%s: %s", p.fmt->url, err.msg);
         goto done;
@@ -526,7 +528,8 @@ int main(int argc, char **argv)
                                     (int64_t)st->avg_frame_rate.den * AV_TIME_BASE);
     DfVoParams vp = {
         .stream = st,
-        .frame_rate = av_guess_frame_rate(p.fmt, st, NULL),
+        .frame_rate = rate,
+        .out_frame_rate = df_decoder_frame_rate(p.dec),
         .start_time = p.fmt->start_time,
         .ts_unreliable = p.fmt->iformat->flags & AVFMT_NOTIMESTAMPS,
         .output = o.output,

@@ -3,7 +3,7 @@
  * framemd5 muxer fed rawvideo packets; the timestamps follow ffmpeg 5.1's
  * path for that muxer (variable frame rate sync): frame pts =
  * best_effort_timestamp minus the input's start time, rescaled to
- * 1/frame_rate with ffmpeg's extra precision, a frame dropped when it falls
+ * 1/frame_rate (after --filter) with ffmpeg's extra precision, a frame dropped when it falls
  * 0.6 frames behind the output clock.  Durations are left to the muxer, as
  * ffmpeg's rawvideo packets carry none. */
 #include "vo.h"
@@ -35,7 +35,8 @@ static int md5_open(DfVo *vo, const DfVoParams *p)
 {
     Md5 *m = vo->priv;
     m->in_tb = p->stream->time_base;
-    m->enc_tb = av_inv_q(p->frame_rate);
+    /* ffmpeg's encoder time base: the filter graph's output rate. */
+    m->enc_tb = av_inv_q(p->out_frame_rate.num > 0 ? p->out_frame_rate : p->frame_rate);
     if (!m->enc_tb.num || !m->enc_tb.den)
         m->enc_tb = (AVRational){1, 25};
     m->ts_offset = p->start_time != AV_NOPTS_VALUE

@@ -564,7 +564,7 @@ static int sdl_open(DfVo *vo, const DfVoParams *vp)
     s->fullscreen = o->fullscreen;
     s->last_pts = AV_NOPTS_VALUE;
     s->report_seek = o->verbose || o->test_keys;
-    const AVRational rate = vp->frame_rate;
+    const AVRational rate = vp->out_frame_rate.num > 0 ? vp->out_frame_rate : vp->frame_rate;
     s->frame_us = rate.num > 0 ? av_rescale(AV_TIME_BASE, rate.den, rate.num) : 40000;
     g_mutex_init(&s->lock);
     g_cond_init(&s->cond);
