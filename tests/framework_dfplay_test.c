@@ -208,6 +208,55 @@ DF_TEST(FrameworkDfplay, LoopAndStartWithoutAnIndex)
     g_free(raw);
 }
 
+/* Where an input's timeline is not the stream's from 0: --start on a TS
+ * (seeks by DTS: asked at the target it lands after the key frame the
+ * target needs, a whole GOP lost), --start counted from the input's start
+ * when the video begins later, --loop writing every pass on one clock, a
+ * TS whose timestamps jump 50 s (the window waited out the jump): the
+ * lines of ffmpeg -ss / -stream_loop / plain, byte for byte. */
+DF_TEST(FrameworkDfplay, TimelinesAsFfmpeg)
+{
+    const struct {
+        const char *clip, *ff[4], *dp[4];
+    } cases[] = {
+        {"h264_cabac_slices8.ts", {"-ss", "0.64"}, {"--start", "0.64"}},
+        {"h264_cabac_slices8.ts", {"-ss", "0.32"}, {"--start", "0.32"}},
+        {"h264_late.mkv", {"-ss", "0.8"}, {"--start", "0.8"}},
+        {"h264_cabac_slices8.mkv", {"-stream_loop", "2"}, {"--loop", "3"}},
+        {"h264_joined.ts", {NULL}, {NULL}},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        gchar *path = g_build_filename(df_test_media_dir(), cases[i].clip, NULL);
+        const char *ff[24] = {"ffmpeg",   "-nostdin", "-flags",    "unaligned",
+                              "-threads", "1",        "-loglevel", "error"};
+        const char *dp[24] = {dfplay_path(), "-q", "--vo", "framemd5"};
+        int nf = 8, nd = 4;
+        for (int k = 0; k < 4 && cases[i].ff[k]; k++)
+            ff[nf++] = cases[i].ff[k];
+        for (int k = 0; k < 4 && cases[i].dp[k]; k++)
+            dp[nd++] = cases[i].dp[k];
+        const char *tail[] = {"-i", path, "-map", "0:v", "-f", "framemd5", "-"};
+        for (size_t k = 0; k < sizeof(tail) / sizeof(tail[0]); k++)
+            ff[nf++] = tail[k];
+        dp[nd++] = path;
+        Result a, b;
+        if (run(ff, &a) && run(dp, &b)) {
+            char msg[512] = "";
+            DF_EXPECT_MSG(a.status == 0 && count_lines(a.out) > 12, "ffmpeg failed on %s: %s",
+                          cases[i].clip, a.err);
+            DF_EXPECT_MSG(b.status == 0, "dfplay failed on %s: %s", cases[i].clip, b.err);
+            if (strcmp(a.out, b.out))
+                first_difference(b.out, a.out, msg, sizeof(msg));
+            DF_EXPECT_MSG(!strcmp(a.out, b.out), "%s %s %s: %s", cases[i].clip,
+                          cases[i].dp[0] ? cases[i].dp[0] : "",
+                          cases[i].dp[1] ? cases[i].dp[1] : "", msg);
+            result_free(&b);
+        }
+        result_free(&a);
+        g_free(path);
+    }
+}
+
 DF_TEST(FrameworkDfplay, BadInputOneLine)
 {
     gchar *clip = g_build_filename(df_test_media_dir(), "h264_cabac_slices8.mkv", NULL);

@@ -294,15 +294,47 @@ static void repair_timestamp(Player *p, AVFrame *f)
     p->next_dts += p->frame_ticks;
 }
 
+/* ffmpeg's dts_delta_threshold: a larger jump is a discontinuity. */
+#define DISCONT_SECONDS 10
+
+/* A TS-like input whose timestamps jump (joined recordings, a restarted
+ * encoder): ffmpeg takes the jump out of every later packet, so pictures
+ * keep a continuous clock (the window would wait out the gap). */
+static void take_out_jump(Player *p, AVPacket *pkt)
+{
+    /* No last packet since a seek: a jump there is the seek's. */
+    if (!(p->fmt->iformat->flags & AVFMT_TS_DISCONT) || pkt->dts == AV_NOPTS_VALUE ||
+        p->last_dts == AV_NOPTS_VALUE || p->next_dts == AV_NOPTS_VALUE)
+        return;
+    const AVRational tb = p->fmt->streams[p->stream]->time_base;
+    const int64_t limit = av_rescale_q(DISCONT_SECONDS, (AVRational){1, 1}, tb);
+    const int64_t tenth = av_rescale_q(1, (AVRational){1, 10}, tb);
+    const int64_t delta = pkt->dts - p->next_dts;
+    if (delta >= -limit && delta <= limit && pkt->dts + tenth >= p->last_dts)
+        return;
+    p->ts_offset -= delta;
+    pkt->dts -= delta;
+    if (pkt->pts != AV_NOPTS_VALUE)
+        pkt->pts -= delta;
+}
+
 /* Raw streams without any timestamp: number the packets like ffmpeg does
  * (first dts = -reorder delay), so that pictures get best_effort
- * timestamps. */
+ * timestamps.  Timestamps get the player's offset. */
 static void track_dts(Player *p, AVPacket *pkt)
 {
-    if (pkt->dts == AV_NOPTS_VALUE && pkt->pts == AV_NOPTS_VALUE)
+    if (pkt->dts == AV_NOPTS_VALUE && pkt->pts == AV_NOPTS_VALUE) {
         pkt->dts = p->next_dts;
+    } else {
+        if (pkt->dts != AV_NOPTS_VALUE)
+            pkt->dts += p->ts_offset;
+        if (pkt->pts != AV_NOPTS_VALUE)
+            pkt->pts += p->ts_offset;
+        take_out_jump(p, pkt);
+    }
     if (pkt->dts == AV_NOPTS_VALUE)
         return;
+    p->last_dts = pkt->dts;
     p->next_dts = pkt->dts + (pkt->duration > 0 ? pkt->duration : p->frame_ticks);
 }
 
@@ -319,6 +351,9 @@ static int output(Player *p, AVFrame *f)
         }
         p->skip_until = AV_NOPTS_VALUE;
     }
+    const int64_t pts = f->best_effort_timestamp;
+    if (pts != AV_NOPTS_VALUE && (p->pass_max == AV_NOPTS_VALUE || pts > p->pass_max))
+        p->pass_max = pts;
     pace(p, f);
     int ret = df_vo_frame(&p->vo, f);
     av_frame_unref(f);
@@ -342,15 +377,22 @@ static int output_ready(Player *p, AVFrame *f)
     return ret == AVERROR(EAGAIN) ? 0 : ret;
 }
 
-/* Flush and seek to `target` (stream time base); frames before it are
- * decoded but not shown.  An input without a time index (a raw .h264)
- * goes back to its first byte instead, and frames up to the target are
- * skipped as they come.  False when the input cannot seek at all:
- * streams keep playing on (the warning once per run). */
+/* Flush and seek to `target` (the input's time, stream time base); frames
+ * before it are decoded but not shown.  Like ffmpeg -ss, a format that
+ * seeks by DTS (TS, PS) is asked for 3/23 s earlier when the stream
+ * reorders, or it lands after the key frame that the target needs.  An
+ * input without a time index (a raw .h264) goes back to its first byte
+ * instead, and frames up to the target are skipped as they come.  False
+ * when the input cannot seek at all: streams keep playing on (the warning
+ * once per run). */
 static bool seek_to(Player *p, int64_t target)
 {
     df_decoder_flush(p->dec);
-    int ret = avformat_seek_file(p->fmt, p->stream, INT64_MIN, target, target, 0);
+    const AVStream *st = p->fmt->streams[p->stream];
+    int64_t at = target;
+    if (!(p->fmt->iformat->flags & AVFMT_SEEK_TO_PTS) && st->codecpar->video_delay)
+        at -= av_rescale_q(3, (AVRational){1, 23}, st->time_base);
+    int ret = avformat_seek_file(p->fmt, p->stream, INT64_MIN, at, at, 0);
     if (ret < 0)
         ret = av_seek_frame(p->fmt, p->stream, target, AVSEEK_FLAG_BACKWARD);
     if (ret < 0)
@@ -359,7 +401,8 @@ static bool seek_to(Player *p, int64_t target)
         fprintf(stderr, "dfplay: warning: this input cannot seek\n");
         p->seek_warned = true;
     }
-    p->skip_until = target;
+    p->skip_until = target + p->ts_offset;
+    p->last_dts = AV_NOPTS_VALUE;
     p->first_pts = AV_NOPTS_VALUE;
     p->draining = false;
     p->epoch++;
@@ -382,7 +425,7 @@ static int play_once(Player *p, AVPacket *pkt, AVFrame *f)
     for (;;) {
         int64_t target;
         if (df_vo_seek(&p->vo, &target)) {
-            seek_to(p, target);
+            seek_to(p, target - p->ts_offset); /* the window's clock has the offset */
             continue;
         }
         ret = av_read_frame(p->fmt, pkt);
@@ -442,14 +485,17 @@ int df_player_run(Player *p)
     AVFrame *f = av_frame_alloc();
     int ret = pkt && f ? 0 : AVERROR(ENOMEM);
     if (ret == 0 && p->opt->start > 0) {
+        /* From the input's start, as ffmpeg -ss (a stream may begin later). */
         const AVRational tb = p->fmt->streams[p->stream]->time_base;
-        seek_to(p, stream_start(p) +
-                       av_rescale_q((int64_t)(p->opt->start * AV_TIME_BASE), AV_TIME_BASE_Q, tb));
+        const int64_t start = p->fmt->start_time != AV_NOPTS_VALUE ? p->fmt->start_time : 0;
+        seek_to(p,
+                av_rescale_q(start + (int64_t)(p->opt->start * AV_TIME_BASE), AV_TIME_BASE_Q, tb));
     }
     /* --loop N: N passes (0: until stopped); no pass more once the input
      * cannot go back, or a pass showed nothing (it would spin). */
     for (int pass = 1; ret == 0; pass++) {
         const int64_t shown = p->frames;
+        p->pass_max = AV_NOPTS_VALUE;
         ret = play_once(p, pkt, f);
         if (ret != 0 || (p->opt->loop > 0 && pass >= p->opt->loop))
             break;
@@ -458,6 +504,11 @@ int df_player_run(Player *p)
                 fprintf(stderr, "dfplay: warning: a pass showed no frame: not looping\n");
             break;
         }
+        /* The next pass goes on one frame after this one's last picture
+         * (ffmpeg -stream_loop), also after a pass that began at --start. */
+        if (p->pass_max != AV_NOPTS_VALUE)
+            p->ts_offset =
+                p->pass_max + (p->frame_ticks > 0 ? p->frame_ticks : 1) - stream_start(p);
         if (!seek_to(p, stream_start(p)))
             break;
         p->skip_until = AV_NOPTS_VALUE;
@@ -476,7 +527,11 @@ int main(int argc, char **argv)
 {
     /* GOption replaces a string without freeing it: defaults come after. */
     Options o = {.poll_us = 50, .loop = 1};
-    Player p = {.opt = &o, .stream = -1, .first_pts = AV_NOPTS_VALUE, .next_dts = AV_NOPTS_VALUE};
+    Player p = {.opt = &o,
+                .stream = -1,
+                .first_pts = AV_NOPTS_VALUE,
+                .next_dts = AV_NOPTS_VALUE,
+                .last_dts = AV_NOPTS_VALUE};
     int status = 2;
     char e[AV_ERROR_MAX_STRING_SIZE];
     if (parse_options(argc, argv, &o) < 0)
@@ -530,7 +585,9 @@ int main(int argc, char **argv)
         .stream = st,
         .frame_rate = rate,
         .out_frame_rate = df_decoder_frame_rate(p.dec),
-        .start_time = p.fmt->start_time,
+        .start_time = o.start > 0 ? (p.fmt->start_time != AV_NOPTS_VALUE ? p.fmt->start_time : 0) +
+                                        (int64_t)(o.start * AV_TIME_BASE)
+                                  : p.fmt->start_time,
         .ts_unreliable = p.fmt->iformat->flags & AVFMT_NOTIMESTAMPS,
         .output = o.output,
         .player = &p,

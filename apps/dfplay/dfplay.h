@@ -50,9 +50,15 @@ struct Player {
     int64_t next_dts;    /* predicted dts after the last packet (stream time base) */
     int64_t frame_ticks; /* one frame in the stream time base */
     bool draining;
-    int64_t skip_until;   /* drop frames before this pts after a seek (stream tb) */
-    int epoch;            /* incremented at every seek or loop: the display's clock restarts */
-    bool seek_warned;     /* "cannot seek" said once */
+    int64_t skip_until; /* drop frames before this pts after a seek (stream tb) */
+    int epoch;          /* incremented at every seek or loop: the display's clock restarts */
+    bool seek_warned;   /* "cannot seek" said once */
+    /* Added to every packet's timestamps (stream time base), as ffmpeg
+     * does: a pass of --loop goes on where the last ended, a timestamp
+     * jump of a TS-like input (AVFMT_TS_DISCONT) is taken out. */
+    int64_t ts_offset;
+    int64_t last_dts;     /* the last packet's, offset included */
+    int64_t pass_max;     /* the pass's last picture PTS */
     int64_t total_frames; /* expected frames (stream info), 0 if unknown */
 };
 

@@ -15,7 +15,7 @@ typedef struct DfVoParams {
     const AVStream *stream;    /* the decoded stream */
     AVRational frame_rate;     /* guessed like ffmpeg (av_guess_frame_rate) */
     AVRational out_frame_rate; /* the pictures' after --filter, or {0, 1} if unknown */
-    int64_t start_time;        /* input start (AV_TIME_BASE), or AV_NOPTS_VALUE */
+    int64_t start_time;        /* input start + --start (AV_TIME_BASE), or AV_NOPTS_VALUE */
     bool ts_unreliable;        /* the input format has no timestamps (AVFMT_NOTIMESTAMPS) */
     const char *output;        /* -o, or NULL */
     struct Player *player;     /* for a display's overlay, test hooks and summary */

@@ -5,8 +5,9 @@
 #   gen.sh OUTDIR NAME...     make OUTDIR/NAME for each NAME
 #   gen.sh --list [SET]       names of a set: test (default), bench, demo, scale, sweep
 #
-# NAME is a clip below plus its extension (.mkv, or .h264/.m2v for raw
-# elementary streams remuxed from the .mkv of the same base name).  Other
+# NAME is a clip below plus its extension (.mkv, or .h264/.m2v/.ts for raw
+# elementary streams or MPEG-TS remuxed from the .mkv of the same base
+# name).  Other
 # scripts may source this file and call df_media_make OUTDIR NAME.
 set -euo pipefail
 
@@ -15,7 +16,7 @@ DF_MEDIA_TEST=(
     h264_single.mkv hevc_wpp8.mkv hevc_wpp10.mkv hevc_wpp_slices.mkv hevc_nowpp.mkv
     mpeg2_prog.mkv mpeg2_int.mkv h264_cabac_slices8.h264 mpeg2_prog.m2v h264_sizes.h264
     play_h264_10s.mkv h264_crop.mkv hevc_crop.mkv mpeg2_odd.mkv mpeg2_sizes.m2v
-    mpeg2_opengop.mkv h264_size_c.mkv
+    mpeg2_opengop.mkv h264_size_c.mkv h264_cabac_slices8.ts h264_joined.ts h264_late.mkv
 )
 DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_h264_1080p_single.mkv bench_hevc_1080p_wpp.mkv
                 bench_mpeg2_1080p.mkv)
@@ -97,10 +98,33 @@ df_media_make() {
         mv "$dir/$name.tmp" "$dir/$name"
         return 0
     fi
+    if [ "$name" = h264_joined.ts ]; then
+        # Two recordings joined: the timestamps jump 50 s forward.
+        df_media_make "$dir" h264_cabac_slices8.mkv
+        ffmpeg -nostdin -hide_banner -loglevel error -y -i "$dir/h264_cabac_slices8.mkv" -c copy \
+            -output_ts_offset 50 -f mpegts "$dir/$name.b"
+        df_media_make "$dir" h264_cabac_slices8.ts
+        cat "$dir/h264_cabac_slices8.ts" "$dir/$name.b" >"$dir/$name.tmp"
+        rm -f "$dir/$name.b"
+        mv "$dir/$name.tmp" "$dir/$name"
+        return 0
+    fi
+    if [ "$name" = h264_late.mkv ]; then
+        # Audio from 0, video from 0.5 s: the input starts before the video.
+        ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi -i sine=d=2 -itsoffset 0.5 \
+            -f lavfi -i testsrc2=size=320x240:rate=25:d=1.6 -map 0:a -map 1:v \
+            -c:a aac -c:v libx264 -preset veryfast -x264-params keyint=8:scenecut=0 \
+            -f matroska "$dir/$name.tmp"
+        mv "$dir/$name.tmp" "$dir/$name"
+        return 0
+    fi
     if [ "$ext" != mkv ]; then
         df_media_make "$dir" "$base.mkv"
+        local fmt=$ext
+        [ "$ext" = m2v ] && fmt=mpeg2video
+        [ "$ext" = ts ] && fmt=mpegts
         ffmpeg -nostdin -hide_banner -loglevel error -y -i "$dir/$base.mkv" -c copy \
-            -f "$([ "$ext" = m2v ] && echo mpeg2video || echo "$ext")" "$dir/$name.tmp"
+            -f "$fmt" "$dir/$name.tmp"
         mv "$dir/$name.tmp" "$dir/$name"
         return 0
     fi
