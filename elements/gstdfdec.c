@@ -1827,10 +1827,55 @@ static gboolean gst_df_dec_src_event(GstVideoDecoder *vdec, GstEvent *event)
     return GST_VIDEO_DECODER_CLASS(gst_df_dec_parent_class)->src_event(vdec, event);
 }
 
+/* Fewer buffers than this in downstream's pool and it may hold them all
+ * while the decoder needs one more (gst-libav's REQUIRED_POOL_MAX_BUFFERS). */
+#define MIN_POOL_MAX 32
+
+/* A downstream pool that cannot grow (a sink's fixed set, v4l2sink's) is
+ * replaced by a video pool without a limit, as avdec does: pictures copied
+ * out (no GstVideoMeta, a filter, a band copy) would wait for a buffer
+ * downstream keeps, and the stream stalls. */
+static gboolean gst_df_dec_pool_can_grow(GstDfDec *self, GstQuery *query)
+{
+    GstBufferPool *pool = NULL;
+    guint size = 0, min = 0, max = 0;
+    if (gst_query_get_n_allocation_pools(query) == 0)
+        return TRUE;
+    gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, &max);
+    if (!pool || max == 0 || max >= MIN_POOL_MAX) {
+        g_clear_object(&pool);
+        return TRUE;
+    }
+    GST_DEBUG_OBJECT(self, "downstream's pool holds at most %u buffers: using one that grows", max);
+    GstStructure *old = gst_buffer_pool_get_config(pool);
+    GstCaps *caps = NULL;
+    GstAllocator *allocator = NULL;
+    GstAllocationParams params;
+    gst_buffer_pool_config_get_params(old, &caps, NULL, NULL, NULL);
+    gst_buffer_pool_config_get_allocator(old, &allocator, &params);
+    gst_object_unref(pool);
+    pool = gst_video_buffer_pool_new();
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, caps, size, min, 0);
+    gst_buffer_pool_config_set_allocator(config, allocator, &params);
+    if (gst_buffer_pool_config_has_option(old, GST_BUFFER_POOL_OPTION_VIDEO_META))
+        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    gst_structure_free(old);
+    gboolean ok = gst_buffer_pool_set_config(pool, config);
+    if (ok)
+        gst_query_set_nth_allocation_pool(query, 0, pool, size, min, 0);
+    else
+        GST_ERROR_OBJECT(self, "the replacement pool refused its configuration");
+    gst_object_unref(pool);
+    return ok;
+}
+
 static gboolean gst_df_dec_decide_allocation(GstVideoDecoder *vdec, GstQuery *query)
 {
     GstDfDec *self = GST_DF_DEC(vdec);
     if (!GST_VIDEO_DECODER_CLASS(gst_df_dec_parent_class)->decide_allocation(vdec, query))
+        return FALSE;
+    if (!gst_df_dec_pool_can_grow(self, query))
         return FALSE;
     gboolean meta = gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
     gboolean crop = gst_query_find_allocation_meta(query, GST_VIDEO_CROP_META_API_TYPE, NULL);

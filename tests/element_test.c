@@ -612,6 +612,89 @@ static void eos_and_expect_pictures(GstHarness *h, const TSums *ref, TSums *got,
  * dfdec let a frame go when a picture of a later PTS came out, which here
  * is the P-picture decoded before the B-pictures shown before it: half
  * the frames were lost. */
+/* Downstream's answer to the allocation query: a pool of at most four
+ * buffers (a sink's fixed set), without GstVideoMeta, so every picture is
+ * copied into it; other queries go to the harness. */
+static GstPadQueryFunction harness_query;
+
+static gboolean fixed_pool_query(GstPad *pad, GstObject *parent, GstQuery *query)
+{
+    if (GST_QUERY_TYPE(query) != GST_QUERY_ALLOCATION)
+        return harness_query(pad, parent, query);
+    GstCaps *caps = NULL;
+    gst_query_parse_allocation(query, &caps, NULL);
+    GstVideoInfo info;
+    if (!caps || !gst_video_info_from_caps(&info, caps))
+        return FALSE;
+    GstBufferPool *pool = gst_video_buffer_pool_new();
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, caps, (guint)info.size, 4, 4);
+    gboolean ok = gst_buffer_pool_set_config(pool, config);
+    if (ok)
+        gst_query_add_allocation_pool(query, pool, (guint)info.size, 4, 4);
+    gst_object_unref(pool);
+    return ok;
+}
+
+typedef struct PushAll {
+    GstHarness *h;
+    const TClip *clip;
+    GstFlowReturn flow;
+    gint done; /* atomic: the pushing thread returned */
+} PushAll;
+
+static gpointer push_all(gpointer data)
+{
+    PushAll *p = data;
+    p->flow = GST_FLOW_OK;
+    for (int i = 0; i < p->clip->n_pkts && p->flow == GST_FLOW_OK; i++)
+        p->flow = gst_harness_push(p->h, e_clip_buffer(p->clip, i));
+    if (p->flow == GST_FLOW_OK && !gst_harness_push_event(p->h, gst_event_new_eos()))
+        p->flow = GST_FLOW_ERROR;
+    g_atomic_int_set(&p->done, 1);
+    return NULL;
+}
+
+/* Downstream holds every buffer it was given and its pool cannot grow:
+ * the stream still plays to the end (avdec swaps such a pool for one that
+ * grows; dfdec waited for a buffer that never came back). */
+DF_TEST(Element, FixedDownstreamPoolNeverStalls)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    TSums ref = {0}, got = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0 && ref.n > 8);
+    GstHarness *h = e_harness(&clip, NULL);
+    DF_ASSERT(h);
+    harness_query = GST_PAD_QUERYFUNC(h->sinkpad);
+    gst_pad_set_query_function(h->sinkpad, fixed_pool_query);
+    PushAll p = {.h = h, .clip = &clip};
+    GThread *t = g_thread_new("push-all", push_all, &p);
+    /* Nothing is pulled while the stream runs: the harness keeps it all. */
+    for (int ms = 0; ms < 20000 && !g_atomic_int_get(&p.done); ms += 10)
+        g_usleep(10000);
+    const bool stalled = !g_atomic_int_get(&p.done);
+    DF_EXPECT_MSG(!stalled, "the stream stalled with %u buffers held downstream",
+                  gst_harness_buffers_received(h));
+    /* Let a stalled stream go before judging the pictures. */
+    while (!g_atomic_int_get(&p.done)) {
+        e_pull_all(h, &got, NULL);
+        g_usleep(10000);
+    }
+    g_thread_join(t);
+    DF_EXPECT_MSG(p.flow == GST_FLOW_OK, "flow %s", gst_flow_get_name(p.flow));
+    e_pull_all(h, &got, NULL);
+    if (!stalled) {
+        char msg[256];
+        DF_EXPECT_MSG(e_compare_md5(&ref, &got, msg, sizeof(msg)) == 0, "%s", msg);
+    }
+    gst_harness_teardown(h);
+    t_sums_free(&ref);
+    t_sums_free(&got);
+    t_clip_free(&clip);
+}
+
 DF_TEST(Element, PtsInDecodeOrderLoseNoFrame)
 {
     INIT_OR_SKIP();
