@@ -235,6 +235,17 @@ struct _GstDfDec {
      * that sends the event, read on the streaming thread: one word that
      * publishes nothing else, so relaxed on both sides. */
     _Atomic gint64 qos_earliest;
+    /* A QoS event is about a buffer dfdec pushed: until one of the
+     * current segment has been pushed, or about a running time later than
+     * any pushed (QoS of the previous item of a gapless playlist, whose
+     * running time went on downstream), it says nothing of this stream.
+     * out_running_time: the latest pushed buffer's, -1 none since the
+     * segment (streaming thread writes, the QoS sender reads); qos_valid:
+     * a QoS event of this segment came, so GstVideoDecoder's earliest time
+     * is this segment's (QoS sender writes, streaming thread reads).  Each
+     * a word that publishes nothing else: relaxed on both sides. */
+    _Atomic gint64 out_running_time;
+    atomic_bool qos_valid;
 
     /* Direct rendering (dr_lock, a leaf lock taken on worker threads; a
      * pthread mutex, not a GMutex, so that ThreadSanitizer sees it: GLib's
@@ -1285,6 +1296,12 @@ static GstFlowReturn gst_df_dec_output(GstDfDec *self, AVFrame *f)
         dr_pool_touch(self);
     av_frame_unref(f);
     pool_memory_pushed(frame->output_buffer);
+    /* Before the push: a sink that syncs sends its QoS from inside it. */
+    const GstClockTime rt =
+        gst_segment_to_running_time(&vdec->input_segment, GST_FORMAT_TIME, frame->pts);
+    if (GST_CLOCK_TIME_IS_VALID(rt) &&
+        (gint64)rt > atomic_load_explicit(&self->out_running_time, memory_order_relaxed))
+        atomic_store_explicit(&self->out_running_time, (gint64)rt, memory_order_relaxed);
     return gst_video_decoder_finish_frame(vdec, frame);
 }
 
@@ -1380,6 +1397,15 @@ static GstFlowReturn gst_df_dec_drain_all(GstDfDec *self)
     return flow;
 }
 
+/* A new segment or stream (a flush, the next item of a playlist): the QoS
+ * so far was about other buffers. */
+static void gst_df_dec_qos_forget(GstDfDec *self)
+{
+    atomic_store_explicit(&self->qos_earliest, -1, memory_order_relaxed);
+    atomic_store_explicit(&self->qos_valid, false, memory_order_relaxed);
+    atomic_store_explicit(&self->out_running_time, -1, memory_order_relaxed);
+}
+
 /* ---- GstVideoDecoder vmethods ------------------------------------------ */
 
 static gboolean gst_df_dec_start(GstVideoDecoder *vdec)
@@ -1414,7 +1440,7 @@ static gboolean gst_df_dec_start(GstVideoDecoder *vdec)
     self->latency_frames = -1;
     gst_segment_init(&self->clock_segment, GST_FORMAT_UNDEFINED);
     atomic_store_explicit(&self->pipeline_latency, 0, memory_order_relaxed);
-    atomic_store_explicit(&self->qos_earliest, -1, memory_order_relaxed);
+    gst_df_dec_qos_forget(self);
     self->dr_frames = self->band_frames = self->copied_frames = 0;
     self->packets = self->qos_skipped = 0;
     self->errors = 0;
@@ -1645,6 +1671,8 @@ static gboolean gst_df_dec_qos_skip(GstDfDec *self, GstVideoCodecFrame *frame,
  * threshold of gst_df_dec_qos_skip. */
 static GstClockTimeDiff gst_df_dec_late(GstDfDec *self, const GstVideoCodecFrame *frame)
 {
+    if (!atomic_load_explicit(&self->qos_valid, memory_order_relaxed))
+        return G_MAXINT64;
     GstClockTimeDiff late =
         gst_video_decoder_get_max_decode_time(GST_VIDEO_DECODER(self), (GstVideoCodecFrame *)frame);
     const gint64 earliest = atomic_load_explicit(&self->qos_earliest, memory_order_relaxed);
@@ -1795,9 +1823,21 @@ static gboolean gst_df_dec_flush(GstVideoDecoder *vdec)
     self->qos_cut = FALSE;
     self->qos_to_key = self->qos_restart = FALSE;
     self->charge_valid = FALSE;
-    atomic_store_explicit(&self->qos_earliest, -1, memory_order_relaxed);
+    gst_df_dec_qos_forget(self);
     return TRUE;
 }
+
+static gboolean gst_df_dec_sink_event(GstVideoDecoder *vdec, GstEvent *event)
+{
+    if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT ||
+        GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START)
+        gst_df_dec_qos_forget(GST_DF_DEC(vdec));
+    return GST_VIDEO_DECODER_CLASS(gst_df_dec_parent_class)->sink_event(vdec, event);
+}
+
+/* How far past the latest pushed buffer's running time a QoS event may
+ * be and still be about it (rounding, a sink's jitter). */
+#define QOS_SLACK_NS ((gint64)GST_SECOND / 2)
 
 /* The pipeline latency comes upstream from the sinks in a LATENCY event
  * (GstBaseSink forwards it when it syncs on a live pipeline's latency). */
@@ -1815,6 +1855,17 @@ static gboolean gst_df_dec_src_event(GstVideoDecoder *vdec, GstEvent *event)
         GstClockTimeDiff diff = 0;
         GstClockTime ts = GST_CLOCK_TIME_NONE;
         gst_event_parse_qos(event, NULL, NULL, &diff, &ts);
+        const gint64 out = atomic_load_explicit(&self->out_running_time, memory_order_relaxed);
+        if (GST_CLOCK_TIME_IS_VALID(ts) && (out < 0 || (gint64)ts > out + QOS_SLACK_NS)) {
+            /* Not about this segment's buffers: upstream may still use
+             * it, GstVideoDecoder's earliest time must not. */
+            GST_DEBUG_OBJECT(self,
+                             "QoS at %" GST_TIME_FORMAT " is not about a buffer pushed "
+                             "in this segment: ignored",
+                             GST_TIME_ARGS(ts));
+            return gst_pad_push_event(GST_VIDEO_DECODER_SINK_PAD(vdec), event);
+        }
+        atomic_store_explicit(&self->qos_valid, true, memory_order_relaxed);
         /* GstVideoDecoder 1.22's projection, 2 x the lateness ahead;
          * 1.26 caps it at a second, which hides how far behind a
          * stream is from the give-up rule (gst_df_dec_late). */
@@ -2140,6 +2191,7 @@ static void gst_df_dec_class_init(GstDfDecClass *klass)
     vdec_class->flush = GST_DEBUG_FUNCPTR(gst_df_dec_flush);
     vdec_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_df_dec_decide_allocation);
     vdec_class->src_event = GST_DEBUG_FUNCPTR(gst_df_dec_src_event);
+    vdec_class->sink_event = GST_DEBUG_FUNCPTR(gst_df_dec_sink_event);
 
     gst_type_mark_as_plugin_api(GST_TYPE_DF_DEC_POLICY, 0);
     gst_type_mark_as_plugin_api(GST_TYPE_DF_DEC_THREADING, 0);
@@ -2162,6 +2214,8 @@ static void gst_df_dec_init(GstDfDec *self)
     gst_segment_init(&self->clock_segment, GST_FORMAT_UNDEFINED);
     atomic_init(&self->pipeline_latency, 0);
     atomic_init(&self->qos_earliest, -1);
+    atomic_init(&self->out_running_time, -1);
+    atomic_init(&self->qos_valid, false);
     pthread_mutex_init(&self->dr_lock, NULL);
     self->dr_live = g_hash_table_new(NULL, NULL);
     gst_video_decoder_set_packetized(GST_VIDEO_DECODER(self), TRUE);

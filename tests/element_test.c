@@ -831,6 +831,55 @@ DF_TEST(Element, QosCancelsLateFrames)
     t_clip_free(&clip);
 }
 
+/* Gapless playback: the next item comes as a new stream and segment whose
+ * running time starts again at 0 (the offset is applied downstream), and
+ * QoS about the previous item's buffers, seconds later in running time,
+ * still arrives.  It must not make the new stream late: every picture of
+ * it comes out (dfdec gave up GOP after GOP and put out almost nothing
+ * of the next item). */
+DF_TEST(Element, QosOfAnEarlierItemIsIgnored)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    TSums ref = {0}, first = {0}, got = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0 && ref.n > 8);
+    GstHarness *h = e_harness(&clip, NULL);
+    DF_ASSERT(h);
+    /* The first item plays from 10 s on; downstream reports its last
+     * pictures 3 s late. */
+    const GstClockTime item = 10 * GST_SECOND;
+    for (int i = 0; i < clip.n_pkts; i++) {
+        GstBuffer *b = e_clip_buffer(&clip, i);
+        GST_BUFFER_PTS(b) += item;
+        if (GST_BUFFER_DTS_IS_VALID(b))
+            GST_BUFFER_DTS(b) += item;
+        DF_ASSERT(gst_harness_push(h, b) == GST_FLOW_OK);
+        e_pull_all(h, &first, NULL);
+    }
+    const GstClockTime last = item + GST_SECOND * (GstClockTime)(clip.n_pkts - 4) / 25;
+    DF_EXPECT(gst_harness_push_upstream_event(
+        h, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, 3 * GST_SECOND, last)));
+    /* The next item: a new stream and segment, and more QoS of the first. */
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_stream_start("next-item")));
+    GstSegment seg;
+    gst_segment_init(&seg, GST_FORMAT_TIME);
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_segment(&seg)));
+    DF_EXPECT(gst_harness_push_upstream_event(
+        h,
+        gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, 3 * GST_SECOND, last + 80 * GST_MSECOND)));
+    DF_EXPECT(e_push_range(h, &clip, 0, clip.n_pkts, &got, NULL) == GST_FLOW_OK);
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_eos()));
+    e_pull_all(h, &got, NULL);
+    DF_EXPECT_MSG(got.n == ref.n, "%d of the next item's %d pictures out", got.n, ref.n);
+    DF_EXPECT_EQ_INT(e_count_inexact_by_pts(&ref, &got), 0);
+    gst_harness_teardown(h);
+    t_sums_free(&ref);
+    t_sums_free(&first);
+    t_sums_free(&got);
+    t_clip_free(&clip);
+}
+
 typedef struct Instance {
     const TClip *clip;
     const TSums *ref;
