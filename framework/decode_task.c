@@ -8,18 +8,26 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Whether `pkt` holds an open GOP's leading picture after the entry point
- * (the start or a seek): its reference lies before the entry, and
- * libavcodec skips it on purpose (MPEG-2: "Skipping B slice due to open
- * GOP"), as every decoder joining such a stream must.  Only in the entry's
- * own GOP: a later picture shown before the entry (timestamps that restart
- * without a flush) is none.  Keeps the entry state (D chain). */
-static bool leading_picture(DfDecoder *dec, const AVPacket *pkt)
+/* Whether `pkt` may give no picture on purpose because the stream was
+ * joined (the start or a seek) where its references are missing: a packet
+ * before the first key packet (a demuxer that resumes mid-GOP, a live
+ * stream tuned into), or an open GOP's leading picture after the entry
+ * key packet, whose reference lies before it (MPEG-2: "Skipping B slice
+ * due to open GOP"), as every decoder joining such a stream must skip.
+ * Only until the entry: a picture lost after it, even one shown before it
+ * (timestamps that restart without a flush), is reported.  Keeps the
+ * entry state (D chain); `pictured`: the packet gave a picture, so the
+ * stream is entered even without key flags (intra refresh). */
+static bool joining_picture(DfDecoder *dec, const AVPacket *pkt, bool pictured)
 {
     if (pkt->flags & AV_PKT_FLAG_KEY) {
         dec->entry_pts = dec->entered ? AV_NOPTS_VALUE : pkt->pts;
         dec->entered = true;
         return false;
+    }
+    if (!dec->entered) {
+        dec->entered = pictured;
+        return true;
     }
     return pkt->pts != AV_NOPTS_VALUE && dec->entry_pts != AV_NOPTS_VALUE &&
            pkt->pts < dec->entry_pts;
@@ -100,8 +108,8 @@ static void decode(DfDecoder *dec, DfMediaSlot *s, bool skip_nonref)
     }
     /* A codec whose packets each hold a picture (DfCodecOps) lost one when
      * a packet allocated none: libavcodec may drop it without a word. */
-    const bool leading = s->pkt && leading_picture(dec, s->pkt);
-    if (sent >= 0 && s->pkt && s->pkt->size > 0 && !skip_nonref && !leading &&
+    const bool joining = s->pkt && joining_picture(dec, s->pkt, pictures != dec->pics.allocated);
+    if (sent >= 0 && s->pkt && s->pkt->size > 0 && !skip_nonref && !joining &&
         dec->plan.mode != DF_THREADING_FRAME && pictures == dec->pics.allocated &&
         dec->codec_ops->packet_is_picture)
         df_slot_error(s, s->pkt->pts, AVERROR_INVALIDDATA,

@@ -313,7 +313,7 @@ struct DfDecoder {
      * picture decoded in between but shown before it is an open GOP's
      * leading picture, whose reference lies before the entry point. */
     int64_t entry_pts;
-    bool entered;           /* D chain: that key packet came (false again at a flush) */
+    bool entered; /* D chain: that key packet, or a picture, came (false again at a flush) */
     DfMediaSlot *cur_slot;  /* D chain: slot whose D is running */
     struct DfConv *conv;    /* producer chain: current conversion */
     uint64_t *worker_bytes; /* producer chain scratch, n_workers */

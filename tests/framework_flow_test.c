@@ -294,7 +294,11 @@ DF_TEST(FrameworkFlow, FlushMidStreamAndContinue)
  * a picture before the entry, and libavcodec skips them on purpose.  The
  * output is single-threaded libavcodec's from the same packet, and no
  * decode error is reported for them (dfplay --start said "no picture
- * decoded (corrupt or truncated)" twice per seek). */
+ * decoded (corrupt or truncated)" twice per seek).  Joining between key
+ * packets (a demuxer that resumes mid-GOP, a live stream tuned into): the
+ * packets before the first key packet have nothing to reference and give
+ * no picture, which is no error either (dfdec warned for each, and
+ * max-errors ended the stream). */
 static void open_gop_entry(DfSched *s, const TClip *c, const TSums *ref, int key, bool seek)
 {
     DfDecoder *dec = new_dec(s, c, NULL);
@@ -382,6 +386,30 @@ DF_TEST(FrameworkFlow, OpenGopEntryIsNoError)
     }
     t_sums_free(&ref);
     t_clip_free(&c);
+
+    /* Mid-GOP entries, closed and open GOPs, slice and row threading. */
+    static const char *const mid[] = {"mpeg2_opengop.mkv", "mpeg2_prog.mkv",
+                                      "h264_cabac_slices8.mkv"};
+    for (size_t i = 0; i < sizeof(mid) / sizeof(mid[0]); i++) {
+        DF_ASSERT(t_clip_load(mid[i], &c) == 0);
+        const int k = next_key(&c, 1);
+        DF_ASSERT(k > 3);
+        const int entry = k - 3; /* three packets before the key */
+        from = c;
+        from.pkts = c.pkts + entry;
+        from.n_pkts = c.n_pkts - entry;
+        TSums mref = {0};
+        DF_ASSERT(t_ref_decode(&from, NULL, AV_PIX_FMT_NONE, &mref) == 0);
+        DF_EXPECT_MSG(mref.n <= from.n_pkts - 3, "%s: %d frames from %d packets at packet %d",
+                      c.name, mref.n, from.n_pkts, entry);
+        DfSched *s = t_sched("cost-local", 2, 20);
+        DF_ASSERT(s);
+        open_gop_entry(s, &c, &mref, entry, false);
+        open_gop_entry(s, &c, &mref, entry, true);
+        df_sched_unref(s);
+        t_sums_free(&mref);
+        t_clip_free(&c);
+    }
 }
 
 /* The public contract: frame->opaque is the opaque of the packet that sent
