@@ -98,6 +98,10 @@ DF_TEST(FrameworkDfplay, Framemd5EqualsFfmpeg)
         {"mpeg2_int.mkv", "2", "cost", "yadif=mode=1"},
         {"mpeg2_prog.m2v", "2", "cost-local", "fps=25"},
         {"h264_cabac_slices8.h264", "2", "fifo", "fps=12"},
+        /* A display matrix: turned as ffmpeg's autorotate turns it, before
+         * the user's filter. */
+        {"h264_rot90.mp4", "2", "cost-local"},
+        {"h264_rot90.mp4", "1", "steal", "hflip"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         gchar *path = g_build_filename(df_test_media_dir(), cases[i][0], NULL);
@@ -224,6 +228,7 @@ DF_TEST(FrameworkDfplay, TimelinesAsFfmpeg)
         {"h264_late.mkv", {"-ss", "0.8"}, {"--start", "0.8"}},
         {"h264_cabac_slices8.mkv", {"-stream_loop", "2"}, {"--loop", "3"}},
         {"h264_joined.ts", {NULL}, {NULL}},
+        {"h264_rot90.mp4", {"-noautorotate"}, {"--noautorotate"}},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         gchar *path = g_build_filename(df_test_media_dir(), cases[i].clip, NULL);

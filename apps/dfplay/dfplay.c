@@ -4,6 +4,7 @@
 #include "dfplay.h"
 #include "cli.h"
 #include "dfsched_trace.h"
+#include "rotate.h"
 
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -46,6 +47,10 @@ static int parse_options(int argc, char **argv, Options *o)
          "How libavcodec runs: auto (default), slice, frame, none", "MODE"},
         {"filter", 'f', 0, G_OPTION_ARG_STRING, &o->filter,
          "libavfilter chain, e.g. yadif or unsharp", "DESC"},
+        {"noautorotate", 0, 0, G_OPTION_ARG_NONE, &o->noautorotate,
+         "Show the pictures as coded, not turned by the stream's display matrix (ffmpeg "
+         "-noautorotate)",
+         NULL},
         {"frames", 'n', 0, G_OPTION_ARG_INT64, &o->frames, "Stop after N frames (0: all)", "N"},
         {"untimed", 'u', 0, G_OPTION_ARG_NONE, &o->untimed,
          "As fast as possible (always so for the headless outputs)", NULL},
@@ -533,6 +538,7 @@ int main(int argc, char **argv)
                 .next_dts = AV_NOPTS_VALUE,
                 .last_dts = AV_NOPTS_VALUE};
     int status = 2;
+    gchar *filter = NULL; /* --filter after the turn of the display matrix */
     char e[AV_ERROR_MAX_STRING_SIZE];
     if (parse_options(argc, argv, &o) < 0)
         goto done;
@@ -562,7 +568,12 @@ int main(int argc, char **argv)
     DfDecoderConfig dc;
     df_decoder_config_init(&dc);
     df_threading_parse(o.threading, &dc.threading);
-    dc.filter = o.filter;
+    /* ffmpeg's autorotate: the turn goes before the user's filters. */
+    gchar *rotation = o.noautorotate ? NULL : df_rotation_filter(p.fmt->streams[p.stream]);
+    filter = rotation && o.filter ? g_strconcat(rotation, ",", o.filter, NULL)
+                                  : g_strdup(rotation ? rotation : o.filter);
+    g_free(rotation);
+    dc.filter = filter;
     dc.log_level = o.verbose ? AV_LOG_VERBOSE : AV_LOG_WARNING;
     const DfVoClass *cls = df_vo_find(o.vo);
     if (cls->yuv420p)
@@ -640,6 +651,7 @@ done:
     g_free(o.policy);
     g_free(o.threading);
     g_free(o.filter);
+    g_free(filter);
     g_free(o.vo);
     g_free(o.output);
     g_strfreev(o.inputs);

@@ -14,6 +14,7 @@ typedef struct Options {
     gchar *policy;
     gchar *threading;
     gchar *filter;
+    gboolean noautorotate;
     gint64 frames;
     gboolean untimed;
     gchar *vo;

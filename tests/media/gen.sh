@@ -17,6 +17,7 @@ DF_MEDIA_TEST=(
     mpeg2_prog.mkv mpeg2_int.mkv h264_cabac_slices8.h264 mpeg2_prog.m2v h264_sizes.h264
     play_h264_10s.mkv h264_crop.mkv hevc_crop.mkv mpeg2_odd.mkv mpeg2_sizes.m2v
     mpeg2_opengop.mkv h264_size_c.mkv h264_cabac_slices8.ts h264_joined.ts h264_late.mkv
+    h264_rot90.mp4
 )
 DF_MEDIA_BENCH=(bench_h264_1080p_slices8.mkv bench_h264_1080p_single.mkv bench_hevc_1080p_wpp.mkv
                 bench_mpeg2_1080p.mkv)
@@ -106,6 +107,21 @@ df_media_make() {
         df_media_make "$dir" h264_cabac_slices8.ts
         cat "$dir/h264_cabac_slices8.ts" "$dir/$name.b" >"$dir/$name.tmp"
         rm -f "$dir/$name.b"
+        mv "$dir/$name.tmp" "$dir/$name"
+        return 0
+    fi
+    if [ "$name" = h264_rot90.mp4 ]; then
+        # A phone's portrait video: a display matrix turning it 90 degrees
+        # (FFmpeg 6.0 on: -display_rotation; before, the rotate tag).
+        df_media_make "$dir" h264_cabac_slices8.mkv
+        local rot=(-metadata:s:v:0 rotate=90)
+        local pre=()
+        if ffmpeg -hide_banner -h full 2>/dev/null | grep -q display_rotation; then
+            pre=(-display_rotation:v:0 -90)
+            rot=()
+        fi
+        ffmpeg -nostdin -hide_banner -loglevel error -y "${pre[@]}" \
+            -i "$dir/h264_cabac_slices8.mkv" -c copy "${rot[@]}" -f mp4 "$dir/$name.tmp"
         mv "$dir/$name.tmp" "$dir/$name"
         return 0
     fi
