@@ -762,6 +762,7 @@ DF_TEST(BenchDecode, BadInputIsRefused)
         {{"decode", "--input", h264, "--repeat", "4x"}, 2, "--repeat"},
         {{"decode", "--input", h264, "--in-flight", "-1"}, 2, "bad --in-flight -1"},
         {{"decode", "--input", h264, "--poll-us", "-3"}, 2, "bad --poll-us -3"},
+        {{"decode", "--input", h264, "--poll-us", "-2"}, 2, "bad --poll-us -2"},
         {{"decode", "--input", h264, "--plot", "/tmp/x.pdf"}, 2, ".svg"},
         {{"decode", "--input", h264, "--policy", "none", "--trace", "/tmp/t.json"},
          2,
@@ -1042,9 +1043,19 @@ DF_TEST(BenchLive, RunsAndWritesJson)
     g_rmdir(dir);
     g_free(json);
 
-    const char *bad[] = {dfbench, "live", "--decoders", "ffmpeg", NULL};
-    DfRun b = df_test_run(bad, NULL);
-    DF_EXPECT_MSG(b.spawned && b.status == 2 && b.err && strstr(b.err, "unknown decoder"),
-                  "--decoders ffmpeg: status %d, %s", b.status, b.err ? b.err : "");
-    df_run_clear(&b);
+    /* Each bad value named, with its range. */
+    const struct {
+        const char *flag, *value, *says;
+    } bad[] = {{"--decoders", "ffmpeg", "unknown decoder"},
+               {"--size", "64x64garbage", "bad --size \"64x64garbage\""},
+               {"--fps", "0", "--fps 0: expected 1 to 240"},
+               {"--jitter-ms", "-1", "--jitter-ms -1: expected 0 to 10000"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        const char *args[] = {dfbench, "live", bad[i].flag, bad[i].value, NULL};
+        DfRun b = df_test_run(args, NULL);
+        DF_EXPECT_MSG(b.spawned && b.status == 2 && b.err && strstr(b.err, bad[i].says),
+                      "%s %s: status %d, %s", bad[i].flag, bad[i].value, b.status,
+                      b.err ? b.err : "");
+        df_run_clear(&b);
+    }
 }

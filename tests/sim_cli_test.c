@@ -238,6 +238,9 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", trace, "--task-overhead-ns", "-5"}, 2, "bad --task-overhead-ns -5"},
         {{"--trace", trace, "--task-overhead-ns", "4x"}, 2, "--task-overhead-ns"},
         {{"--trace", trace, "--poll-ns", "0"}, 2, "bad --poll-ns 0"},
+        /* -1 was the internal "not given": a user's -1 is an error too. */
+        {{"--trace", trace, "--poll-ns", "-1"}, 2, "bad --poll-ns -1"},
+        {{"--trace", trace, "--task-overhead-ns", "-1"}, 2, "bad --task-overhead-ns -1"},
         {{"--trace", trace, "--poll-ns", "2147483647"}, 2, "bad --poll-ns 2147483647"},
         {{"--trace", trace, "--task-overhead-ns", "2147483647"}, 2, "bad --task-overhead-ns"},
         {{"--trace", trace, "--window", "-1"}, 2, "bad --window -1"},

@@ -269,13 +269,13 @@ static int parse_values(DfDecBench *b)
         {"--repeat", o->repeat, 0, "0: the default"},
         {"--thread-count", o->thread_count, 0, "0: dfmedia's choice"},
         {"--in-flight", o->in_flight, 0, "0: dfmedia's"},
-        {"--poll-us", o->poll_us, -2, "-1: poll mode"},
+        {"--poll-us", o->poll_us == POLL_US_UNSET ? -1 : o->poll_us, -1, "-1: poll mode"},
         {"--trace-runs", o->trace_runs, 0, "0: the default, 1"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(mins); i++)
         if (mins[i].value < mins[i].min)
             return df_cli_usage(PROG, "bad %s %d (%d or more; %s)", mins[i].flag, mins[i].value,
-                                mins[i].min == -2 ? -1 : mins[i].min, mins[i].zero);
+                                mins[i].min, mins[i].zero);
     if (!o->repeat)
         o->repeat = DEFAULT_REPEAT;
     if (o->trace_runs && !o->trace) {
@@ -393,7 +393,7 @@ static int load_clips(DfDecBench *b)
 static int parse_options(DfDecBench *b, int argc, char **argv)
 {
     DfDecOpts *o = &b->o;
-    o->poll_us = -2; /* not given: dfsched's default */
+    o->poll_us = POLL_US_UNSET;
     /* The policies as dfsched's registry has them. */
     g_autofree char *policy_names = g_strjoinv(", ", (char **)df_policy_names());
     g_autofree char *policy_help = g_strdup_printf(

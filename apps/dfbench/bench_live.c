@@ -433,17 +433,27 @@ int df_bench_live_main(int argc, char **argv)
     int status = df_cli_parse_options(PROG, &spec, &argc, &argv);
     if (status != DF_BENCH_OK)
         goto out;
-    if (o.size && (sscanf(o.size, "%dx%d", &w, &h) != 2 || w < 16 || h < 16 || w > 8192 ||
+    char end = 0;
+    if (o.size && (sscanf(o.size, "%dx%d%c", &w, &h, &end) != 2 || w < 16 || h < 16 || w > 8192 ||
                    h > 8192 || (w | h) & 1)) {
         status = df_cli_usage(PROG, "bad --size \"%s\" (even WxH, 16 to 8192)", o.size);
         goto out;
     }
-    if (o.fps < 1 || o.fps > 240 || o.duration < 1 || o.duration > 3600 || o.workers < 0 ||
-        o.workers > 1024 || o.slices < 1 || o.slices > 64 || o.bitrate < 100 || o.jitter_ms < 0 ||
-        o.jitter_ms > 10000) {
-        status = df_cli_usage(PROG, "a number out of range (see --help)");
-        goto out;
-    }
+    const struct {
+        const char *flag;
+        int value, min, max;
+    } ranges[] = {{"--fps", o.fps, 1, 240},
+                  {"--duration", o.duration, 1, 3600},
+                  {"--workers", o.workers, 0, 1024},
+                  {"--slices", o.slices, 1, 64},
+                  {"--bitrate", o.bitrate, 100, 1000000},
+                  {"--jitter-ms", o.jitter_ms, 0, 10000}};
+    for (size_t i = 0; i < G_N_ELEMENTS(ranges); i++)
+        if (ranges[i].value < ranges[i].min || ranges[i].value > ranges[i].max) {
+            status = df_cli_usage(PROG, "%s %d: expected %d to %d", ranges[i].flag, ranges[i].value,
+                                  ranges[i].min, ranges[i].max);
+            goto out;
+        }
     const DfCliOutput outs[] = {{"--json", o.json}};
     if ((status = df_cli_check_outputs(PROG, outs, 1)) != DF_CLI_OK)
         goto out;

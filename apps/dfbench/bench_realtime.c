@@ -111,7 +111,7 @@ static int parse_options(DfRt *rt, int argc, char **argv)
     o->duration = 5;
     o->latency_frames = 2;
     o->max_streams = DEFAULT_MAX_STREAMS;
-    o->poll_us = -2;
+    o->poll_us = POLL_US_UNSET;
     o->deadlines = TRUE;
     o->overload_factor = 1.3;
     GOptionEntry entries[] = {
@@ -229,7 +229,7 @@ static int parse_options(DfRt *rt, int argc, char **argv)
         status = df_cli_usage(PROG, "bad --max-streams %d (1 to 4096)", o->max_streams);
         goto cleanup;
     }
-    if (o->poll_us < -2) {
+    if (o->poll_us != POLL_US_UNSET && o->poll_us < -1) {
         status = df_cli_usage(PROG, "bad --poll-us %d (-1 or more; -1: poll mode)", o->poll_us);
         goto cleanup;
     }

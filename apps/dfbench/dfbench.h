@@ -5,9 +5,15 @@
 
 #include "cli.h"
 
+#include <limits.h>
+
 /* Exit status of a subcommand: 0 fine, 1 a run failed or a result did not
  * check out, 2 usage error (the statuses of every app, cli.h). */
 enum { DF_BENCH_OK = DF_CLI_OK, DF_BENCH_FAILED = DF_CLI_FAILED, DF_BENCH_USAGE = DF_CLI_USAGE };
+
+/* --poll-us not given: dfsched's default (-1 is poll mode, so no value a
+ * user may type). */
+#define POLL_US_UNSET INT_MIN
 
 /* dfbench sched: scheduler overhead and locality (bench_sched.c). */
 int df_bench_sched_main(int argc, char **argv);

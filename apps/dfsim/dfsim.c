@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <glib.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,11 +237,12 @@ int df_sim_parse_options(DfSim *d, int argc, char **argv)
      * mistake, not a request for the default. */
     /* At most 1 ms: per task and per poll, larger values overflow the
      * simulated clock (int64 ns) long before they mean anything. */
-    if (o->task_overhead_ns < -1 || o->task_overhead_ns > 1000000) {
+    if (o->task_overhead_ns != INT_MIN &&
+        (o->task_overhead_ns < 0 || o->task_overhead_ns > 1000000)) {
         rc = df_cli_usage(PROG, "bad --task-overhead-ns %d (0 to 1000000)", o->task_overhead_ns);
         goto out;
     }
-    if (o->poll_ns == 0 || o->poll_ns < -1 || o->poll_ns > 1000000) {
+    if (o->poll_ns != INT_MIN && (o->poll_ns < 1 || o->poll_ns > 1000000)) {
         rc = df_cli_usage(PROG, "bad --poll-ns %d (1 to 1000000)", o->poll_ns);
         goto out;
     }
@@ -384,8 +386,9 @@ out:
 
 int main(int argc, char **argv)
 {
-    DfSim d = {.o = {.task_overhead_ns = -1,
-                     .poll_ns = -1,
+    /* INT_MIN: not given (the trace's or the model's value). */
+    DfSim d = {.o = {.task_overhead_ns = INT_MIN,
+                     .poll_ns = INT_MIN,
                      .explore = 0.01,
                      .budget_frames = 2,
                      .phase_frames = 1}};
