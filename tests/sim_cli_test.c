@@ -208,6 +208,9 @@ DF_TEST(SimCli, BadInputsFailClearly)
 #define META "\"otherData\": {\"dfsched\": {\"n_workers\": 1}}"
     DF_ASSERT(g_file_set_contents(
         huge, "{\"traceEvents\": [" TASK(1, 0, 4611686018427387904) "], " META "}", -1, NULL));
+    /* A trace with workers but no task (nothing ran while it recorded). */
+    gchar *idle = g_strdup_printf("%s/i.json", dir);
+    DF_ASSERT(g_file_set_contents(idle, "{\"traceEvents\": [], " META "}", -1, NULL));
     DF_ASSERT(g_file_set_contents(long_,
                                   "{\"traceEvents\": [" TASK(1, 0, 1152921504606846976) ", " TASK(
                                       2, 0, 1152921504606846976) "], " META "}",
@@ -278,6 +281,7 @@ DF_TEST(SimCli, BadInputsFailClearly)
         {{"--trace", dir}, 1, "cannot read trace"},
         {{"--trace", huge}, 1, "a time beyond"},
         {{"--trace", long_}, 1, "task times add up"},
+        {{"--trace", idle}, 1, "the trace holds no task"}, /* printed "nan fps" */
         {{"--trace", trace, "--json", "/nonexistent/dir/o.json"},
          1,
          "--json: cannot write /nonexistent/dir/o.json"},
@@ -324,6 +328,7 @@ DF_TEST(SimCli, BadInputsFailClearly)
     g_free(meas2);
     g_free(huge);
     g_free(long_);
+    g_free(idle);
 }
 
 static double median3(double a, double b, double c)

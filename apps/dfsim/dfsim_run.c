@@ -78,6 +78,11 @@ int df_sim_load(DfSim *d)
             df_cli_fail(PROG, "%s", err.msg);
             return -1;
         }
+        if (x->trace.n_events == 0) {
+            /* Nothing to replay: every figure would be 0/0. */
+            df_cli_fail(PROG, "%s: the trace holds no task", x->path);
+            return -1;
+        }
         if (sim_graph_from_trace(&x->trace, base->ns_per_byte, &x->graph, &err) < 0) {
             df_cli_fail(PROG, "%s", err.msg);
             return -1;
