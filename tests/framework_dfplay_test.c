@@ -262,6 +262,25 @@ DF_TEST(FrameworkDfplay, TimelinesAsFfmpeg)
     }
 }
 
+/* "-" reads standard input, as ffmpeg -i - does. */
+DF_TEST(FrameworkDfplay, DashIsStandardInput)
+{
+    gchar *clip = g_build_filename(df_test_media_dir(), "h264_cabac_slices8.mkv", NULL);
+    gchar *script = g_strdup_printf("exec \"%s\" --vo framemd5 -q - < \"%s\"", dfplay_path(), clip);
+    const char *sh[] = {"sh", "-c", script, NULL};
+    const char *direct[] = {dfplay_path(), "--vo", "framemd5", "-q", clip, NULL};
+    Result a, b;
+    if (run(sh, &a) && run(direct, &b)) {
+        DF_EXPECT_MSG(a.status == 0 && count_lines(a.out) > 16, "dfplay -: status %d, %s", a.status,
+                      a.err);
+        DF_EXPECT_MSG(b.status == 0 && !strcmp(a.out, b.out), "dfplay - and the file differ");
+        result_free(&b);
+    }
+    result_free(&a);
+    g_free(script);
+    g_free(clip);
+}
+
 DF_TEST(FrameworkDfplay, BadInputOneLine)
 {
     gchar *clip = g_build_filename(df_test_media_dir(), "h264_cabac_slices8.mkv", NULL);
@@ -275,6 +294,13 @@ DF_TEST(FrameworkDfplay, BadInputOneLine)
         raw[i] = (char)(i * 2654435761u >> 11);
     g_file_set_contents(bytes, raw, sizeof(raw), NULL);
     g_file_set_contents(empty, "", 0, NULL);
+    /* The clip's headers and no picture (a truncated download). */
+    gchar *cut = g_build_filename(g_get_tmp_dir(), "dfplay-cut.mkv", NULL);
+    gchar *whole = NULL;
+    gsize whole_len = 0;
+    DF_ASSERT(g_file_get_contents(clip, &whole, &whole_len, NULL) && whole_len > 3000);
+    g_file_set_contents(cut, whole, 3000, NULL);
+    g_free(whole);
     const char *tmp = g_get_tmp_dir();
     /* Usage errors: 2 and a hint to --help; failures (input missing or not
      * media, output that cannot be written): 1.  One line either way. */
@@ -288,6 +314,9 @@ DF_TEST(FrameworkDfplay, BadInputOneLine)
         {{d, bytes, NULL}, 1, "cannot open"},
         {{d, empty, NULL}, 1, "cannot open"},
         {{d, tmp, NULL}, 1, "cannot open"},
+        /* Nothing came out: not a success ("0 frames", status 0). */
+        {{d, "--vo", "null", cut, NULL}, 1, "no picture came out"},
+        {{d, "--vo", "null", "--start", "100", clip, NULL}, 1, "no picture came out"},
         {{d, "--policy", "bogus", clip, NULL}, 2, "--policy bogus"},
         {{d, "--policy", "", clip, NULL}, 2, "bad --policy \"\""},
         {{d, "--threading", "fast", clip, NULL}, 2, "--threading fast"},
@@ -335,6 +364,8 @@ DF_TEST(FrameworkDfplay, BadInputOneLine)
     }
     g_unlink(bytes);
     g_unlink(empty);
+    g_unlink(cut);
+    g_free(cut);
     g_free(bytes);
     g_free(empty);
     g_unlink(text);

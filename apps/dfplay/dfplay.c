@@ -234,7 +234,8 @@ static gchar *default_clip(void)
 static int open_input(Player *p, const char *path)
 {
     char e[AV_ERROR_MAX_STRING_SIZE];
-    int ret = avformat_open_input(&p->fmt, path, NULL, NULL);
+    /* "-" is standard input, as for ffmpeg -i. */
+    int ret = avformat_open_input(&p->fmt, strcmp(path, "-") ? path : "pipe:0", NULL, NULL);
     if (ret < 0) {
         df_player_fail("cannot open %s: %s", path, err_str(ret, e, sizeof(e)));
         return ret;
@@ -624,6 +625,12 @@ int main(int argc, char **argv)
         df_player_fail("%s", p.vo.err[0] ? p.vo.err : "output could not be written");
     if (ret < 0 || cret < 0)
         goto done;
+    if (p.frames == 0) {
+        /* Nothing to show (a truncated file, --start past the end): no
+         * success for a script to believe. */
+        df_player_fail("%s: no picture came out", p.fmt->url);
+        goto done;
+    }
     if (!o.quiet && !cls->summary) {
         const char *why = NULL;
         const char *mode = df_decoder_threading(p.dec, &why);
