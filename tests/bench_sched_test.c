@@ -221,6 +221,29 @@ DF_TEST(BenchSched, QuickRunWritesTheDocumentedJson)
 
 /* Every bad value: exit 2 and one line naming the flag and the value, an
  * unwritable output: exit 1 before any run (a run would take seconds). */
+/* Every subcommand's usage line names it as its errors do ("dfbench
+ * live", not "live"). */
+DF_TEST(BenchSched, HelpNamesTheSubcommand)
+{
+    const char *dfbench = df_test_dfbench();
+    if (!dfbench)
+        DF_SKIP("DFBENCH is not set: run through meson test");
+    static const char *const subs[] = {"sched", "transfer", "decode", "realtime", "live"};
+    for (size_t i = 0; i < G_N_ELEMENTS(subs); i++) {
+        const char *argv[] = {dfbench, subs[i], "--help", NULL};
+        DfRun r = df_test_run(argv, NULL);
+        if (r.spawned && r.status == 2 && r.err && strstr(r.err, "unknown subcommand")) {
+            df_run_clear(&r); /* built without media */
+            continue;
+        }
+        gchar *want = g_strdup_printf("  dfbench %s [OPTION", subs[i]);
+        DF_EXPECT_MSG(r.spawned && r.status == 0 && r.out && strstr(r.out, want),
+                      "%s --help: status %d, \"%.80s\"", subs[i], r.status, r.out ? r.out : "");
+        g_free(want);
+        df_run_clear(&r);
+    }
+}
+
 DF_TEST(BenchSched, BadOptionsAreUsageErrors)
 {
     const char *dfbench = df_test_dfbench();

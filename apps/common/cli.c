@@ -156,6 +156,9 @@ bool df_cli_has_suffix(const char *path, const char *const *suffixes)
 
 int df_cli_parse_options(const char *prog, const DfCliSpec *spec, int *argc, char ***argv)
 {
+    /* The usage line names the program as the errors do ("dfbench live",
+     * not the subcommand's argv[0]). */
+    g_set_prgname(prog);
     GOptionContext *ctx = g_option_context_new(spec->param);
     if (spec->summary)
         g_option_context_set_summary(ctx, spec->summary);

@@ -462,7 +462,6 @@ static int parse_options(DfDecBench *b, int argc, char **argv)
          "N"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_set_prgname("dfbench decode");
     const DfCliSpec spec = {
         .param = "- decode fps over worker counts, policies and peers",
         .summary =

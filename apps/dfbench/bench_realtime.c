@@ -186,7 +186,6 @@ static int parse_options(DfRt *rt, int argc, char **argv)
          "Plot the largest K against workers (.svg or .png)", "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_set_prgname("dfbench realtime");
     const DfCliSpec spec = {
         .param = "- concurrent real-time streams per worker count",
         .summary =

@@ -226,7 +226,6 @@ static int parse_options(DfBench *b, int argc, char **argv)
          NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_set_prgname("dfbench sched");
     const DfCliSpec spec = {
         .param = "- dfsched overhead and locality vs OpenMP and oneTBB",
         .summary =
