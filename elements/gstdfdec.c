@@ -2211,6 +2211,10 @@ static void gst_df_dec_init(GstDfDec *self)
     self->admission_frames = DEFAULT_ADMISSION_FRAMES;
     self->out_format = -1;
     self->latency_frames = -1;
+    /* No direct rendering before a first output has negotiated: a GAP
+     * event before any picture negotiates default caps and an allocation
+     * that allows it, and 0 is AV_PIX_FMT_YUV420P. */
+    self->dr_format = AV_PIX_FMT_NONE;
     gst_segment_init(&self->clock_segment, GST_FORMAT_UNDEFINED);
     atomic_init(&self->pipeline_latency, 0);
     atomic_init(&self->qos_earliest, -1);

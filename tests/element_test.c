@@ -695,6 +695,53 @@ DF_TEST(Element, FixedDownstreamPoolNeverStalls)
     t_clip_free(&clip);
 }
 
+static gint criticals; /* GLib criticals logged (atomic) */
+
+static void count_critical(const gchar *domain, GLogLevelFlags level, const gchar *msg,
+                           gpointer data)
+{
+    (void)domain, (void)level, (void)data;
+    g_atomic_int_inc(&criticals);
+    fprintf(stderr, "critical: %s\n", msg);
+}
+
+/* A GAP event before the first picture (rtpjitterbuffer do-lost=true on a
+ * lossy start): GstVideoDecoder negotiates default caps for it, and
+ * downstream's allocation allows direct rendering before any picture has
+ * set its format.  dfdec took format 0 for the stream's and made a pool
+ * for an unknown format: a GStreamer-Video-CRITICAL (fatal under
+ * G_DEBUG=fatal-criticals).  The pictures still go out directly. */
+DF_TEST(Element, GapBeforeTheFirstPicture)
+{
+    INIT_OR_SKIP();
+    TClip clip;
+    TSums ref = {0}, got = {0};
+    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
+    DF_ASSERT(e_ref(&clip, &ref) == 0 && ref.n > 8);
+    GstHarness *h = e_harness(&clip, NULL);
+    DF_ASSERT(h);
+    gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, NULL);
+    g_atomic_int_set(&criticals, 0);
+    const guint handler =
+        g_log_set_handler("GStreamer-Video", G_LOG_LEVEL_CRITICAL, count_critical, NULL);
+    DF_EXPECT(gst_harness_push_event(h, gst_event_new_gap(0, 40 * GST_MSECOND)));
+    DF_EXPECT(e_push_range(h, &clip, 0, clip.n_pkts, &got, NULL) == GST_FLOW_OK);
+    eos_and_expect_pictures(h, &ref, &got, "after a gap");
+    g_log_remove_handler("GStreamer-Video", handler);
+    DF_EXPECT_EQ_INT(g_atomic_int_get(&criticals), 0);
+    GstStructure *st = NULL;
+    g_object_get(h->element, "stats", &st, NULL);
+    guint64 direct = 0;
+    DF_EXPECT(st && gst_structure_get_uint64(st, "frames-direct", &direct));
+    DF_EXPECT_MSG(direct > 0, "no picture rendered directly after the gap");
+    if (st)
+        gst_structure_free(st);
+    gst_harness_teardown(h);
+    t_sums_free(&ref);
+    t_sums_free(&got);
+    t_clip_free(&clip);
+}
+
 DF_TEST(Element, PtsInDecodeOrderLoseNoFrame)
 {
     INIT_OR_SKIP();
