@@ -1663,6 +1663,23 @@ static gboolean gst_df_dec_qos_skip(GstDfDec *self, GstVideoCodecFrame *frame,
     return TRUE;
 }
 
+/* Whether the stream's own pictures take longer than it says it holds
+ * them: packet in to picture ready (median so far) past the frames of
+ * latency reported plus one.  A frame late on arrival is the cores'
+ * doing only then; otherwise upstream made it late (a jitter buffer
+ * waiting out lost packets, a slow network), and admission must not
+ * take that for the capacity falling short. */
+static gboolean gst_df_dec_held_too_long(GstDfDec *self, const GstVideoCodecFrame *frame)
+{
+    DfDecoderStats ds;
+    df_decoder_stats(self->dec, &ds);
+    const GstClockTime d = GST_CLOCK_TIME_IS_VALID(frame->duration) && frame->duration > 0
+                               ? frame->duration
+                               : 40 * GST_MSECOND;
+    const gint64 held = self->latency_frames > 0 ? self->latency_frames : 0;
+    return ds.latency_p50_ms * (double)GST_MSECOND > (double)((held + 1) * (gint64)d);
+}
+
 /* How much time `frame` has to be decoded before it is late (negative:
  * late already; G_MAXINT64: no QoS yet).  GstVideoDecoder's figure, or
  * the uncapped one of the last QoS event when that is later: from 1.26 on
@@ -1705,7 +1722,7 @@ static GstFlowReturn gst_df_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCode
         self->pts_is_dts = FALSE;
     gst_df_dec_charge_thread(self);
     const GstClockTimeDiff late = gst_df_dec_late(self, frame);
-    if (late < 0 && !self->admitted)
+    if (late < 0 && !self->admitted && gst_df_dec_held_too_long(self, frame))
         self->fell_behind = TRUE; /* admission decides at this frame */
     if (gst_df_dec_qos_skip(self, frame, late))
         return GST_FLOW_OK;
