@@ -230,22 +230,22 @@ struct _GstDfDec {
      * a buffer that long after its running time.  Written on the thread
      * that sends the event, read by the clock. */
     _Atomic gint64 pipeline_latency;
-    /* Running time before which output is late, from the last QoS event
-     * without GstVideoDecoder's clamp (-1: none).  Written on the thread
-     * that sends the event, read on the streaming thread: one word that
-     * publishes nothing else, so relaxed on both sides. */
-    _Atomic gint64 qos_earliest;
-    /* A QoS event is about a buffer dfdec pushed: until one of the
-     * current segment has been pushed, or about a running time later than
-     * any pushed (QoS of the previous item of a gapless playlist, whose
-     * running time went on downstream), it says nothing of this stream.
-     * out_running_time: the latest pushed buffer's, -1 none since the
-     * segment (streaming thread writes, the QoS sender reads); qos_valid:
-     * a QoS event of this segment came, so GstVideoDecoder's earliest time
-     * is this segment's (QoS sender writes, streaming thread reads).  Each
-     * a word that publishes nothing else: relaxed on both sides. */
-    _Atomic gint64 out_running_time;
-    atomic_bool qos_valid;
+    /* QoS, under the object lock (the thread that sends QoS events and
+     * the streaming thread; the check and the stores are one step, or a
+     * new segment's reset could fall between them).  A QoS event is about
+     * a buffer dfdec pushed: before one of the current segment was
+     * pushed, or about a running time later than any pushed (QoS of the
+     * previous item of a gapless playlist, whose running time went on
+     * downstream), it says nothing of this stream.  qos_earliest: running
+     * time before which output is late, from the last QoS event of this
+     * segment without GstVideoDecoder's clamp (-1: none); qos_valid: one
+     * came, so GstVideoDecoder's earliest time is this segment's;
+     * qos_pushed: buffers pushed since the segment; out_running_time: the
+     * latest one's (-1: none had a timestamp). */
+    gint64 qos_earliest;
+    gboolean qos_valid;
+    guint64 qos_pushed;
+    gint64 out_running_time;
 
     /* Direct rendering (dr_lock, a leaf lock taken on worker threads; a
      * pthread mutex, not a GMutex, so that ThreadSanitizer sees it: GLib's
@@ -1296,12 +1296,18 @@ static GstFlowReturn gst_df_dec_output(GstDfDec *self, AVFrame *f)
         dr_pool_touch(self);
     av_frame_unref(f);
     pool_memory_pushed(frame->output_buffer);
-    /* Before the push: a sink that syncs sends its QoS from inside it. */
+    /* Before the push: a sink that syncs sends its QoS from inside it.
+     * A parsed raw stream may carry DTS only. */
+    const GstClockTime t = GST_CLOCK_TIME_IS_VALID(frame->pts) ? frame->pts : frame->dts;
     const GstClockTime rt =
-        gst_segment_to_running_time(&vdec->input_segment, GST_FORMAT_TIME, frame->pts);
-    if (GST_CLOCK_TIME_IS_VALID(rt) &&
-        (gint64)rt > atomic_load_explicit(&self->out_running_time, memory_order_relaxed))
-        atomic_store_explicit(&self->out_running_time, (gint64)rt, memory_order_relaxed);
+        GST_CLOCK_TIME_IS_VALID(t)
+            ? gst_segment_to_running_time(&vdec->input_segment, GST_FORMAT_TIME, t)
+            : GST_CLOCK_TIME_NONE;
+    GST_OBJECT_LOCK(self);
+    self->qos_pushed++;
+    if (GST_CLOCK_TIME_IS_VALID(rt) && (gint64)rt > self->out_running_time)
+        self->out_running_time = (gint64)rt;
+    GST_OBJECT_UNLOCK(self);
     return gst_video_decoder_finish_frame(vdec, frame);
 }
 
@@ -1401,9 +1407,12 @@ static GstFlowReturn gst_df_dec_drain_all(GstDfDec *self)
  * so far was about other buffers. */
 static void gst_df_dec_qos_forget(GstDfDec *self)
 {
-    atomic_store_explicit(&self->qos_earliest, -1, memory_order_relaxed);
-    atomic_store_explicit(&self->qos_valid, false, memory_order_relaxed);
-    atomic_store_explicit(&self->out_running_time, -1, memory_order_relaxed);
+    GST_OBJECT_LOCK(self);
+    self->qos_earliest = -1;
+    self->qos_valid = FALSE;
+    self->qos_pushed = 0;
+    self->out_running_time = -1;
+    GST_OBJECT_UNLOCK(self);
 }
 
 /* ---- GstVideoDecoder vmethods ------------------------------------------ */
@@ -1688,11 +1697,14 @@ static gboolean gst_df_dec_held_too_long(GstDfDec *self, const GstVideoCodecFram
  * threshold of gst_df_dec_qos_skip. */
 static GstClockTimeDiff gst_df_dec_late(GstDfDec *self, const GstVideoCodecFrame *frame)
 {
-    if (!atomic_load_explicit(&self->qos_valid, memory_order_relaxed))
+    GST_OBJECT_LOCK(self);
+    const gboolean valid = self->qos_valid;
+    const gint64 earliest = self->qos_earliest;
+    GST_OBJECT_UNLOCK(self);
+    if (!valid)
         return G_MAXINT64;
     GstClockTimeDiff late =
         gst_video_decoder_get_max_decode_time(GST_VIDEO_DECODER(self), (GstVideoCodecFrame *)frame);
-    const gint64 earliest = atomic_load_explicit(&self->qos_earliest, memory_order_relaxed);
     if (earliest >= 0 && GST_CLOCK_TIME_IS_VALID(frame->deadline)) {
         const GstClockTimeDiff own = GST_CLOCK_DIFF((GstClockTime)earliest, frame->deadline);
         late = MIN(late, own);
@@ -1872,8 +1884,23 @@ static gboolean gst_df_dec_src_event(GstVideoDecoder *vdec, GstEvent *event)
         GstClockTimeDiff diff = 0;
         GstClockTime ts = GST_CLOCK_TIME_NONE;
         gst_event_parse_qos(event, NULL, NULL, &diff, &ts);
-        const gint64 out = atomic_load_explicit(&self->out_running_time, memory_order_relaxed);
-        if (GST_CLOCK_TIME_IS_VALID(ts) && (out < 0 || (gint64)ts > out + QOS_SLACK_NS)) {
+        /* GstVideoDecoder 1.22's projection, 2 x the lateness ahead;
+         * 1.26 caps it at a second, which hides how far behind a
+         * stream is from the give-up rule (gst_df_dec_late). */
+        const gint64 earliest = !GST_CLOCK_TIME_IS_VALID(ts) ? -1
+                                : diff > 0                   ? (gint64)ts + 2 * diff
+                                : (gint64)ts + diff >= 0     ? (gint64)ts + diff
+                                                             : 0;
+        GST_OBJECT_LOCK(self);
+        const gboolean stale =
+            self->qos_pushed == 0 || (GST_CLOCK_TIME_IS_VALID(ts) && self->out_running_time >= 0 &&
+                                      (gint64)ts > self->out_running_time + QOS_SLACK_NS);
+        if (!stale) {
+            self->qos_valid = TRUE;
+            self->qos_earliest = earliest;
+        }
+        GST_OBJECT_UNLOCK(self);
+        if (stale) {
             /* Not about this segment's buffers: upstream may still use
              * it, GstVideoDecoder's earliest time must not. */
             GST_DEBUG_OBJECT(self,
@@ -1882,15 +1909,6 @@ static gboolean gst_df_dec_src_event(GstVideoDecoder *vdec, GstEvent *event)
                              GST_TIME_ARGS(ts));
             return gst_pad_push_event(GST_VIDEO_DECODER_SINK_PAD(vdec), event);
         }
-        atomic_store_explicit(&self->qos_valid, true, memory_order_relaxed);
-        /* GstVideoDecoder 1.22's projection, 2 x the lateness ahead;
-         * 1.26 caps it at a second, which hides how far behind a
-         * stream is from the give-up rule (gst_df_dec_late). */
-        const gint64 earliest = !GST_CLOCK_TIME_IS_VALID(ts) ? -1
-                                : diff > 0                   ? (gint64)ts + 2 * diff
-                                : (gint64)ts + diff >= 0     ? (gint64)ts + diff
-                                                             : 0;
-        atomic_store_explicit(&self->qos_earliest, earliest, memory_order_relaxed);
     }
     return GST_VIDEO_DECODER_CLASS(gst_df_dec_parent_class)->src_event(vdec, event);
 }
@@ -2234,9 +2252,7 @@ static void gst_df_dec_init(GstDfDec *self)
     self->dr_format = AV_PIX_FMT_NONE;
     gst_segment_init(&self->clock_segment, GST_FORMAT_UNDEFINED);
     atomic_init(&self->pipeline_latency, 0);
-    atomic_init(&self->qos_earliest, -1);
-    atomic_init(&self->out_running_time, -1);
-    atomic_init(&self->qos_valid, false);
+    self->qos_earliest = self->out_running_time = -1;
     pthread_mutex_init(&self->dr_lock, NULL);
     self->dr_live = g_hash_table_new(NULL, NULL);
     gst_video_decoder_set_packetized(GST_VIDEO_DECODER(self), TRUE);
