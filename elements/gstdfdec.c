@@ -222,6 +222,7 @@ struct _GstDfDec {
     AVRational out_sar;
     gint64 latency_frames;
     GstClockTime latency_ns; /* what latency_frames was reported as */
+    guint latency_polls;     /* outputs while the rate is unknown */
     /* The input segment as of the last handle_frame, for the decoder's
      * clock: it runs inside send_packet, on the streaming thread, with the
      * stream lock released (a flush-stop may reset input_segment then). */
@@ -1019,8 +1020,10 @@ static void gst_df_dec_update_latency(GstDfDec *self)
         return;
     /* Once a latency is known for n frames it stays: without a caps frame
      * rate the rate comes from df_decoder_load(), which takes the load
-     * registry's lock, too dear for every output frame. */
-    if (n == self->latency_frames && (n == 0 || self->latency_ns > 0))
+     * registry's lock and walks every stream, too dear for every output
+     * frame; while it gives no rate either, it is asked every 32nd. */
+    if (n == self->latency_frames &&
+        (n == 0 || self->latency_ns > 0 || (++self->latency_polls & 31) != 0))
         return;
     const GstVideoInfo *info = &self->input_state->info;
     GstClockTime lat = 0;
@@ -1921,16 +1924,16 @@ static gboolean gst_df_dec_src_event(GstVideoDecoder *vdec, GstEvent *event)
  * replaced by a video pool without a limit, as avdec does: pictures copied
  * out (no GstVideoMeta, a filter, a band copy) would wait for a buffer
  * downstream keeps, and the stream stalls. */
-static gboolean gst_df_dec_pool_can_grow(GstDfDec *self, GstQuery *query)
+static void gst_df_dec_use_pool_that_grows(GstDfDec *self, GstQuery *query)
 {
     GstBufferPool *pool = NULL;
     guint size = 0, min = 0, max = 0;
     if (gst_query_get_n_allocation_pools(query) == 0)
-        return TRUE;
+        return;
     gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, &max);
     if (!pool || max == 0 || max >= MIN_POOL_MAX) {
         g_clear_object(&pool);
-        return TRUE;
+        return;
     }
     GST_DEBUG_OBJECT(self, "downstream's pool holds at most %u buffers: using one that grows", max);
     GstStructure *old = gst_buffer_pool_get_config(pool);
@@ -1939,21 +1942,22 @@ static gboolean gst_df_dec_pool_can_grow(GstDfDec *self, GstQuery *query)
     GstAllocationParams params;
     gst_buffer_pool_config_get_params(old, &caps, NULL, NULL, NULL);
     gst_buffer_pool_config_get_allocator(old, &allocator, &params);
-    gst_object_unref(pool);
-    pool = gst_video_buffer_pool_new();
-    GstStructure *config = gst_buffer_pool_get_config(pool);
+    GstBufferPool *grows = gst_video_buffer_pool_new();
+    GstStructure *config = gst_buffer_pool_get_config(grows);
     gst_buffer_pool_config_set_params(config, caps, size, min, 0);
-    gst_buffer_pool_config_set_allocator(config, allocator, &params);
+    /* Not downstream's allocator: it may be what sets the limit (avdec
+     * drops it too). */
+    gst_buffer_pool_config_set_allocator(config, NULL, &params);
     if (gst_buffer_pool_config_has_option(old, GST_BUFFER_POOL_OPTION_VIDEO_META))
         gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
     gst_structure_free(old);
-    gboolean ok = gst_buffer_pool_set_config(pool, config);
-    if (ok)
-        gst_query_set_nth_allocation_pool(query, 0, pool, size, min, 0);
+    if (gst_buffer_pool_set_config(grows, config))
+        gst_query_set_nth_allocation_pool(query, 0, grows, size, min, 0);
     else
-        GST_ERROR_OBJECT(self, "the replacement pool refused its configuration");
+        GST_WARNING_OBJECT(self, "a pool that grows refused the configuration: keeping "
+                                 "downstream's");
+    gst_object_unref(grows);
     gst_object_unref(pool);
-    return ok;
 }
 
 static gboolean gst_df_dec_decide_allocation(GstVideoDecoder *vdec, GstQuery *query)
@@ -1961,8 +1965,7 @@ static gboolean gst_df_dec_decide_allocation(GstVideoDecoder *vdec, GstQuery *qu
     GstDfDec *self = GST_DF_DEC(vdec);
     if (!GST_VIDEO_DECODER_CLASS(gst_df_dec_parent_class)->decide_allocation(vdec, query))
         return FALSE;
-    if (!gst_df_dec_pool_can_grow(self, query))
-        return FALSE;
+    gst_df_dec_use_pool_that_grows(self, query);
     gboolean meta = gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
     gboolean crop = gst_query_find_allocation_meta(query, GST_VIDEO_CROP_META_API_TYPE, NULL);
     GST_OBJECT_LOCK(self);
