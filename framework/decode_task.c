@@ -26,7 +26,10 @@ static bool joining_picture(DfDecoder *dec, const AVPacket *pkt, bool pictured)
         return false;
     }
     if (!dec->entered) {
+        /* A picture without a key flag (intra refresh) is the entry. */
         dec->entered = pictured;
+        if (pictured)
+            dec->entry_pts = pkt->pts;
         return true;
     }
     return pkt->pts != AV_NOPTS_VALUE && dec->entry_pts != AV_NOPTS_VALUE &&

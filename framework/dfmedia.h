@@ -125,7 +125,8 @@ typedef struct DfDecoderConfig {
     int64_t deadline_offset_ns; /* added to PTS-derived deadlines */
     int log_level;              /* av_log level for messages (default AV_LOG_WARNING) */
     /* Frames per second the stream is played at, as the caller knows it
-     * (container, caps), for its measured load (df_decoder_load).  0/0
+     * (container, caps), for its measured load (df_decoder_load), the
+     * filter graph's input rate and df_decoder_frame_rate().  0/0
      * (default): the rate the bitstream signals once decoded; when neither
      * is known, the rate at which frames complete. */
     AVRational frame_rate;
@@ -166,7 +167,10 @@ DF_MEDIA_API int df_decoder_send_packet(DfDecoder *dec, const AVPacket *pkt);
  * AVERROR(EAGAIN) when more input is needed, AVERROR_EOF when drained.
  * Frames carry libavcodec's pts, pkt_dts, duration (pkt_duration before
  * FFmpeg 6.0), best_effort_timestamp and decode_error_flags; frame->opaque
- * is the opaque of the AVPacket that sent the picture, with every FFmpeg. */
+ * is the opaque of the AVPacket that sent the picture, with every FFmpeg.
+ * With a filter, pts is the graph's (its input timed by best-effort
+ * timestamps, as fftools does), best_effort_timestamp equals it and the
+ * duration is in the stream's time base. */
 DF_MEDIA_API int df_decoder_receive_frame(DfDecoder *dec, AVFrame *frame);
 
 /* Like df_decoder_receive_frame() but never waits: AVERROR(EAGAIN) when the

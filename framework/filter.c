@@ -421,8 +421,9 @@ int df_filter_push(DfFilter *f, AVFrame *in, const DfRowMap *map, DfFilterSink s
      * timestamp (raw streams' B-pictures have no PTS of their own). */
     if (in && in->best_effort_timestamp != AV_NOPTS_VALUE)
         in->pts = in->best_effort_timestamp;
-    /* A picture drained without any: where the stream went on (fftools
-     * gives the drain the next predicted DTS). */
+    /* A picture with no time at all (drained from a raw stream): where
+     * the stream went on, as fftools gives the drain the next predicted
+     * DTS. */
     if (in && in->pts == AV_NOPTS_VALUE)
         in->pts = f->end_pts;
     if (in && in->opaque) {

@@ -308,7 +308,8 @@ struct DfDecoder {
     DfFilter *filter;
     DfPool *pool;
     DfPicTable pics; /* D chain */
-    /* D chain: pts of the first key packet decoded since open or flush,
+    /* D chain: pts of the first key packet decoded since open or flush
+     * (or of the first packet that gave a picture, before any key packet),
      * until the next key packet (AV_NOPTS_VALUE before and after).  A
      * picture decoded in between but shown before it is an open GOP's
      * leading picture, whose reference lies before the entry point. */
