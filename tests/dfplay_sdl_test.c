@@ -187,6 +187,29 @@ DF_TEST(DfplaySdl, KeysPauseStepSeekOverlayQuit)
     g_free(clip);
 }
 
+/* A TS whose timestamps jump 50 s (two recordings joined): the player
+ * takes the jump out, and a seek in the window goes back to the input's
+ * time with the offset in force at the target, not the current one (the
+ * window decodes ahead: it had passed the jump, and the seek went 50 s
+ * past the end, showing nothing more). */
+DF_TEST(DfplaySdl, SeekBackOverATimestampJump)
+{
+    if (!dfplay())
+        DF_SKIP("DF_DFPLAY not set (run through meson test)");
+    if (!df_test_xvfb_available())
+        DF_SKIP("Xvfb is not installed");
+    gchar *clip = g_build_filename(df_test_media_dir(), "h264_joined.ts", NULL);
+    const char *args[] = {"--vo", "sdl", "--test-keys", "0.5:left,1.5:q", clip, NULL};
+    DfRun r = run_xvfb(args);
+    DF_ASSERT_MSG(r.spawned, "%s", r.err ? r.err : "");
+    DF_EXPECT_MSG(r.status == 0, "dfplay exited %d: %s", r.status, r.err);
+    double t = 0;
+    const double at = seek_landing(r.err ? r.err : "", 0, &t);
+    DF_EXPECT_MSG(at >= 0 && fabs(at - t) < 0.041, "the seek back did not land: %s", r.err);
+    df_run_clear(&r);
+    g_free(clip);
+}
+
 DF_TEST(DfplaySdl, NoDisplayIsOneClearLine)
 {
     if (!dfplay())

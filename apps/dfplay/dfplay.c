@@ -300,6 +300,39 @@ static void repair_timestamp(Player *p, AVFrame *f)
     p->next_dts += p->frame_ticks;
 }
 
+typedef struct DfOffsetChange {
+    int64_t from; /* shown time (stream time base) */
+    int64_t offset;
+} DfOffsetChange;
+
+/* The offset is `offset` for shown times from `from` on; a change before
+ * the last recorded (the timeline replayed after a seek back) replaces
+ * the ones after it. */
+static void set_offset(Player *p, int64_t from, int64_t offset)
+{
+    p->ts_offset = offset;
+    if (!p->offsets)
+        p->offsets = g_array_new(FALSE, FALSE, sizeof(DfOffsetChange));
+    while (p->offsets->len &&
+           g_array_index(p->offsets, DfOffsetChange, p->offsets->len - 1).from >= from)
+        g_array_set_size(p->offsets, p->offsets->len - 1);
+    const DfOffsetChange c = {from, offset};
+    g_array_append_val(p->offsets, c);
+}
+
+/* The offset in force at shown time `t`. */
+static int64_t offset_at(const Player *p, int64_t t)
+{
+    int64_t off = 0;
+    for (guint i = 0; p->offsets && i < p->offsets->len; i++) {
+        const DfOffsetChange *c = &g_array_index(p->offsets, DfOffsetChange, i);
+        if (c->from > t)
+            break;
+        off = c->offset;
+    }
+    return off;
+}
+
 /* ffmpeg's dts_delta_threshold: a larger jump is a discontinuity. */
 #define DISCONT_SECONDS 10
 
@@ -318,10 +351,10 @@ static void take_out_jump(Player *p, AVPacket *pkt)
     const int64_t delta = pkt->dts - p->next_dts;
     if (delta >= -limit && delta <= limit && pkt->dts + tenth >= p->last_dts)
         return;
-    p->ts_offset -= delta;
     pkt->dts -= delta;
     if (pkt->pts != AV_NOPTS_VALUE)
         pkt->pts -= delta;
+    set_offset(p, pkt->dts, p->ts_offset - delta);
 }
 
 /* Raw streams without any timestamp: number the packets like ffmpeg does
@@ -431,7 +464,10 @@ static int play_once(Player *p, AVPacket *pkt, AVFrame *f)
     for (;;) {
         int64_t target;
         if (df_vo_seek(&p->vo, &target)) {
-            seek_to(p, target - p->ts_offset); /* the window's clock has the offset */
+            /* The window's clock is the shown one: back to the input's
+             * time with the offset in force there. */
+            p->ts_offset = offset_at(p, target);
+            seek_to(p, target - p->ts_offset);
             continue;
         }
         ret = av_read_frame(p->fmt, pkt);
@@ -510,11 +546,13 @@ int df_player_run(Player *p)
                 fprintf(stderr, "dfplay: warning: a pass showed no frame: not looping\n");
             break;
         }
-        /* The next pass goes on one frame after this one's last picture
-         * (ffmpeg -stream_loop), also after a pass that began at --start. */
-        if (p->pass_max != AV_NOPTS_VALUE)
-            p->ts_offset =
-                p->pass_max + (p->frame_ticks > 0 ? p->frame_ticks : 1) - stream_start(p);
+        /* The next pass goes on one frame after this one's last picture,
+         * as ffmpeg -stream_loop does (which, after -ss, counts from the
+         * first picture it read rather than the stream's start). */
+        if (p->pass_max != AV_NOPTS_VALUE) {
+            const int64_t next = p->pass_max + (p->frame_ticks > 0 ? p->frame_ticks : 1);
+            set_offset(p, next, next - stream_start(p));
+        }
         if (!seek_to(p, stream_start(p)))
             break;
         p->skip_until = AV_NOPTS_VALUE;
@@ -665,5 +703,7 @@ done:
     g_free(o.trace);
     g_free(o.screenshot);
     g_free(o.test_keys);
+    if (p.offsets)
+        g_array_free(p.offsets, TRUE);
     return status;
 }

@@ -58,6 +58,10 @@ struct Player {
      * does: a pass of --loop goes on where the last ended, a timestamp
      * jump of a TS-like input (AVFMT_TS_DISCONT) is taken out. */
     int64_t ts_offset;
+    /* Each offset with the shown time it starts at (DfOffsetChange, in
+     * order): a seek in the window to a shown time uses the offset in
+     * force there, not the current one. */
+    GArray *offsets;
     int64_t last_dts;     /* the last packet's, offset included */
     int64_t pass_max;     /* the pass's last picture PTS */
     int64_t total_frames; /* expected frames (stream info), 0 if unknown */
