@@ -10,8 +10,8 @@
 static const int32_t *display_matrix(const AVStream *st)
 {
     /* Stream side data moved to AVCodecParameters in FFmpeg 6.1 (lavc
-     * 60.29.100); the AVStream accessor is gone in 7.0. */
-#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 29, 100)
+     * 60.30.100); the AVStream accessor is gone in 7.0. */
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 30, 100)
     const AVPacketSideData *sd = av_packet_side_data_get(
         st->codecpar->coded_side_data, st->codecpar->nb_coded_side_data, AV_PKT_DATA_DISPLAYMATRIX);
     return sd && sd->size >= 9 * sizeof(int32_t) ? (const int32_t *)sd->data : NULL;
@@ -43,5 +43,5 @@ char *df_rotation_filter(const AVStream *st)
         return g_strdup(m[3] < 0 ? "transpose=clock_flip" : "transpose=cclock");
     if (fabs(theta) > 1.0)
         return g_strdup_printf("rotate=%f*PI/180", theta);
-    return m[4] < 0 ? g_strdup("vflip") : NULL;
+    return fabs(theta) < 1.0 && m[4] < 0 ? g_strdup("vflip") : NULL;
 }
