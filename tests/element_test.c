@@ -606,6 +606,16 @@ static void eos_and_expect_pictures(GstHarness *h, const TSums *ref, TSums *got,
     DF_EXPECT_MSG(e_compare_md5(ref, got, msg, sizeof(msg)) == 0, "%s: %s", what, msg);
 }
 
+/* A harness over the clip with default properties, and its reference. */
+static GstHarness *clip_harness(const char *name, TClip *clip, TSums *ref)
+{
+    if (t_clip_load(name, clip) != 0 || e_ref(clip, ref) != 0 || ref->n <= 8) {
+        df_test_fail(__FILE__, __LINE__, true, "%s: no clip or no reference", name);
+        return NULL;
+    }
+    return e_harness(clip, NULL);
+}
+
 /* Downstream's answer to the allocation query: a pool of at most four
  * buffers (a sink's fixed set), without GstVideoMeta, so every picture is
  * copied into it; other queries go to the harness. */
@@ -657,9 +667,7 @@ DF_TEST(Element, FixedDownstreamPoolNeverStalls)
     INIT_OR_SKIP();
     TClip clip;
     TSums ref = {0}, got = {0};
-    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
-    DF_ASSERT(e_ref(&clip, &ref) == 0 && ref.n > 8);
-    GstHarness *h = e_harness(&clip, NULL);
+    GstHarness *h = clip_harness("h264_cabac_slices8.mkv", &clip, &ref);
     DF_ASSERT(h);
     harness_query = GST_PAD_QUERYFUNC(h->sinkpad);
     gst_pad_set_query_function(h->sinkpad, fixed_pool_query);
@@ -710,9 +718,7 @@ DF_TEST(Element, GapBeforeTheFirstPicture)
     INIT_OR_SKIP();
     TClip clip;
     TSums ref = {0}, got = {0};
-    DF_ASSERT(t_clip_load("h264_cabac_slices8.mkv", &clip) == 0);
-    DF_ASSERT(e_ref(&clip, &ref) == 0 && ref.n > 8);
-    GstHarness *h = e_harness(&clip, NULL);
+    GstHarness *h = clip_harness("h264_cabac_slices8.mkv", &clip, &ref);
     DF_ASSERT(h);
     gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, NULL);
     g_atomic_int_set(&criticals, 0);
