@@ -4,6 +4,8 @@
 #include "rotate.h"
 
 #include <glib.h>
+#include <libavcodec/packet.h>
+#include <libavcodec/version.h>
 #include <libavutil/display.h>
 #include <math.h>
 
